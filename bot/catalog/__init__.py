@@ -1,0 +1,1 @@
+"""The error catalog: records, loading and validation, patterns, import and lint."""

@@ -1,0 +1,405 @@
+"""Catalog lint: records that load fine but that a catalog author should look at.
+
+Validation (`validate.py`) refuses what cannot be used; lint points at what is probably wrong:
+a message that would match almost any panic, a write-up that seems to describe another error,
+links that drift, excerpts whose line numbers do not add up, messages shared by several records.
+
+Findings are "warning" (a person should look) or "info" (worth knowing, often legitimate).
+"""
+
+from __future__ import annotations
+
+import re
+import re._parser as sre_parse  # the stdlib parser, used only to read a pattern's literal text
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from bot.catalog.model import Record
+from bot.catalog.patterns import literal_fragments, normalise_message
+
+WARNING = "warning"
+INFO = "info"
+
+POSSIBLE_MISMATCH = "possible-mismatch"
+
+
+@dataclass(frozen=True, slots=True)
+class LintFinding:
+    record_id: str | None
+    file: str
+    code: str
+    message: str
+    level: str = WARNING
+
+    def __str__(self) -> str:
+        parts = [self.file or "<catalog>"]
+        if self.record_id:
+            parts.append(f"record {self.record_id}")
+        parts.append(f"{self.level} {self.code}")
+        return ": ".join(parts) + ": " + self.message
+
+
+# ---------------------------------------------------------------------------------------------
+# Write-ups that talk about something else
+# ---------------------------------------------------------------------------------------------
+
+# snake_case (at least one inner underscore), CamelCase (a capital, a small letter, and another
+# capital later), and `code` spans. Leading-underscore names (`_x`) are parameter noise.
+_SNAKE = re.compile(r"(?<![\w])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w])")
+_CAMEL = re.compile(r"(?<![\w])[A-Z][A-Za-z0-9]*(?![\w])")
+_CODE_SPAN = re.compile(r"`([^`\n]{1,120})`")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+# Shorter names ("f32", "dim") occur everywhere; they say nothing about which error this is.
+_MIN_IDENTIFIER = 4
+# Flag when fewer than this share of the write-up's identifiers appear in message or source.
+_MISMATCH_RATIO = 0.25
+_MISMATCH_MIN_IDENTIFIERS = 2
+
+
+def _is_camel(word: str) -> bool:
+    return any(c.islower() for c in word) and any(c.isupper() for c in word[1:])
+
+
+def _squash(text: str) -> str:
+    """Lower case, letters and digits only, so `BackendRouter` and `backend_router` meet."""
+    return _NOT_ALNUM.sub("", text.lower())
+
+
+def identifiers(text: str) -> list[str]:
+    """Code-like names in prose: snake_case, CamelCase and words inside `code` spans, in order."""
+    found: list[tuple[int, str]] = []
+    found.extend((m.start(), m.group(0)) for m in _SNAKE.finditer(text))
+    found.extend((m.start(), m.group(0)) for m in _CAMEL.finditer(text) if _is_camel(m.group(0)))
+    for span in _CODE_SPAN.finditer(text):
+        found.extend(
+            (span.start() + w.start(), w.group(0))
+            for w in _WORD.finditer(span.group(1))
+            if len(w.group(0)) >= _MIN_IDENTIFIER
+        )
+    seen: dict[str, str] = {}
+    for _position, name in sorted(found):
+        key = _squash(name)
+        if len(key) >= _MIN_IDENTIFIER and key not in seen:
+            seen[key] = name
+    return list(seen.values())
+
+
+def _mismatch(record: Record) -> tuple[list[str], list[str]] | None:
+    """(identifiers found, identifiers missing) when the write-up looks misfiled, else None.
+
+    Only records with a write-up and a source excerpt are checked: without the excerpt, a
+    write-up naming functions that the message does not is normal and proves nothing.
+    """
+    if not record.source_code or not (record.documentation or record.solutions):
+        return None
+    prose = "\n".join([record.documentation or "", *record.solutions])
+    names = identifiers(prose)
+    if len(names) < _MISMATCH_MIN_IDENTIFIERS:
+        return None
+    haystack = _squash(
+        "\n".join([record.error_message, record.source_code, record.file_path or ""])
+    )
+    found = [n for n in names if _squash(n) in haystack]
+    missing = [n for n in names if _squash(n) not in haystack]
+    if len(found) / len(names) < _MISMATCH_RATIO:
+        return found, missing
+    return None
+
+
+def mismatch_flags(record: Record) -> frozenset[str]:
+    """Review flags for one record: `possible-mismatch` when its write-up looks misfiled.
+
+    Cheap for the common case: skeleton records (no write-up) return at once.
+    """
+    if not record.has_write_up:
+        return frozenset()
+    return frozenset({POSSIBLE_MISMATCH}) if _mismatch(record) else frozenset()
+
+
+def _quote_list(names: list[str], limit: int = 6) -> str:
+    shown = ", ".join(f"`{n}`" for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _check_mismatch(record: Record) -> list[LintFinding]:
+    result = _mismatch(record)
+    if not result:
+        return []
+    found, missing = result
+    also = f" (only {_quote_list(found)} does)" if found else ""
+    return [
+        LintFinding(
+            record.id,
+            record.origin,
+            POSSIBLE_MISMATCH,
+            f"the explanation and solutions talk about {_quote_list(missing)}, but none of "
+            f"these appear in the error message or the source excerpt{also}; the write-up may "
+            "describe a different error than the one this record is for",
+        )
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Patterns that match almost anything
+# ---------------------------------------------------------------------------------------------
+
+# A pattern is broad when its fixed text is at most this many words with fewer letters than this.
+_FEW_WORDS = 2
+_FEW_LETTERS = 12
+_LETTERS_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+
+def _regex_literal(parsed: Any) -> str:
+    """The text every match of a parsed regex must contain, with gaps as spaces."""
+    out: list[str] = []
+    for op, av in parsed:
+        if op is sre_parse.LITERAL:
+            out.append(chr(av))
+        elif op is sre_parse.SUBPATTERN:
+            out.append(_regex_literal(av[-1]))
+        elif op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT):
+            low, _high, sub = av
+            out.append(" " + (_regex_literal(sub) if low >= 1 else "") + " ")
+        elif op is sre_parse.BRANCH:
+            branches = [_regex_literal(b) for b in av[1]]
+            out.append(" " + min(branches, key=_letter_count) + " ")
+        else:
+            out.append(" ")
+    return "".join(out)
+
+
+def _letter_count(text: str) -> int:
+    return sum(c.isalpha() for c in text)
+
+
+def _fixed_text(record: Record) -> tuple[str, str]:
+    """(what the pattern is, its fixed text): the explicit pattern, else the message."""
+    if record.message_pattern:
+        try:
+            parsed = sre_parse.parse(record.message_pattern)
+        except re.error:
+            return "messagePattern", record.message_pattern  # validation reports bad regexes
+        return "messagePattern", _regex_literal(parsed)
+    return "errorMessage", " ".join(literal_fragments(record.error_message))
+
+
+def _check_broad(record: Record) -> list[LintFinding]:
+    source, fixed = _fixed_text(record)
+    value = record.message_pattern if source == "messagePattern" else record.error_message
+    words = _LETTERS_WORD.findall(fixed)
+    if not words:
+        why = "is nothing but placeholders" if source == "errorMessage" else "has no fixed words"
+        text = (
+            f"the {source} `{value}` {why}, so it would match almost any panic; give the record "
+            "a pattern with the words that tell this error apart, or leave it out of matching"
+        )
+        return [LintFinding(record.id, record.origin, "broad-pattern", text)]
+    if len(words) <= _FEW_WORDS and _letter_count(fixed) < _FEW_LETTERS:
+        text = (
+            f"the {source} `{value}` has only a few short fixed words (`{' '.join(words)}`), so "
+            "it would also match unrelated panics that mention them; add more of the message's "
+            "text, or confirm by hand that matches on it are right"
+        )
+        return [LintFinding(record.id, record.origin, "broad-pattern", text)]
+    return []
+
+
+# ---------------------------------------------------------------------------------------------
+# Links and excerpts
+# ---------------------------------------------------------------------------------------------
+
+_GITHUB_FILE = re.compile(
+    r"^https?://github\.com/(?P<repo>[^/\s]+/[^/\s]+)/(?:blob|tree|raw)/(?P<ref>[^/\s#?]+)"
+    r"/(?P<path>[^#?\s]*)(?:#L(?P<first>\d+)(?:-L(?P<last>\d+))?)?$"
+)
+_COMMIT = re.compile(r"^[0-9a-fA-F]{7,40}$")
+
+
+def _check_url(record: Record) -> list[LintFinding]:
+    url = record.github_url
+    if not url:
+        return []
+    found = _GITHUB_FILE.match(url)
+    if not found:
+        return [
+            LintFinding(
+                record.id,
+                record.origin,
+                "unpinned-url",
+                f"githubUrl `{url}` is not a link to a file at a commit "
+                "(https://github.com/OWNER/REPO/blob/SHA/PATH#LLINE); readers cannot tell which "
+                "version of the code it means",
+            )
+        ]
+    findings: list[LintFinding] = []
+
+    def warn(code: str, message: str) -> None:
+        findings.append(LintFinding(record.id, record.origin, code, message))
+
+    ref = found["ref"]
+    if not _COMMIT.match(ref):
+        warn(
+            "unpinned-url",
+            f"githubUrl points at `{ref}`, a branch or tag that moves, so its line numbers "
+            "will drift; link to a commit SHA instead"
+            + (f" (for example {record.analyzed_sha})" if record.analyzed_sha else ""),
+        )
+    elif record.analyzed_sha and not (
+        ref.lower().startswith(record.analyzed_sha.lower())
+        or record.analyzed_sha.lower().startswith(ref.lower())
+    ):
+        warn(
+            "url-mismatch",
+            f"githubUrl is pinned to {ref} but the record was analysed at "
+            f"{record.analyzed_sha}; the link may show different code",
+        )
+    if found["repo"].lower() != record.repo.lower():
+        warn(
+            "url-mismatch",
+            f"githubUrl points into {found['repo']} but the record is for {record.repo}",
+        )
+    if record.file_path and found["path"] != record.file_path:
+        warn(
+            "url-mismatch",
+            f"githubUrl shows {found['path']} but filePath is {record.file_path}",
+        )
+    if record.line_number and found["first"]:
+        first = int(found["first"])
+        last = int(found["last"] or first)
+        if not first <= record.line_number <= last:
+            span = f"line {first}" if first == last else f"lines {first}-{last}"
+            warn(
+                "url-mismatch",
+                f"githubUrl highlights {span} but lineNumber is {record.line_number}",
+            )
+    return findings
+
+
+def _check_excerpt(record: Record) -> list[LintFinding]:
+    start, end, line = record.source_code_start, record.source_code_end, record.line_number
+    if start is None or end is None:
+        return []
+    findings: list[LintFinding] = []
+    if start > end:
+        findings.append(
+            LintFinding(
+                record.id,
+                record.origin,
+                "line-outside-excerpt",
+                f"sourceCodeStart ({start}) comes after sourceCodeEnd ({end})",
+            )
+        )
+        return findings
+    if line is not None and not start <= line <= end:
+        findings.append(
+            LintFinding(
+                record.id,
+                record.origin,
+                "line-outside-excerpt",
+                f"lineNumber {line} is outside the source excerpt, which covers lines "
+                f"{start}-{end}; either the line or the excerpt is from another place",
+            )
+        )
+    if record.source_code:
+        count = record.source_code.count("\n") + 1
+        if count != end - start + 1:
+            findings.append(
+                LintFinding(
+                    record.id,
+                    record.origin,
+                    "excerpt-length",
+                    f"the source excerpt has {count} lines but sourceCodeStart..sourceCodeEnd "
+                    f"({start}-{end}) spans {end - start + 1}; its line numbers are off",
+                )
+            )
+    return findings
+
+
+# ---------------------------------------------------------------------------------------------
+# Messages shared by several records
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_duplicates(records: list[Record]) -> list[LintFinding]:
+    groups: dict[str, list[Record]] = {}
+    for record in records:
+        groups.setdefault(normalise_message(record.error_message), []).append(record)
+    findings: list[LintFinding] = []
+    for message, group in groups.items():
+        if len(group) < 2:
+            continue
+        written = [r for r in group if r.has_write_up]
+        ids = ", ".join(r.id for r in group[:5]) + (
+            f" and {len(group) - 5} more" if len(group) > 5 else ""
+        )
+        first = group[0]
+        if len(written) >= 2:
+            findings.append(
+                LintFinding(
+                    written[0].id,
+                    written[0].origin,
+                    "conflicting-write-ups",
+                    f"{len(written)} written-up records share the message `{message}` "
+                    f"({', '.join(r.id for r in written)}); a matching panic can get only one "
+                    "answer, so check that they agree or tell them apart by file",
+                )
+            )
+        else:
+            places = len({(r.file_path, r.line_number) for r in group})
+            findings.append(
+                LintFinding(
+                    first.id,
+                    first.origin,
+                    "duplicate-message",
+                    f"{len(group)} records share the message `{message}` ({ids}), at {places} "
+                    "places; the panic's file and line decide between them",
+                    INFO,
+                )
+            )
+    return findings
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def lint_records(records: Iterable[Record]) -> list[LintFinding]:
+    records = list(records)
+    findings: list[LintFinding] = []
+    for record in records:
+        findings.extend(_check_broad(record))
+        findings.extend(_check_mismatch(record))
+        findings.extend(_check_url(record))
+        findings.extend(_check_excerpt(record))
+    findings.extend(_check_duplicates(records))
+    return findings
+
+
+def lint_catalog(catalog: Iterable[Record]) -> list[LintFinding]:
+    """All findings for a loaded catalog (or any iterable of records), warnings first.
+
+    The loader's own warnings (unknown fields, kept as they are) are passed on as findings too.
+    """
+    findings = lint_records(catalog)
+    for problem in getattr(catalog, "warnings", ()):
+        findings.append(
+            LintFinding(
+                getattr(problem, "record_id", None),
+                getattr(problem, "file", ""),
+                "catalog-warning",
+                (f"field `{problem.field}` " if getattr(problem, "field", None) else "")
+                + getattr(problem, "message", str(problem)),
+                INFO,
+            )
+        )
+    findings.sort(key=_order)
+    return findings
+
+
+def _order(finding: LintFinding) -> tuple[bool, str, int, str, str]:
+    """Warnings first, then by file and line (`x.jsonl:53` before `x.jsonl:1178`)."""
+    path, _, line = finding.file.rpartition(":")
+    if not (path and line.isdigit()):
+        path, line = finding.file, "0"
+    return (finding.level != WARNING, path, int(line), finding.record_id or "", finding.code)

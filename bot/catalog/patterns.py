@@ -1,0 +1,170 @@
+"""Message patterns: Rust format strings turned into regexes, and untrusted regexes made safe.
+
+A catalog comes from outside, so its regexes are untrusted. Two guards: every pattern runs on
+RE2, whose matching time is linear in the input whatever the pattern; and patterns with nested
+repetition such as `(a+)+` are refused up front with a message a catalog author can act on,
+since they are almost always a mistake and would be catastrophic on a backtracking engine.
+"""
+
+from __future__ import annotations
+
+import re
+import re._parser as sre_parse  # the stdlib parser, used only to inspect pattern structure
+from dataclasses import dataclass
+from functools import lru_cache
+
+import re2
+
+MAX_PATTERN_LENGTH = 2_000
+# A placeholder stands for at most this many characters of message: bounded, so a pattern
+# made of placeholders cannot swallow a whole log.
+PLACEHOLDER_MAX = 400
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+_RE2_OPTIONS.max_mem = 8 << 20
+
+
+class PatternError(ValueError):
+    """A pattern that cannot be used; the message says why in a catalog author's words."""
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A piece of a Rust format string: literal text, or a placeholder such as `{:?}`."""
+
+    text: str
+    is_placeholder: bool
+
+
+# `{`, then an optional argument (name or index), then an optional `:spec`, then `}`.
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+)?(?::([^{}]*))?\}")
+
+
+def parse_format(fmt: str) -> list[Segment]:
+    """Split a Rust format string into literal text and placeholders.
+
+    `{{` and `}}` are literal braces; a brace that does not open a valid placeholder is kept
+    as literal text (catalog messages are not always well-formed format strings).
+    """
+    segments: list[Segment] = []
+    literal: list[str] = []
+    i = 0
+    n = len(fmt)
+    while i < n:
+        ch = fmt[i]
+        if ch in "{}" and fmt.startswith(ch * 2, i):
+            literal.append(ch)
+            i += 2
+            continue
+        if ch == "{":
+            found = _PLACEHOLDER.match(fmt, i)
+            if found:
+                if literal:
+                    segments.append(Segment("".join(literal), False))
+                    literal = []
+                segments.append(Segment(found.group(0), True))
+                i = found.end()
+                continue
+        literal.append(ch)
+        i += 1
+    if literal:
+        segments.append(Segment("".join(literal), False))
+    return segments
+
+
+def literal_text(fmt: str) -> str:
+    """The format's literal text with each placeholder as a single space."""
+    return " ".join(s.text for s in parse_format(fmt) if not s.is_placeholder)
+
+
+def literal_fragments(fmt: str) -> list[str]:
+    return [s.text for s in parse_format(fmt) if not s.is_placeholder and s.text.strip()]
+
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def normalise_message(text: str) -> str:
+    """Whitespace runs collapsed to one space, ends trimmed: how messages are compared."""
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def _escape_literal(text: str) -> str:
+    # Whitespace-insensitive: any run of spaces in the format matches any run (or none, since
+    # terminals and copy-paste break lines mid-message).
+    parts = _WHITESPACE.split(text)
+    return r"\s*".join(re.escape(p) for p in parts)
+
+
+def format_to_regex(fmt: str) -> str:
+    """A regex for the messages a Rust format string can produce (not anchored)."""
+    out = []
+    for segment in parse_format(normalise_message(fmt)):
+        if segment.is_placeholder:
+            out.append(f"(.{{0,{PLACEHOLDER_MAX}}}?)")
+        else:
+            out.append(_escape_literal(segment.text))
+    return "".join(out)
+
+
+def check_pattern(pattern: str) -> None:
+    """Raise PatternError when a catalog pattern is unusable or unsafe."""
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        raise PatternError(
+            f"the pattern is {len(pattern)} characters long; the limit is {MAX_PATTERN_LENGTH}"
+        )
+    try:
+        parsed = sre_parse.parse(pattern)
+    except re.error as exc:
+        raise PatternError(f"the pattern is not a valid regular expression: {exc}") from None
+    nested = _find_nested_repeat(parsed)
+    if nested:
+        raise PatternError(
+            f"the pattern `{pattern}` repeats something that itself repeats ({nested}), "
+            "which can take exponential time on a long message; rewrite it without a "
+            "repetition inside a repetition"
+        )
+    try:
+        re2.compile(pattern, options=_RE2_OPTIONS)
+    except re2.error as exc:
+        detail = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
+        raise PatternError(
+            f"the pattern uses a feature the linear-time engine does not support ({detail}); "
+            "backreferences and lookaround are not allowed"
+        ) from None
+
+
+_REPEATS = tuple(
+    op
+    for op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT, getattr(sre_parse, "POSSESSIVE_REPEAT", None))
+    if op is not None
+)
+
+
+def _find_nested_repeat(parsed, inside_repeat: bool = False) -> str | None:
+    for op, av in parsed:
+        if op in _REPEATS:
+            _low, high, sub = av
+            unbounded = high == sre_parse.MAXREPEAT or high > 100
+            if inside_repeat and unbounded:
+                return "a `+`, `*` or `{n,}` inside another"
+            found = _find_nested_repeat(sub, inside_repeat or unbounded)
+            if found:
+                return found
+        elif op is sre_parse.SUBPATTERN:
+            found = _find_nested_repeat(av[-1], inside_repeat)
+            if found:
+                return found
+        elif op is sre_parse.BRANCH:
+            for branch in av[1]:
+                found = _find_nested_repeat(branch, inside_repeat)
+                if found:
+                    return found
+    return None
+
+
+@lru_cache(maxsize=8192)
+def compile_safe(pattern: str) -> re2._Regexp:
+    """Compile a checked pattern on the linear-time engine (cached: catalogs repeat)."""
+    return re2.compile(pattern, options=_RE2_OPTIONS)

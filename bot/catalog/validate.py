@@ -1,0 +1,93 @@
+"""Checking one record document: required fields, types, patterns, unknown fields."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bot.catalog.model import FIELDS, REQUIRED, TYPE_BY_KEY
+from bot.catalog.patterns import PatternError, check_pattern
+
+_TYPE_WORDS = {"str": "text", "int": "a whole number", "list": "a list of texts"}
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong (or worth a warning) in a catalog file, located for its author."""
+
+    file: str
+    message: str
+    line: int | None = None
+    field: str | None = None
+    record_id: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        parts = [where]
+        if self.record_id:
+            parts.append(f"record {self.record_id}")
+        if self.field:
+            parts.append(f"field `{self.field}`")
+        return ": ".join(parts) + ": " + self.message
+
+
+def _type_ok(kind: str, value: Any) -> bool:
+    if value is None or kind == "any":
+        return True
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "list":
+        return isinstance(value, list) and all(isinstance(item, str) for item in value)
+    return True
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "text"
+
+
+def check_record(data: Any, file: str, line: int | None = None) -> tuple[list[Problem], list[Problem]]:
+    """Return (errors, warnings) for one record document."""
+    if not isinstance(data, dict):
+        return [Problem(file, f"a record must be a JSON object, not {_describe(data)}", line)], []
+    record_id = data.get("id") if isinstance(data.get("id"), str) else None
+    errors: list[Problem] = []
+    warnings: list[Problem] = []
+
+    def error(field: str | None, message: str) -> None:
+        errors.append(Problem(file, message, line, field, record_id))
+
+    for key in REQUIRED:
+        value = data.get(key)
+        if value is None:
+            error(key, "is missing; every record needs `id`, `repo` and `errorMessage`")
+        elif not isinstance(value, str) or not value.strip():
+            error(key, f"must be non-empty text, not {_describe(value)}")
+    for key, _attr, kind in FIELDS:
+        if key in REQUIRED or key not in data:
+            continue
+        if not _type_ok(kind, data[key]):
+            error(key, f"must be {_TYPE_WORDS[kind]}, not {_describe(data[key])}")
+    if isinstance(data.get("repo"), str) and data["repo"].count("/") != 1:
+        error("repo", f"must be OWNER/NAME, not `{data['repo']}`")
+    pattern = data.get("messagePattern")
+    if isinstance(pattern, str):
+        try:
+            check_pattern(pattern)
+        except PatternError as exc:
+            error("messagePattern", str(exc))
+    for key in data:
+        if key not in TYPE_BY_KEY:
+            warnings.append(
+                Problem(file, "is not a known field; it is kept as is", line, key, record_id)
+            )
+    return errors, warnings

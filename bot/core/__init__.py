@@ -1,0 +1,1 @@
+"""The pure core: extract panics, match them, decide, render. No network, no platform imports."""

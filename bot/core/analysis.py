@@ -1,0 +1,65 @@
+"""What the matcher concludes about one input: the panics, their candidate records, a verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.core.panic import Panic
+
+Verdict = Literal["match", "uncatalogued-panic", "no-panic"]
+
+# Kinds of evidence a candidate can carry, in the words the JSON output uses.
+Evidence = Literal[
+    "pattern",  # the message matches the record's pattern (placeholders filled in)
+    "prefix",  # the message starts with the record's message (`.expect` output, version drift)
+    "fuzzy",  # the message is close to the record's (typos, small drift)
+    "location",  # the pasted file is the record's file
+    "line",  # ... and the pasted line is the record's line, or near it
+    "crate",  # the record's crate is at the location or on the stack
+    "header",  # the message came with a `panicked at` header
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One catalog record scored against one panic."""
+
+    record_id: str
+    confidence: float  # in [0, 1]
+    evidence: tuple[Evidence, ...]
+    message_score: float  # how well the message alone matched, in [0, 1]
+    line_distance: int | None  # |pasted line - record line| when the file matched
+
+
+@dataclass(frozen=True, slots=True)
+class PanicMatch:
+    """A panic found in the input and the records that could explain it, best first."""
+
+    panic: Panic
+    candidates: tuple[Candidate, ...]
+    matched: bool  # the best candidate is confident enough to answer with
+
+    @property
+    def best(self) -> Candidate | None:
+        return self.candidates[0] if self.candidates else None
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """The matcher's result for one input text."""
+
+    verdict: Verdict
+    panics: tuple[PanicMatch, ...]  # the root cause (usually the first panic) first
+    fingerprint: str  # a short hash of the normalised panics, stable across cosmetic edits
+
+    @property
+    def answered(self) -> tuple[PanicMatch, ...]:
+        """The panics the bot answers for, root first, each with a distinct record."""
+        seen: set[str] = set()
+        out = []
+        for item in self.panics:
+            if item.matched and item.best and item.best.record_id not in seen:
+                seen.add(item.best.record_id)
+                out.append(item)
+        return tuple(out)

@@ -1,0 +1,761 @@
+"""Find Rust panics in pasted text: headers, messages, std wrappers, backtraces.
+
+Input is whatever people paste into an issue or a chat: ANSI colours, CRLF, markdown quotes
+and code fences, `<details>` blocks, log prefixes, lines wrapped by a terminal. The scanner
+works line by line with anchored, bounded regexes and plain string searches only, and looks at
+no more than `MAX_LINE` characters of any line, so a huge or binary paste costs linear time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from bot.core.panic import Frame, Location, Panic, Wrapper
+from bot.core.paths import crate_from_function, parse_location, strip_symbol_hash
+
+MAX_LINE = 4000  # characters of a line the scanner looks at
+MAX_MESSAGE_LINES = 200  # lines of one panic message
+MAX_MESSAGE_CHARS = 20000
+MAX_FRAMES = 300  # frames kept per panic
+OLD_FORMAT_LOOKAHEAD = 40  # lines searched for the `', PATH:LINE:COL` end of an old header
+MAX_CANDIDATE_CHARS = 500
+
+# --- cleaning -----------------------------------------------------------------------------
+
+# CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), DCS/SOS/PM/APC strings, two-char escapes.
+_ANSI_ESC = re.compile(
+    r"\x1b\[[0-?]{0,64}[ -/]{0,16}[@-~]?"
+    r"|\x1b\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)?"
+    r"|\x1b[PX^_][^\x1b\n]{0,4096}(?:\x1b\\)?"
+    r"|\x1b[ -/]{0,4}[0-~]?"
+)
+_ANSI_C1 = re.compile(r"\x9b[0-?]{0,64}[ -/]{0,16}[@-~]?")
+# Escapes whose ESC got lost or was shown as a glyph: `^[[31m`, `␛[1m`, and a bare `[0m`.
+_ANSI_CARET = re.compile(r"(?:\^\[|\u241b)\[[0-?]{0,32}[ -/]{0,8}[@-~]?")
+_ANSI_ORPHAN_SGR = re.compile(r"\[[0-9][0-9;]{0,31}m")
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200d\u2060\ufeff\ud800-\udfff]"
+)
+_SPACE_LIKE = re.compile(r"[\xa0\u2028\u2029\u202f\u3000]")
+_HTML_TAG = re.compile(r"</?(?:details|summary|pre|code|br|kbd)\b[^<>\n]{0,200}>", re.IGNORECASE)
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def _clean_lines(text: str) -> list[str]:
+    """The cleaned text as lines; one line per line of the input (CRLF, CR and LF)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x1b" in text:
+        text = _ANSI_ESC.sub("", text)
+    if "\x9b" in text:
+        text = _ANSI_C1.sub("", text)
+    if "^[" in text or "\u241b" in text:
+        text = _ANSI_CARET.sub("", text)
+    if "[" in text:
+        text = _ANSI_ORPHAN_SGR.sub("", text)
+    text = _CONTROL.sub("", text)
+    text = _SPACE_LIKE.sub(" ", text)
+    if "<" in text:
+        text = _HTML_TAG.sub("", text)
+    return [line.rstrip(" \t") for line in text.split("\n")]
+
+
+def clean_text(text: str) -> str:
+    """ANSI escapes and control characters removed, LF line ends, `<details>`/`<summary>`
+    tags dropped, trailing padding stripped. Markdown quote markers are kept (the scanner
+    reads through them)."""
+    return "\n".join(_clean_lines(text))
+
+
+# --- line helpers ----------------------------------------------------------------------------
+
+_QUOTE = re.compile(r" {0,3}>(?:[ \t]?>){0,15} ?")
+_FENCE_PREFIXES = ("```", "~~~")
+_LOG_PREFIX = re.compile(
+    r"(?:\[[^\]\n]{0,200}\][ \t]*)?"  # [2024-05-01T10:00:00Z ERROR foo] or [INFO]
+    r"(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?[ \t]+"
+    r"|\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?[ \t]+)?"  # a timestamp
+    r"(?:(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)[ \t]+"  # a level ...
+    r"(?:[A-Za-z_](?:[A-Za-z0-9_]|::){0,150}(?:\{[^{}\n]{0,200}\})?:[ \t]+)?)?"  # ... target:
+)
+_LOG_START = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"
+    r"|\[\d{4}-\d{2}-\d{2}"
+    r"|\[?(?:TRACE|DEBUG|INFO|WARN|ERROR)\]?[ \t]+[A-Za-z_]{1,100}(?:::|\]|:)"
+)
+_LOG_BRACKET_WORDS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "CRITICAL")
+
+
+def _unquote(line: str) -> tuple[str, int, bool]:
+    """The line without markdown blockquote markers, the column it starts at, quoted or not."""
+    if ">" not in line[:64]:
+        return line, 0, False
+    match = _QUOTE.match(line)
+    if not match:
+        return line, 0, False
+    return line[match.end() :], match.end(), True
+
+
+def strip_log_prefix(text: str) -> str:
+    """Drop a leading log prefix: timestamps, `[... ERROR target]`, `INFO foo::bar:`."""
+    if not text or not (text[0].isdigit() or text[0] == "[" or text[0].isupper()):
+        return text
+    match = _LOG_PREFIX.match(text)
+    if not match or not match.end():
+        return text
+    prefix = text[: match.end()]
+    if prefix.startswith("[") and "]" in prefix:
+        inside = prefix[1 : prefix.index("]")]
+        # A bracket alone is a log prefix only when it carries a level or a timestamp.
+        if not (inside[:1].isdigit() or any(word in inside for word in _LOG_BRACKET_WORDS)):
+            return text
+    return text[match.end() :].lstrip()
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- frames ---------------------------------------------------------------------------------
+
+_FRAME = re.compile(r"(\d{1,5}):[ \t]+(?:(0x[0-9a-fA-F]{1,20})(?:[ \t]+-[ \t]+|$))?(.*)")
+_FUNCTION_START = re.compile(r"[A-Za-z_<{\[(&*]")
+_AT = re.compile(r"at[ \t]+(\S.*)")
+_OMITTED = re.compile(r"\[ ?\.\.\. omitted")
+
+
+@dataclass(slots=True)
+class _FrameLine:
+    index: int
+    function: str
+    addressed: bool
+
+
+def _parse_frame(stripped: str) -> _FrameLine | None:
+    if not stripped[:1].isdigit():
+        return None
+    match = _FRAME.match(stripped)
+    if not match:
+        return None
+    function = match.group(3).strip()
+    addressed = match.group(2) is not None
+    if not function:
+        if not addressed:
+            return None
+        function = "<unknown>"
+    elif not _FUNCTION_START.match(function):
+        return None
+    if " " in function and "<" not in function and not function.startswith("{"):
+        return None  # prose such as `1: see below`
+    return _FrameLine(int(match.group(1)), strip_symbol_hash(function), addressed)
+
+
+def _looks_like_backtrace(frame: _FrameLine) -> bool:
+    """Strict enough to end a panic message at: an address, a path, or frame 0."""
+    function = frame.function
+    return frame.addressed or "::" in function or function.startswith("<") or frame.index == 0
+
+
+def _parse_at(stripped: str) -> Location | None:
+    if not stripped.startswith("at"):
+        return None
+    match = _AT.match(stripped)
+    if not match:
+        return None
+    return parse_location(match.group(1))
+
+
+# --- wrappers -------------------------------------------------------------------------------
+
+_UNWRAP_ERR = "called `Result::unwrap()` on an `Err` value"
+_UNWRAP_NONE = "called `Option::unwrap()` on a `None` value"
+_ASSERT = "assertion failed: "
+_ASSERT_EQ = "assertion `left == right` failed"
+_ASSERT_NE = "assertion `left != right` failed"
+_OLD_ASSERT_EQ = "assertion failed: `(left == right)`"
+_OLD_ASSERT_NE = "assertion failed: `(left != right)`"
+_UNIMPLEMENTED = "not implemented"
+_TODO = "not yet implemented"
+_UNREACHABLE = "internal error: entered unreachable code"
+_MAIN_ERROR = "Error: "
+_OLD_RIGHT = re.compile(r"\bright: `")
+
+
+def _after(message: str, prefix: str) -> str:
+    """The text after `prefix` and an optional `: ` (empty when nothing follows)."""
+    rest = message[len(prefix) :]
+    if rest.startswith(":"):
+        rest = rest[1:]
+    return rest.strip()
+
+
+def split_wrapper(message: str) -> tuple[Wrapper | None, str]:
+    """(wrapper, core message) for a collapsed panic message."""
+    if message.startswith(_UNWRAP_ERR):
+        return "unwrap-err", _after(message, _UNWRAP_ERR)
+    if message.startswith(_UNWRAP_NONE):
+        return "unwrap-none", _after(message, _UNWRAP_NONE)
+    if message.startswith((_OLD_ASSERT_EQ, _OLD_ASSERT_NE)):
+        wrapper: Wrapper = "assert-eq" if message.startswith(_OLD_ASSERT_EQ) else "assert-ne"
+        # `assertion failed: `(left == right)` left: `1`, right: `2`: MSG`
+        match = _OLD_RIGHT.search(message)
+        if match:
+            end = message.find("`: ", match.end())
+            if end >= 0:
+                return wrapper, message[end + 3 :].strip()
+        return wrapper, ""
+    if message.startswith(_ASSERT_EQ):
+        return "assert-eq", _assert_core(message, _ASSERT_EQ)
+    if message.startswith(_ASSERT_NE):
+        return "assert-ne", _assert_core(message, _ASSERT_NE)
+    if message.startswith(_ASSERT):
+        return "assert", message[len(_ASSERT) :].strip()
+    if message.startswith(_TODO) and _wrapper_ends(message, _TODO):
+        return "todo", _after(message, _TODO)
+    if message.startswith(_UNIMPLEMENTED) and _wrapper_ends(message, _UNIMPLEMENTED):
+        return "unimplemented", _after(message, _UNIMPLEMENTED)
+    if message.startswith(_UNREACHABLE) and _wrapper_ends(message, _UNREACHABLE):
+        return "unreachable", _after(message, _UNREACHABLE)
+    return None, message
+
+
+def _wrapper_ends(message: str, prefix: str) -> bool:
+    return len(message) == len(prefix) or message.startswith(": ", len(prefix))
+
+
+def _assert_core(message: str, prefix: str) -> str:
+    """MSG of `assertion `left == right` failed: MSG left: .. right: ..` (collapsed)."""
+    rest = message[len(prefix) :]
+    if not rest.startswith(":"):
+        return ""
+    rest = rest[1:]
+    # The left:/right: lines follow the message; a message can itself contain ` left: `,
+    # so cut at the last one that still has a ` right: ` after it.
+    cut = rest.rfind(" left: ")
+    while cut >= 0 and rest.find(" right: ", cut) < 0:
+        cut = rest.rfind(" left: ", 0, cut)
+    if cut >= 0:
+        rest = rest[:cut]
+    elif rest.lstrip().startswith("left: "):
+        rest = ""
+    return rest.strip()
+
+
+# --- the scanner ----------------------------------------------------------------------------
+
+_PANICKED = "panicked at"
+# `:LINE:COL` then `:`, whitespace or the end: where a 1.73+ header's location ends.
+_LOC_END = re.compile(r":(\d{1,9}):(\d{1,9})(?::|(?=\s)|$)")
+_WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
+_THREAD_ID = re.compile(r" \(\d{1,20}\)$")
+_MESSAGE_STOPS = (
+    "note:",
+    "stack backtrace:",
+    "Stack backtrace:",
+    "error: process didn't exit successfully",
+    "error: test failed",
+    "test result:",
+    "failures:",
+    "---- ",
+    "fatal runtime error:",
+    "thread caused non-unwinding panic",
+)
+_BACKTRACE_HEADERS = ("stack backtrace:", "Stack backtrace:", "Backtrace:", "backtrace:")
+
+
+@dataclass(slots=True)
+class _Draft:
+    message: str
+    thread: str | None
+    location: Location | None
+    has_header: bool
+    main_error: bool
+    start: tuple[int, int]  # (line, column) in the cleaned lines
+    end: tuple[int, int]
+    frames: list[Frame] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _View:
+    text: str  # the line without quote markers, capped at MAX_LINE
+    stripped: str
+    column: int  # where `text` starts in the cleaned line
+    quoted: bool
+
+
+class _Scanner:
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.views: dict[int, _View] = {}
+        self.drafts: list[_Draft] = []
+
+    def view(self, index: int) -> _View:
+        cached = self.views.get(index)
+        if cached is not None:
+            return cached
+        line = self.lines[index]
+        if len(line) > MAX_LINE:
+            line = line[:MAX_LINE]
+        text, column, quoted = _unquote(line)
+        result = _View(text, text.strip(), column, quoted)
+        if len(self.views) > 256:
+            self.views.clear()
+        self.views[index] = result
+        return result
+
+    # -- main loop --
+
+    def run(self, max_panics: int) -> list[_Draft]:
+        count = len(self.lines)
+        index = 0
+        backtrace_target: _Draft | None = None
+        while index < count:
+            view = self.view(index)
+            stripped = view.stripped
+            if backtrace_target is not None:
+                consumed = self.backtrace_line(backtrace_target, index, view)
+                if consumed:
+                    index += 1
+                    continue
+                backtrace_target = None
+            if not stripped:
+                index += 1
+                continue
+            if stripped.startswith(_BACKTRACE_HEADERS):
+                target = self.drafts[-1] if self.drafts else None
+                if target is not None and not target.frames:
+                    backtrace_target = target
+                index += 1
+                continue
+            draft, next_index = self.detect(index, view)
+            if draft is None:
+                index += 1
+                continue
+            self.drafts.append(draft)
+            if len(self.drafts) >= max_panics * 50:
+                break
+            backtrace_target = draft
+            index = next_index
+        return self.drafts
+
+    def backtrace_line(self, target: _Draft, index: int, view: _View) -> bool:
+        """Consume one line of the backtrace that follows `target`; False at its end."""
+        stripped = view.stripped
+        if not stripped or stripped.startswith(_BACKTRACE_HEADERS + ("note:",)):
+            return True
+        if stripped.startswith(_FENCE_PREFIXES) or _OMITTED.match(stripped):
+            return True
+        frame = _parse_frame(stripped)
+        if frame is not None:
+            if len(target.frames) < MAX_FRAMES:
+                function = frame.function
+                target.frames.append(Frame(frame.index, function, _crate_of(function), None))
+            target.end = (index, len(self.lines[index]))
+            return True
+        location = _parse_at(stripped)
+        if location is None and target.frames and stripped.startswith("at "):
+            return True  # an `at` line we cannot read (`at <anonymous>`)
+        if location is not None:
+            if target.frames and target.frames[-1].location is None:
+                last = target.frames[-1]
+                target.frames[-1] = Frame(last.index, last.function, last.crate, location)
+                target.end = (index, len(self.lines[index]))
+            return True
+        return False
+
+    def detect(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+        stripped = view.stripped
+        position = stripped.find(_PANICKED)
+        if position >= 0:
+            result = self.header(index, view)
+            if result[0] is not None:
+                return result
+        return self.headerless(index, view)
+
+    # -- `panicked at` headers --
+
+    def header(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+        text = view.text
+        position = text.find(_PANICKED)
+        prefix = text[:position]
+        rest = text[position + len(_PANICKED) :].strip()
+        thread, start_column = _thread_of(prefix)
+        if start_column is None:
+            start_column = position
+        start = (index, view.column + start_column)
+        if rest.startswith("'"):
+            return self.old_header(index, view, rest, thread, start)
+        location, first_line, last_index = self.new_location(index, rest)
+        if location is None:
+            return None, index + 1
+        message_lines: list[str] = [first_line] if first_line else []
+        end = (last_index, len(self.lines[last_index]))
+        more, end_index = self.continuation(last_index + 1, view.quoted, bool(message_lines))
+        message_lines.extend(more)
+        if more:
+            end = (end_index, len(self.lines[end_index]))
+        message = _collapse(" ".join(message_lines))[:MAX_MESSAGE_CHARS]
+        draft = _Draft(message, thread, location, True, False, start, end)
+        return draft, max(last_index, end_index) + 1
+
+    def new_location(self, index: int, rest: str) -> tuple[Location | None, str, int]:
+        """The location of a 1.73+ header (maybe broken onto the next line), the message text
+        on the same line after it, and the index of the last line used."""
+        match = _LOC_END.search(rest)
+        if match and match.start() > 0:
+            location = parse_location(rest[: match.end()])
+            if location is not None:
+                return location, rest[match.end() :].strip(), index
+        if index + 1 >= len(self.lines) or " " in rest:
+            return None, "", index
+        following = self.view(index + 1).stripped
+        joined = rest + following  # header split by a terminal: path (or its end) below
+        match = _LOC_END.search(joined)
+        if match is None or match.start() <= len(rest):
+            return None, "", index
+        path = joined[: match.start()]
+        if " " in path[len(rest) :] and not (not rest and _WINDOWS_DRIVE.match(path)):
+            return None, "", index
+        if not rest and not (path.endswith(".rs") or "/" in path or "\\" in path):
+            return None, "", index
+        location = parse_location(joined[: match.end()])
+        if location is None:
+            return None, "", index
+        return location, joined[match.end() :].strip(), index + 1
+
+    def old_header(
+        self, index: int, view: _View, rest: str, thread: str | None, start: tuple[int, int]
+    ) -> tuple[_Draft | None, int]:
+        """`panicked at 'MESSAGE', PATH:LINE:COL`, the message maybe over several lines."""
+        parts = [rest[1:]]
+        last = index
+        found = _old_terminator(parts[0])
+        limit = min(len(self.lines), index + 1 + OLD_FORMAT_LOOKAHEAD)
+        probe = index + 1
+        while found is None and probe < limit:
+            line = self.view(probe).text
+            if line.strip().startswith(_FENCE_PREFIXES) or _PANICKED in line:
+                break
+            parts.append(line)
+            found = _old_terminator(line)
+            last = probe
+            probe += 1
+        if found is None:
+            # No `', PATH:LINE` anywhere near: keep the first line as the message.
+            message = parts[0].rstrip()
+            if message.endswith("'"):
+                message = message[:-1]
+            draft = _Draft(
+                _collapse(message)[:MAX_MESSAGE_CHARS],
+                thread,
+                None,
+                True,
+                False,
+                start,
+                (index, len(self.lines[index])),
+            )
+            return draft, index + 1
+        cut, location = found
+        parts[-1] = parts[-1][:cut]
+        message = _collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
+        draft = _Draft(message, thread, location, True, False, start, (last, len(self.lines[last])))
+        return draft, last + 1
+
+    def continuation(self, index: int, quoted: bool, have_first: bool) -> tuple[list[str], int]:
+        """Message lines after a header, up to `note:`, a backtrace, a fence, another panic,
+        a blank line not followed by more of the message, or the end."""
+        lines: list[str] = []
+        last = index - 1
+        count = len(self.lines)
+        chars = 0
+        while index < count and len(lines) < MAX_MESSAGE_LINES and chars < MAX_MESSAGE_CHARS:
+            view = self.view(index)
+            if quoted and not view.quoted and view.stripped:
+                break  # the quote the header was in has ended
+            if not view.stripped:
+                following = self.next_nonblank(index + 1, quoted)
+                if following is None or not (lines or have_first):
+                    break
+                if not self.continues_after_blank(self.view(following)):
+                    break
+                index = following
+                continue
+            if self.ends_message(view, bool(lines) or have_first):
+                break
+            lines.append(view.text.strip())
+            chars += len(lines[-1])
+            last = index
+            index += 1
+        return lines, last
+
+    def next_nonblank(self, index: int, quoted: bool) -> int | None:
+        limit = min(len(self.lines), index + 3)
+        while index < limit:
+            view = self.view(index)
+            if view.stripped:
+                if quoted and not view.quoted:
+                    return None
+                return index
+            index += 1
+        return None
+
+    def continues_after_blank(self, view: _View) -> bool:
+        text = view.text
+        if view.stripped.startswith("Caused by:"):
+            return True
+        if not text[:1].isspace():
+            return False
+        return not self.ends_message(view, True)
+
+    def ends_message(self, view: _View, started: bool) -> bool:
+        stripped = view.stripped
+        if stripped.startswith(_FENCE_PREFIXES) or _PANICKED in stripped:
+            return True
+        if stripped.startswith(_MESSAGE_STOPS):
+            # An indented `note:` belongs to the message (wgpu's `note: label = ...`).
+            return not (stripped.startswith("note:") and view.text[:1].isspace())
+        if stripped[:1].isdigit():
+            frame = _parse_frame(stripped)
+            if frame is not None and _looks_like_backtrace(frame):
+                return True
+        if started and stripped.startswith("at ") and _parse_at(stripped) is not None:
+            return True
+        return bool(started and _LOG_START.match(stripped))
+
+    # -- messages without a header --
+
+    def headerless(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+        stripped = view.stripped
+        text = view.text
+        offset = view.column + (len(text) - len(text.lstrip()))
+        for marker in (_UNWRAP_ERR, _UNWRAP_NONE):
+            position = stripped.find(marker)
+            if position >= 0:
+                message = _trim_quoted(stripped, position, marker == _UNWRAP_NONE)
+                start = (index, offset + position)
+                return self.single(index, message, start), index + 1
+        if text.startswith(_MAIN_ERROR) or (
+            stripped.startswith(_MAIN_ERROR) and len(text) - len(text.lstrip(" ")) <= 4
+        ):
+            more, end_index = self.continuation(index + 1, view.quoted, True)
+            message = _collapse(" ".join([stripped, *more]))[:MAX_MESSAGE_CHARS]
+            last = end_index if more else index
+            start = (index, offset)
+            end = (last, len(self.lines[last]))
+            return _Draft(message, None, None, False, True, start, end), last + 1
+        body = strip_log_prefix(stripped)
+        if not body.startswith(("assertion", "not ", "internal error")):
+            return None, index + 1
+        start = (index, offset + len(stripped) - len(body))
+        if body.startswith((_ASSERT_EQ, _ASSERT_NE)):
+            parts = [body]
+            last = index
+            probe = index + 1
+            while probe < len(self.lines) and probe <= index + 2:
+                following = self.view(probe).stripped
+                if not following.startswith(("left:", "right:")):
+                    break
+                parts.append(following)
+                last = probe
+                probe += 1
+            draft = self.single(last, _collapse(" ".join(parts)), start)
+            return draft, last + 1
+        if body.startswith(_ASSERT) or any(
+            body.startswith(marker) and _wrapper_ends(body, marker)
+            for marker in (_UNIMPLEMENTED, _TODO, _UNREACHABLE)
+        ):
+            return self.single(index, body, start), index + 1
+        return None, index + 1
+
+    def single(self, index: int, message: str, start: tuple[int, int]) -> _Draft:
+        end = (index, len(self.lines[index]))
+        return _Draft(_collapse(message), None, None, False, False, start, end)
+
+
+def _thread_of(prefix: str) -> tuple[str | None, int | None]:
+    """`... thread 'NAME' (ID) ` before `panicked at` -> (NAME, column of `thread`)."""
+    position = prefix.rfind("thread '")
+    if position < 0:
+        return None, None
+    tail = prefix[position + 8 :].rstrip()
+    tail = _THREAD_ID.sub("", tail)
+    if not tail.endswith("'") or len(tail) > 257:
+        return None, None
+    return tail[:-1], position
+
+
+def _old_terminator(line: str) -> tuple[int, Location] | None:
+    """Where `', PATH:LINE[:COL]` ends an old-format message on this line, and the location."""
+    end = len(line)
+    for _ in range(8):
+        position = line.rfind("', ", 0, end)
+        if position < 0:
+            return None
+        location = parse_location(line[position + 3 :])
+        if location is not None and " " not in location.path.strip():
+            return position, location
+        if location is not None and ("/" in location.path or location.path.endswith(".rs")):
+            return position, location
+        end = position
+    return None
+
+
+def _trim_quoted(stripped: str, position: int, fixed: bool) -> str:
+    """The wrapper message from `position`, without the quotes or code span around it."""
+    if fixed:
+        return _UNWRAP_NONE
+    message = stripped[position:]
+    before = stripped[position - 1 : position] if position else ""
+    if before in ("`", '"', "'") and message.endswith(before) and len(message) > 1:
+        message = message[:-1]
+    found = _old_terminator(message)
+    if found is not None:
+        message = message[: found[0]]
+    return message
+
+
+def _crate_of(function: str) -> str | None:
+    return crate_from_function(function)
+
+
+# --- public API -----------------------------------------------------------------------------
+
+
+def _line_spans(text: str) -> tuple[list[int], list[int]]:
+    starts = [0]
+    ends: list[int] = []
+    for match in _NEWLINE.finditer(text):
+        ends.append(match.start())
+        starts.append(match.end())
+    ends.append(len(text))
+    return starts, ends
+
+
+def extract_panics(text: str, *, max_panics: int = 20) -> list[Panic]:
+    """The panics in `text`, in order of appearance, repeats removed, at most `max_panics`.
+
+    `start`/`end` are offsets into `text` as given. Where cleaning changed a line (ANSI
+    escapes, control characters), they widen to that line's start or end.
+    """
+    if not text or max_panics <= 0:
+        return []
+    lines = _clean_lines(text)
+    drafts = _Scanner(lines).run(max_panics)
+    if not drafts:
+        return []
+    starts, ends = _line_spans(text)
+    header_messages = {draft.message for draft in drafts if draft.has_header}
+    seen: dict[tuple[object, ...], int] = {}
+    result: list[Panic] = []
+    for draft in drafts:
+        if not draft.has_header and not draft.main_error and draft.message in header_messages:
+            continue  # the same message quoted again (an issue title) next to the full panic
+        location = draft.location
+        key = (
+            draft.message,
+            location.path if location else None,
+            location.line if location else None,
+            location.column if location else None,
+        )
+        if key in seen:
+            first = seen[key]
+            if not result[first].frames and draft.frames:
+                old = result[first]
+                result[first] = Panic(
+                    message=old.message,
+                    core_message=old.core_message,
+                    wrapper=old.wrapper,
+                    thread=old.thread,
+                    location=old.location,
+                    has_header=old.has_header,
+                    frames=tuple(draft.frames),
+                    start=old.start,
+                    end=old.end,
+                )
+            continue
+        if len(result) >= max_panics:
+            break
+        if draft.main_error:
+            wrapper: Wrapper | None = "main-error"
+            core = draft.message[len(_MAIN_ERROR) :].strip()
+        else:
+            wrapper, core = split_wrapper(draft.message)
+        seen[key] = len(result)
+        result.append(
+            Panic(
+                message=draft.message,
+                core_message=core,
+                wrapper=wrapper,
+                thread=draft.thread,
+                location=location,
+                has_header=draft.has_header,
+                frames=tuple(draft.frames),
+                start=_offset(text, lines, starts, ends, draft.start, False),
+                end=_offset(text, lines, starts, ends, draft.end, True),
+            )
+        )
+    return result
+
+
+def _offset(
+    text: str,
+    lines: list[str],
+    starts: list[int],
+    ends: list[int],
+    point: tuple[int, int],
+    is_end: bool,
+) -> int:
+    index, column = point
+    begin = starts[index]
+    cleaned = lines[index]
+    # Exact where the cleaned line is a prefix of the original (only padding was dropped).
+    if text.startswith(cleaned, begin) and begin + len(cleaned) <= ends[index]:
+        return begin + min(column, len(cleaned))
+    return ends[index] if is_end else begin
+
+
+# --- candidate lines ------------------------------------------------------------------------
+
+_HEADING = re.compile(r"#{1,6}[ \t]+")
+_LIST_MARKER = re.compile(r"(?:[-*+]|\d{1,3}[.)])[ \t]+")
+_CODE_SPAN = re.compile(r"`([^`\n]{1,4000})`")
+_URL_ONLY = re.compile(r"<?https?://\S{1,4000}$")
+_QUOTE_CHARS = ("`", '"', "'")
+
+
+def _candidate(text: str) -> str | None:
+    text = text.strip()
+    for _ in range(4):
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in _QUOTE_CHARS:
+            text = text[1:-1].strip()
+        else:
+            break
+    text = _collapse(text)
+    if len(text) < 8 or text.endswith((";", "{", "}")) or _URL_ONLY.match(text):
+        return None
+    return text[:MAX_CANDIDATE_CHARS].rstrip()
+
+
+def candidate_lines(text: str, *, max_lines: int = 2000) -> list[str]:
+    """Distinct cleaned lines and inline code spans that may quote a panic message."""
+    if not text or max_lines <= 0:
+        return []
+    seen: dict[str, None] = {}
+    for line in _clean_lines(text):
+        if len(line) > MAX_LINE:
+            line = line[:MAX_LINE]
+        body, _, _ = _unquote(line)
+        body = body.strip()
+        if not body or body.startswith(_FENCE_PREFIXES):
+            continue
+        match = _HEADING.match(body) or _LIST_MARKER.match(body)
+        if match:
+            body = body[match.end() :]
+        body = strip_log_prefix(body)
+        for item in (body, *(m.group(1) for m in _CODE_SPAN.finditer(body) if "`" in body)):
+            candidate = _candidate(item)
+            if candidate is not None and candidate not in seen:
+                seen[candidate] = None
+                if len(seen) >= max_lines:
+                    return list(seen)
+    return list(seen)

@@ -1,0 +1,1 @@
+"""The Discord adapter: answers pasted panics, `/panic`, `/error` and "Explain this panic"."""

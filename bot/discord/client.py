@@ -1,0 +1,565 @@
+"""The discord.py glue: events and commands in, `listener` decides, replies out.
+
+Kept thin: everything that can be decided without discord.py lives in `bot.discord.listener`.
+Started by `triage-bot serve` through `run_discord(settings, triage, store)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from typing import Any, Protocol
+
+import discord
+from discord import app_commands
+
+from bot.discord import listener as L
+from bot.discord.listener import AttachmentInfo, IncomingMessage
+
+log = logging.getLogger(__name__)
+
+NONE = discord.AllowedMentions.none()
+
+
+class DiscordSettings(Protocol):
+    discord_token: str | None
+    discord_channel_ids: frozenset[int]
+    discord_guild_id: int | None
+
+
+def incoming(message: discord.Message) -> IncomingMessage:
+    """The parts of a discord.py message the listener looks at."""
+    channel = message.channel
+    parent_id = channel.parent_id if isinstance(channel, discord.Thread) else None
+    return IncomingMessage(
+        message_id=message.id,
+        channel_id=channel.id,
+        parent_id=parent_id,
+        author_id=message.author.id,
+        author_is_bot=message.author.bot,
+        content=message.content or "",
+        attachments=tuple(
+            AttachmentInfo(a.filename, a.size, a.url, a.content_type) for a in message.attachments
+        ),
+        webhook=message.webhook_id is not None and message.interaction_metadata is None,
+    )
+
+
+def _field(row: Any, name: str) -> Any:
+    """A column of a store row, whether the store returns mappings or objects."""
+    if row is None:
+        return None
+    if isinstance(row, dict):
+        return row.get(name)
+    try:
+        return row[name]
+    except (TypeError, KeyError, IndexError):
+        return getattr(row, name, None)
+
+
+class FeedbackButton(
+    discord.ui.DynamicItem[discord.ui.Button],
+    template=r"triage:fb:(?P<vote>up|down):(?P<record>[A-Za-z0-9_.-]+)",
+):
+    """ "Helpful" / "Wrong match" under an answer; the custom id carries the vote and record."""
+
+    def __init__(self, vote: str, record_id: str, label_suffix: str = "") -> None:
+        helpful = vote == "up"
+        super().__init__(
+            discord.ui.Button(
+                label=(L.HELPFUL if helpful else L.WRONG_MATCH) + label_suffix,
+                style=discord.ButtonStyle.success if helpful else discord.ButtonStyle.secondary,
+                custom_id=L.feedback_id("up" if helpful else "down", record_id),
+            )
+        )
+        self.vote = vote
+        self.record_id = record_id
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
+    ) -> FeedbackButton:
+        return cls(match["vote"], match["record"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        bot = interaction.client
+        assert isinstance(bot, TriageBot)
+        await bot.guarded(interaction, bot.on_feedback(interaction, self.vote, self.record_id))
+
+
+class DismissButton(
+    discord.ui.DynamicItem[discord.ui.Button], template=r"triage:x:(?P<author>[0-9]+)"
+):
+    """Lets the author of the answered message remove the answer."""
+
+    def __init__(self, author_id: int) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=L.DISMISS,
+                style=discord.ButtonStyle.secondary,
+                custom_id=L.dismiss_id(author_id),
+            )
+        )
+        self.author_id = author_id
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
+    ) -> DismissButton:
+        return cls(int(match["author"]))
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        bot = interaction.client
+        assert isinstance(bot, TriageBot)
+        await bot.guarded(interaction, bot.on_dismiss(interaction, self.author_id))
+
+
+class PanicModal(discord.ui.Modal):
+    """The form `/panic` opens when no text is given: room for a long paste."""
+
+    def __init__(self, *, share: bool) -> None:
+        super().__init__(title=L.MODAL_TITLE, timeout=600)
+        self.share = share
+        self.paste: discord.ui.TextInput[PanicModal] = discord.ui.TextInput(
+            label=L.MODAL_LABEL,
+            style=discord.TextStyle.paragraph,
+            placeholder=L.MODAL_PLACEHOLDER,
+            max_length=4000,
+        )
+        self.add_item(self.paste)
+
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        bot = interaction.client
+        assert isinstance(bot, TriageBot)
+        await bot.answer_command(interaction, self.paste.value, ephemeral=not self.share)
+
+    async def on_error(self, interaction: discord.Interaction, error: Exception) -> None:
+        bot = interaction.client
+        assert isinstance(bot, TriageBot)
+        await bot.report_error(interaction, error)
+
+
+class TriageBot(discord.Client):
+    """Answers pasted panics in watched channels and serves the commands everywhere."""
+
+    def __init__(
+        self,
+        *,
+        settings: DiscordSettings,
+        triage: Any,
+        store: Any,
+        renderer: Any = None,
+        cooldowns: L.Cooldowns | None = None,
+        command_cooldowns: L.Cooldowns | None = None,
+        attachment_cap: int = L.DEFAULT_ATTACHMENT_CAP,
+        text_cap: int = L.DEFAULT_TEXT_CAP,
+        **options: Any,
+    ) -> None:
+        intents = discord.Intents.default()
+        intents.message_content = True  # privileged: reading pastes needs it
+        options.setdefault("allowed_mentions", NONE)
+        super().__init__(intents=intents, **options)
+        self.settings = settings
+        self.triage = triage
+        self.store = store
+        self.renderer = renderer or _default_renderer
+        self.watch = L.Watch(frozenset(settings.discord_channel_ids or ()), None)
+        self.cooldowns = cooldowns or L.Cooldowns()
+        self.command_cooldowns = command_cooldowns or L.Cooldowns(
+            L.CooldownPolicy(per_user=5, per_channel=30, window=60.0)
+        )
+        self.attachment_cap = attachment_cap
+        self.text_cap = text_cap
+        self.tree = app_commands.CommandTree(self)
+        self.tree.on_error = self._on_tree_error  # type: ignore[method-assign]
+        self._records: list[tuple[str, str]] = []
+        self._parents: dict[int, int | None] = {}  # channel id -> parent id, for uncached threads
+
+    # ------------------------------------------------------------------ start-up
+
+    async def setup_hook(self) -> None:
+        self.add_dynamic_items(FeedbackButton, DismissButton)
+        self.tree.add_command(panic_command)
+        self.tree.add_command(error_command)
+        self.tree.add_command(explain_menu)
+        self._records = [(r.id, r.error_message) for r in self.triage.catalog]
+        guild_id = self.settings.discord_guild_id
+        try:
+            if guild_id:
+                guild = discord.Object(id=guild_id)
+                self.tree.copy_global_to(guild=guild)
+                await self.tree.sync(guild=guild)
+            else:
+                await self.tree.sync()
+        except discord.HTTPException:
+            log.exception("could not sync the application commands")
+
+    async def on_ready(self) -> None:
+        self.watch = L.Watch(self.watch.channel_ids, self.user.id if self.user else None)
+        log.info(
+            "discord: connected as %s, watching %d channels", self.user, len(self.watch.channel_ids)
+        )
+
+    # ------------------------------------------------------------------ helpers
+
+    async def analyse(self, text: str) -> Any:
+        return await asyncio.to_thread(self.triage.analyse, text)
+
+    def render(self, analysis: Any, *, author_id: int | None) -> dict[str, Any]:
+        """Keyword arguments for send/edit: the rendered answer, buttons, no mentions."""
+        rendered = self.renderer(analysis, self.triage.catalog)
+        embeds = [discord.Embed.from_dict(e) for e in rendered.get("embeds") or []]
+        view = discord.ui.View(timeout=None)
+        ids = L.answered_ids(analysis)
+        for number, record_id in enumerate(ids[:4], start=1):
+            suffix = L.RECORD_NUMBER.format(number=number) if len(ids) > 1 else ""
+            row = number - 1
+            for vote in ("up", "down"):
+                button = FeedbackButton(vote, record_id, suffix)
+                button.item.row = row
+                view.add_item(button)
+        if author_id is not None:
+            dismiss = DismissButton(author_id)
+            dismiss.item.row = min(len(ids), 4)
+            view.add_item(dismiss)
+        return {
+            "content": rendered.get("content") or None,
+            "embeds": embeds,
+            "view": view,
+            "allowed_mentions": NONE,
+        }
+
+    async def message_text(
+        self, msg: IncomingMessage, attachments: list[discord.Attachment]
+    ) -> str:
+        """The message content and its readable text attachments, capped."""
+        wanted = {a.url for a in L.readable_attachments(msg.attachments)}
+        texts = []
+        for attachment in attachments:
+            if attachment.url not in wanted:
+                continue
+            try:
+                data = await _read_capped(attachment, self.attachment_cap)
+            except (discord.HTTPException, OSError) as exc:
+                log.warning("could not read attachment %s: %s", attachment.filename, exc)
+                continue
+            texts.append(L.decode_attachment(data, self.attachment_cap))
+        return L.compose_text(msg.content, texts, self.text_cap)
+
+    async def _with_parent(self, msg: IncomingMessage) -> IncomingMessage:
+        """Fill in the parent of a thread discord.py did not have cached."""
+        if msg.parent_id is not None or msg.channel_id in self.watch.channel_ids:
+            return msg
+        if msg.channel_id not in self._parents:
+            parent = None
+            if self.get_channel(msg.channel_id) is None:
+                try:
+                    channel = await self.fetch_channel(msg.channel_id)
+                    parent = getattr(channel, "parent_id", None)
+                except discord.HTTPException:
+                    parent = None
+            self._parents[msg.channel_id] = parent
+        parent_id = self._parents[msg.channel_id]
+        if parent_id is None:
+            return msg
+        return dataclasses.replace(msg, parent_id=parent_id)
+
+    # ------------------------------------------------------------------ messages
+
+    async def on_message(self, message: discord.Message) -> None:
+        try:
+            await self._on_message(message)
+        except Exception:
+            log.exception("discord: failed to answer message %s", message.id)
+
+    async def _on_message(self, message: discord.Message) -> None:
+        msg = await self._with_parent(incoming(message))
+        if L.ignore_reason(msg, self.watch):
+            return
+        text = await self.message_text(msg, message.attachments)
+        analysis = await self.analyse(text)
+        if L.plan_message(analysis, has_reply=False) != "reply":
+            return
+        if not self.cooldowns.allow(msg.author_id, msg.channel_id):
+            log.info("discord: cooldown, not answering message %s", msg.message_id)
+            return
+        reply = await message.reply(
+            mention_author=False, **self.render(analysis, author_id=msg.author_id)
+        )
+        self.store.put_discord_reply(
+            msg.message_id, msg.channel_id, reply.id, msg.author_id, list(L.answered_ids(analysis))
+        )
+
+    async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        try:
+            await self._on_edit(payload)
+        except Exception:
+            log.exception("discord: failed to follow the edit of message %s", payload.message_id)
+
+    async def _on_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        if "content" not in payload.data and "attachments" not in payload.data:
+            return  # an embed resolved or a flag changed: not an edit by the author
+        message = payload.message
+        msg = await self._with_parent(incoming(message))
+        row = self.store.get_discord_reply(msg.message_id)
+        if row is None and L.ignore_reason(msg, self.watch):
+            return
+        if row is not None and L.ignore_reason(msg, self.watch) in ("self", "bot", "webhook"):
+            return
+        text = await self.message_text(msg, message.attachments)
+        analysis = await self.analyse(text)
+        action = L.plan_message(analysis, has_reply=row is not None)
+        ids = list(L.answered_ids(analysis))
+        if action == "edit":
+            reply_id = int(_field(row, "reply_id"))
+            partial = message.channel.get_partial_message(reply_id)
+            try:
+                await partial.edit(**self.render(analysis, author_id=msg.author_id))
+            except discord.NotFound:
+                self.store.delete_discord_reply(msg.message_id)  # someone removed our answer
+                return
+            self.store.put_discord_reply(
+                msg.message_id, msg.channel_id, reply_id, msg.author_id, ids
+            )
+        elif action == "delete":
+            await self._delete_reply(message.channel, row)
+            self.store.delete_discord_reply(msg.message_id)
+        elif action == "reply":
+            if not self.cooldowns.allow(msg.author_id, msg.channel_id):
+                return
+            reply = await message.reply(
+                mention_author=False, **self.render(analysis, author_id=msg.author_id)
+            )
+            self.store.put_discord_reply(
+                msg.message_id, msg.channel_id, reply.id, msg.author_id, ids
+            )
+
+    async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
+        try:
+            row = self.store.get_discord_reply(payload.message_id)
+            if row is None:
+                return
+            channel = self.get_partial_messageable(
+                int(_field(row, "channel_id") or payload.channel_id), guild_id=payload.guild_id
+            )
+            await self._delete_reply(channel, row)
+            self.store.delete_discord_reply(payload.message_id)
+        except Exception:
+            log.exception("discord: failed to remove the answer to message %s", payload.message_id)
+
+    async def _delete_reply(self, channel: Any, row: Any) -> None:
+        with contextlib.suppress(discord.NotFound):
+            await channel.get_partial_message(int(_field(row, "reply_id"))).delete()
+
+    # ------------------------------------------------------------------ interactions
+
+    async def guarded(self, interaction: discord.Interaction, work: Any) -> None:
+        """Run an interaction handler; any failure reaches the user as one short line."""
+        try:
+            await work
+        except Exception as error:
+            await self.report_error(interaction, error)
+
+    async def report_error(self, interaction: discord.Interaction, error: BaseException) -> None:
+        log.error("discord: interaction failed", exc_info=error)
+        try:
+            await self.short(interaction, L.SOMETHING_WENT_WRONG)
+        except discord.HTTPException:
+            log.exception("discord: could not report the error")
+
+    async def _on_tree_error(
+        self, interaction: discord.Interaction, error: app_commands.AppCommandError
+    ) -> None:
+        original = getattr(error, "original", error)
+        await self.report_error(interaction, original)
+
+    async def short(self, interaction: discord.Interaction, text: str) -> None:
+        """A one-line ephemeral answer (or follow-up, once answered)."""
+        if interaction.response.is_done():
+            await interaction.edit_original_response(
+                content=text, embeds=[], view=None, allowed_mentions=NONE
+            )
+        else:
+            await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NONE)
+
+    def _cooldown_text(self, interaction: discord.Interaction) -> str | None:
+        channel_id = interaction.channel_id or 0
+        wait = self.command_cooldowns.retry_after(interaction.user.id, channel_id)
+        if wait > 0:
+            return L.COOLDOWN.format(seconds=max(1, round(wait)))
+        self.command_cooldowns.allow(interaction.user.id, channel_id)
+        return None
+
+    async def answer_command(
+        self, interaction: discord.Interaction, text: str, *, ephemeral: bool
+    ) -> None:
+        """Answer a paste given to a command: the rendered answer, or why there is none."""
+        busy = self._cooldown_text(interaction)
+        if busy:
+            await self.short(interaction, busy)
+            return
+        await interaction.response.defer(ephemeral=ephemeral, thinking=True)
+        analysis = await self.analyse(text)
+        if analysis.verdict == "match" and L.answered_ids(analysis):
+            kwargs = self.render(analysis, author_id=None)
+            await interaction.edit_original_response(**kwargs)
+        elif analysis.verdict == "no-panic":
+            await self.short(interaction, L.NO_PANIC_FOUND)
+        else:
+            await self.short(interaction, L.NO_CATALOGUED_PANIC)
+
+    async def on_feedback(
+        self, interaction: discord.Interaction, vote: str, record_id: str
+    ) -> None:
+        """Store the vote; the store keeps one per user and answer record (a new one replaces)."""
+        answer_id = interaction.message.id if interaction.message else 0
+        self.store.record_feedback(
+            "discord",
+            f"{answer_id}:{record_id}",
+            record_id,
+            str(interaction.user.id),
+            L.VOTES[vote],
+        )
+        await interaction.response.send_message(
+            L.VOTE_THANKS, ephemeral=True, allowed_mentions=NONE
+        )
+
+    async def on_dismiss(self, interaction: discord.Interaction, author_id: int) -> None:
+        user = interaction.user
+        allowed = user.id == author_id
+        if not allowed and isinstance(user, discord.Member) and interaction.channel is not None:
+            allowed = interaction.permissions.manage_messages
+        if not allowed:
+            await interaction.response.send_message(
+                L.DISMISS_NOT_YOURS, ephemeral=True, allowed_mentions=NONE
+            )
+            return
+        await interaction.response.defer()
+        message = interaction.message
+        if message is None:
+            return
+        with contextlib.suppress(discord.NotFound):
+            await message.delete()
+        if message.reference and message.reference.message_id:
+            self.store.delete_discord_reply(message.reference.message_id)
+
+    def lookup(self, query: str) -> tuple[str, str] | None:
+        """The record `/error` shows for `query`: an id, an exact message, or the best match."""
+        catalog = self.triage.catalog
+        record = catalog.get(query.strip())
+        if record is None:
+            found = catalog.by_message(query.strip())
+            record = found[0] if found else None
+        if record is not None:
+            return record.id, record.error_message
+        best = L.search_records(self._records, query, limit=1)
+        return best[0] if best else None
+
+
+async def _read_capped(attachment: discord.Attachment, cap: int) -> bytes:
+    """The first `cap` bytes of an attachment (whole file when small)."""
+    if attachment.size <= cap:
+        return await attachment.read()
+    data = await attachment.read()  # discord.py has no ranged read; cap what we keep
+    return data[:cap]
+
+
+def _default_renderer(analysis: Any, catalog: Any) -> dict[str, Any]:
+    from bot.render.answer import build_answer
+    from bot.render.discord import render_message
+
+    return render_message(build_answer(analysis, catalog))
+
+
+# ---------------------------------------------------------------------- commands
+
+
+def _bot(interaction: discord.Interaction) -> TriageBot:
+    bot = interaction.client
+    assert isinstance(bot, TriageBot)
+    return bot
+
+
+@app_commands.command(name="panic", description="Explain a Rust panic from the catalog.")
+@app_commands.describe(
+    text="The panic output (leave out for a form with room for long pastes)",
+    file="A text file with the panic output",
+    share="Show the answer to everyone in the channel",
+)
+async def panic_command(
+    interaction: discord.Interaction,
+    text: str | None = None,
+    file: discord.Attachment | None = None,
+    share: bool = False,
+) -> None:
+    bot = _bot(interaction)
+    if text is None and file is None:
+        await interaction.response.send_modal(PanicModal(share=share))
+        return
+    pasted = text or ""
+    if file is not None:
+        info = AttachmentInfo(file.filename, file.size, file.url, file.content_type)
+        msg = IncomingMessage(0, 0, None, interaction.user.id, False, pasted, (info,))
+        pasted = await bot.message_text(msg, [file])
+        if not pasted.strip():
+            await bot.short(interaction, L.NOTHING_TO_READ)
+            return
+    await bot.answer_command(interaction, pasted, ephemeral=not share)
+
+
+@app_commands.command(name="error", description="Look up a known error in the catalog.")
+@app_commands.describe(query="Words from the error message", share="Show the answer to everyone")
+async def error_command(interaction: discord.Interaction, query: str, share: bool = False) -> None:
+    bot = _bot(interaction)
+    found = bot.lookup(query)
+    if found is None:
+        await bot.short(interaction, L.ERROR_NOT_FOUND.format(query=query[:100]))
+        return
+    busy = bot._cooldown_text(interaction)
+    if busy:
+        await bot.short(interaction, busy)
+        return
+    record_id, message = found
+    analysis = L.analysis_for_record(record_id, message)
+    await interaction.response.send_message(
+        ephemeral=not share, **bot.render(analysis, author_id=None)
+    )
+
+
+@error_command.autocomplete("query")
+async def _error_autocomplete(
+    interaction: discord.Interaction, current: str
+) -> list[app_commands.Choice[str]]:
+    bot = _bot(interaction)
+    found = L.search_records(bot._records, current)
+    return [
+        app_commands.Choice(name=name, value=value)
+        for name, value in (L.choice(rid, msg) for rid, msg in found)
+    ]
+
+
+async def _explain(interaction: discord.Interaction, message: discord.Message) -> None:
+    bot = _bot(interaction)
+    msg = incoming(message)
+    text = await bot.message_text(msg, message.attachments)
+    if not text.strip():
+        await bot.short(interaction, L.NO_PANIC_FOUND)
+        return
+    await bot.answer_command(interaction, text, ephemeral=True)
+
+
+explain_menu = app_commands.ContextMenu(name=L.EXPLAIN_MENU, callback=_explain)
+
+
+# ---------------------------------------------------------------------- entry point
+
+
+async def run_discord(settings: DiscordSettings, triage: Any, store: Any) -> None:
+    """Run the Discord side until cancelled (started by `triage-bot serve` with a token)."""
+    if not settings.discord_token:
+        raise ValueError("DISCORD_TOKEN is not set")
+    bot = TriageBot(settings=settings, triage=triage, store=store)
+    async with bot:
+        await bot.start(settings.discord_token)

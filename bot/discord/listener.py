@@ -1,0 +1,269 @@
+"""What the Discord bot does with a message, decided without discord.py.
+
+The glue in `client.py` turns discord.py objects into the plain values below, asks these
+functions what to do, and carries it out. Everything here is synchronous and testable alone:
+which messages to look at, which attachments to read (and how much), the text to analyse,
+per-user and per-channel cooldowns, what to do on an edit, and the `/error` lookup.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rapidfuzz import fuzz, process, utils
+
+from bot.core.analysis import Analysis, Candidate, PanicMatch
+from bot.core.panic import Panic
+
+# --- words the Discord adapter writes (to move to bot/render/texts.py) --------------------------
+HELPFUL = "Helpful"
+WRONG_MATCH = "Wrong match"
+DISMISS = "Dismiss"
+RECORD_NUMBER = " ({number})"  # appended to button labels when an answer has several records
+VOTE_THANKS = "Thanks, your vote is recorded."
+DISMISS_NOT_YOURS = "Only the author of the original message can dismiss this answer."
+COOLDOWN = "Too many requests; try again in {seconds} s."
+NO_PANIC_FOUND = "No panic found in that text."
+NO_CATALOGUED_PANIC = "No catalogued panic found in that text."
+NOTHING_TO_READ = "Paste the panic in `text`, attach it as a file, or leave both out for a form."
+ERROR_NOT_FOUND = "No catalogued error matches `{query}`."
+SOMETHING_WENT_WRONG = "Something went wrong while answering; the error has been logged."
+MODAL_TITLE = "Explain a panic"
+MODAL_LABEL = "Panic output"
+MODAL_PLACEHOLDER = "thread 'main' panicked at ..."
+EXPLAIN_MENU = "Explain this panic"
+
+# --- limits ---------------------------------------------------------------------------------------
+TEXT_EXTENSIONS = (".txt", ".log", ".rs", ".md", ".out", ".err", ".text", ".toml")
+DEFAULT_ATTACHMENT_CAP = 256 * 1024  # bytes read per attachment
+DEFAULT_TEXT_CAP = 512 * 1024  # characters analysed per message, content and attachments together
+MAX_ATTACHMENTS = 3
+AUTOCOMPLETE_LIMIT = 25  # Discord's maximum number of choices
+CHOICE_LIMIT = 100  # Discord's maximum length of a choice name and value
+
+
+@dataclass(frozen=True, slots=True)
+class AttachmentInfo:
+    filename: str
+    size: int
+    url: str
+    content_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IncomingMessage:
+    """The parts of a Discord message the bot looks at."""
+
+    message_id: int
+    channel_id: int
+    parent_id: int | None  # the channel a thread (or forum post) belongs to
+    author_id: int
+    author_is_bot: bool
+    content: str
+    attachments: tuple[AttachmentInfo, ...] = ()
+    webhook: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Watch:
+    """Where the bot answers unasked, and who it is."""
+
+    channel_ids: frozenset[int]
+    self_id: int | None
+
+    def watches(self, msg: IncomingMessage) -> bool:
+        if msg.channel_id in self.channel_ids:
+            return True
+        return msg.parent_id is not None and msg.parent_id in self.channel_ids
+
+
+Ignore = Literal["self", "bot", "webhook", "unwatched", "empty"]
+
+
+def ignore_reason(msg: IncomingMessage, watch: Watch) -> Ignore | None:
+    """Why the bot leaves this message alone, or None when it should read it."""
+    if watch.self_id is not None and msg.author_id == watch.self_id:
+        return "self"
+    if msg.author_is_bot:
+        return "bot"
+    if msg.webhook:
+        return "webhook"
+    if not watch.watches(msg):
+        return "unwatched"
+    if not msg.content.strip() and not readable_attachments(msg.attachments):
+        return "empty"
+    return None
+
+
+def readable_attachments(
+    attachments: Iterable[AttachmentInfo], *, limit: int = MAX_ATTACHMENTS
+) -> list[AttachmentInfo]:
+    """The attachments that may hold a paste: text files, by name or content type."""
+    out = []
+    for item in attachments:
+        name = item.filename.lower()
+        kind = (item.content_type or "").split(";")[0].strip().lower()
+        if name.endswith(TEXT_EXTENSIONS) or kind.startswith("text/"):
+            out.append(item)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def decode_attachment(data: bytes, cap: int = DEFAULT_ATTACHMENT_CAP) -> str:
+    """Bytes of a text attachment as text, at most `cap` bytes, invalid UTF-8 replaced."""
+    return data[:cap].decode("utf-8", errors="replace")
+
+
+def compose_text(content: str, attachment_texts: Iterable[str], cap: int = DEFAULT_TEXT_CAP) -> str:
+    """The message and its attachments as one text for the matcher, at most `cap` characters."""
+    parts = [content] if content.strip() else []
+    parts.extend(t for t in attachment_texts if t.strip())
+    return "\n\n".join(parts)[:cap]
+
+
+# --- cooldowns -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CooldownPolicy:
+    """At most `per_user` answers per user and `per_channel` per channel in `window` seconds."""
+
+    per_user: int = 3
+    per_channel: int = 6
+    window: float = 60.0
+
+
+@dataclass
+class Cooldowns:
+    """Sliding-window counters; `allow` both checks and, when allowed, counts the answer."""
+
+    policy: CooldownPolicy = field(default_factory=CooldownPolicy)
+    clock: Callable[[], float] = time.monotonic
+    _users: dict[int, deque[float]] = field(default_factory=dict)
+    _channels: dict[int, deque[float]] = field(default_factory=dict)
+
+    def _trim(self, hits: deque[float], now: float) -> deque[float]:
+        while hits and now - hits[0] >= self.policy.window:
+            hits.popleft()
+        return hits
+
+    def retry_after(self, user_id: int, channel_id: int) -> float:
+        """Seconds until an answer is allowed again; 0 when allowed now."""
+        now = self.clock()
+        waits = [0.0]
+        for table, key, limit in (
+            (self._users, user_id, self.policy.per_user),
+            (self._channels, channel_id, self.policy.per_channel),
+        ):
+            hits = self._trim(table.get(key, deque()), now)
+            if len(hits) >= limit:
+                waits.append(hits[len(hits) - limit] + self.policy.window - now)
+        return max(waits)
+
+    def allow(self, user_id: int, channel_id: int) -> bool:
+        if self.retry_after(user_id, channel_id) > 0:
+            return False
+        now = self.clock()
+        self._users.setdefault(user_id, deque()).append(now)
+        self._channels.setdefault(channel_id, deque()).append(now)
+        return True
+
+
+# --- what to do --------------------------------------------------------------------------------
+
+Action = Literal["reply", "edit", "delete", "none"]
+
+
+def answered_ids(analysis: Analysis) -> tuple[str, ...]:
+    """The record ids an answer to this analysis shows, root cause first."""
+    if analysis.verdict != "match":
+        return ()
+    return tuple(item.best.record_id for item in analysis.answered if item.best)
+
+
+def plan_message(analysis: Analysis, *, has_reply: bool) -> Action:
+    """What to do with a message (new or edited) given its analysis and whether we answered it."""
+    matched = bool(answered_ids(analysis))
+    if has_reply:
+        return "edit" if matched else "delete"
+    return "reply" if matched else "none"
+
+
+def search_records(
+    records: Iterable[tuple[str, str]], query: str, *, limit: int = AUTOCOMPLETE_LIMIT
+) -> list[tuple[str, str]]:
+    """`(record_id, message)` pairs best matching `query`, for `/error` autocomplete.
+
+    An empty query lists the first records by message. An exact id or message comes first.
+    """
+    pairs = list(records)
+    query = query.strip()
+    if not query:
+        return sorted(pairs, key=lambda p: p[1].lower())[:limit]
+    exact = [p for p in pairs if query in (p[0], p[1])]
+    lowered = query.lower()
+    contains = [p for p in pairs if lowered in p[1].lower() and p not in exact]
+    scored = process.extract(
+        query,
+        {rid: msg for rid, msg in pairs},
+        scorer=fuzz.WRatio,
+        processor=utils.default_process,
+        score_cutoff=60,
+        limit=limit,
+    )
+    fuzzy = [(rid, msg) for msg, _score, rid in scored]
+    out: list[tuple[str, str]] = []
+    for pair in exact + contains + fuzzy:
+        if pair not in out:
+            out.append(pair)
+    return out[:limit]
+
+
+def choice(record_id: str, message: str) -> tuple[str, str]:
+    """An autocomplete choice (name, value) within Discord's 100-character limits."""
+    name = message if len(message) <= CHOICE_LIMIT else message[: CHOICE_LIMIT - 1] + "…"
+    return name, record_id
+
+
+def analysis_for_record(record_id: str, message: str) -> Analysis:
+    """An Analysis that names one record, for `/error`, where the user chose the record."""
+    panic = Panic(
+        message=message,
+        core_message=message,
+        wrapper=None,
+        thread=None,
+        location=None,
+        has_header=False,
+        frames=(),
+        start=0,
+        end=len(message),
+    )
+    candidate = Candidate(
+        record_id=record_id,
+        confidence=1.0,
+        evidence=("pattern",),
+        message_score=1.0,
+        line_distance=None,
+    )
+    item = PanicMatch(panic=panic, candidates=(candidate,), matched=True)
+    return Analysis(verdict="match", panics=(item,), fingerprint=f"record:{record_id}")
+
+
+# --- button ids ----------------------------------------------------------------------------------
+
+FEEDBACK_PREFIX = "triage:fb"
+DISMISS_PREFIX = "triage:x"
+VOTES = {"up": 1, "down": -1}  # as the store counts them
+
+
+def feedback_id(vote: Literal["up", "down"], record_id: str) -> str:
+    return f"{FEEDBACK_PREFIX}:{vote}:{record_id}"
+
+
+def dismiss_id(author_id: int) -> str:
+    return f"{DISMISS_PREFIX}:{author_id}"

@@ -1,0 +1,122 @@
+"""Reads an issue and carries a plan out, through PyGithub. Blocking: call it off the event loop.
+
+Every URL is built from the repository's full name and the issue number (PyGithub's lazy objects
+with the configured base URL), never from URLs found in a webhook payload.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from github import GithubException
+from github.Repository import Repository
+
+from bot.github.auth import GitHubClients
+from bot.github.marker import looks_like_bot_comment
+from bot.github.metrics import Metrics
+from bot.github.planner import BotComment, IssueView, Plan
+from bot.github.webhook import is_bot_user
+
+log = logging.getLogger(__name__)
+
+
+def _is_bot(user: object) -> bool:
+    if user is None:
+        return False
+    user_type = getattr(user, "type", None)
+    login = getattr(user, "login", "") or ""
+    return user_type == "Bot" or login.endswith("[bot]")
+
+
+class GitHubAdapter:
+    def __init__(self, clients: GitHubClients, metrics: Metrics | None = None) -> None:
+        self.clients = clients
+        self.metrics = metrics or Metrics()
+
+    def _count(self, operation: str) -> None:
+        self.metrics.inc("triage_github_api_calls_total", operation=operation)
+
+    def _repo(self, repo: str, installation_id: int | None) -> Repository:
+        return self.clients.client(repo, installation_id).get_repo(repo)
+
+    def read_issue(
+        self, repo: str, number: int, installation_id: int | None = None, known_comment: int | None = None
+    ) -> IssueView:
+        """The issue's text (title, body, non-bot comments in order) and the bot's comment."""
+        try:
+            return self._read_issue(repo, number, installation_id, known_comment)
+        except GithubException as exc:
+            self.metrics.inc("triage_github_api_errors_total", status=str(exc.status))
+            raise
+
+    def _read_issue(
+        self, repo: str, number: int, installation_id: int | None, known_comment: int | None
+    ) -> IssueView:
+        gh_repo = self._repo(repo, installation_id)
+        issue = gh_repo.get_issue(number)
+        self._count("get_issue")
+        title = issue.title or ""  # completes the lazy issue: GET /repos/{repo}/issues/{number}
+        body = issue.body or ""
+        labels = frozenset(label.name for label in issue.labels)
+        locked = bool(issue.locked)
+
+        texts = [title, body]
+        bot_comments: list[BotComment] = []
+        self._count("list_comments")
+        for comment in gh_repo.get_issue(number).get_comments():
+            text = comment.body or ""
+            if looks_like_bot_comment(text):
+                bot_comments.append(BotComment(comment.id, text))
+                continue
+            if _is_bot(comment.user) or is_bot_user(getattr(comment.user, "raw_data", None)):
+                continue
+            texts.append(text)
+        chosen: BotComment | None = None
+        if bot_comments:
+            chosen = next((c for c in bot_comments if c.id == known_comment), bot_comments[0])
+        return IssueView(
+            repo=repo,
+            number=number,
+            title=title,
+            body=body,
+            labels=labels,
+            texts=tuple(t for t in texts if t),
+            bot_comment=chosen,
+            locked=locked,
+        )
+
+    def apply(
+        self, repo: str, number: int, plan: Plan, installation_id: int | None = None
+    ) -> int | None:
+        """Carry the plan out; returns the bot comment's id (new or existing) when there is one."""
+        try:
+            return self._apply(repo, number, plan, installation_id)
+        except GithubException as exc:
+            self.metrics.inc("triage_github_api_errors_total", status=str(exc.status))
+            raise
+
+    def _apply(
+        self, repo: str, number: int, plan: Plan, installation_id: int | None
+    ) -> int | None:
+        gh_repo = self._repo(repo, installation_id)
+        issue = gh_repo.get_issue(number)  # lazy: no request
+        comment_id = plan.comment_id
+        if plan.comment == "create":
+            assert plan.body is not None
+            self._count("create_comment")
+            comment_id = issue.create_comment(plan.body).id
+        elif plan.comment == "update":
+            assert plan.body is not None and plan.comment_id is not None
+            self._count("edit_comment")
+            issue.get_comment(plan.comment_id).edit(plan.body)
+        if plan.add_labels:
+            self._count("add_labels")
+            issue.add_to_labels(*plan.add_labels)
+        for name in plan.remove_labels:
+            self._count("remove_label")
+            try:
+                issue.remove_from_labels(name)
+            except GithubException as exc:
+                if exc.status != 404:  # already removed by someone: fine
+                    raise
+        return comment_id

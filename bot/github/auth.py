@@ -1,0 +1,118 @@
+"""PyGithub clients for the configured identity: a token, or a GitHub App's installations.
+
+App authentication is PyGithub's own: `github.Auth.AppAuth` signs the JWT (PyJWT, a PyGithub
+dependency) and `AppInstallationAuth` asks for an installation token and refreshes it before it
+expires. Clients are cached, one per installation, so connections are reused.
+
+PyGithub's own retries are turned off (`retry=None`): the worker decides when to try again, from
+the status and the rate-limit headers, without blocking a thread in a sleep.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from github import Auth, Github, GithubIntegration
+
+from bot.settings import Settings
+
+USER_AGENT = "panic-triage-bot"
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    timeout: int = 15
+    # GitHub asks integrators to pace writes; PyGithub does it for us (0 in tests).
+    seconds_between_requests: float | None = 0.0
+    seconds_between_writes: float | None = 0.5
+    per_page: int = 100
+
+
+class GitHubClients:
+    def __init__(self, settings: Settings, options: ClientOptions | None = None) -> None:
+        settings.require_github()
+        self.settings = settings
+        self.options = options or ClientOptions()
+        self._lock = threading.Lock()
+        self._by_installation: dict[int, Github] = {}
+        self._installation_by_repo: dict[str, int] = {}
+        self._token_client: Github | None = None
+        self._app_auth: Auth.AppAuth | None = None
+        self._integration: GithubIntegration | None = None
+        if settings.github_auth == "app":
+            assert settings.github_app_id is not None and settings.github_app_private_key
+            self._app_auth = Auth.AppAuth(settings.github_app_id, settings.github_app_private_key)
+
+    @property
+    def mode(self) -> str:
+        return "app" if self._app_auth is not None else "token"
+
+    def _kwargs(self) -> dict:
+        o = self.options
+        return {
+            "base_url": self.settings.github_api_url,
+            "timeout": o.timeout,
+            "user_agent": USER_AGENT,
+            "per_page": o.per_page,
+            "retry": None,
+            "seconds_between_requests": o.seconds_between_requests,
+            "seconds_between_writes": o.seconds_between_writes,
+        }
+
+    def integration(self) -> GithubIntegration:
+        """The App-level client (JWT): installations, access tokens. Only with App auth."""
+        if self._app_auth is None:
+            raise RuntimeError("GitHub App authentication is not configured")
+        with self._lock:
+            if self._integration is None:
+                self._integration = GithubIntegration(auth=self._app_auth, **self._kwargs())
+            return self._integration
+
+    def installation_for(self, repo: str) -> int:
+        """The App's installation id on a repository (cached). Blocking."""
+        key = repo.lower()
+        with self._lock:
+            if key in self._installation_by_repo:
+                return self._installation_by_repo[key]
+        owner, name = repo.split("/", 1)
+        installation_id = self.integration().get_repo_installation(owner, name).id
+        with self._lock:
+            self._installation_by_repo[key] = installation_id
+        return installation_id
+
+    def client(self, repo: str, installation_id: int | None = None) -> Github:
+        """A client allowed to act on `repo`. Blocking (may look the installation up)."""
+        if self._app_auth is None:
+            with self._lock:
+                if self._token_client is None:
+                    assert self.settings.github_token
+                    self._token_client = Github(
+                        auth=Auth.Token(self.settings.github_token), lazy=True, **self._kwargs()
+                    )
+                return self._token_client
+        if installation_id is None:
+            installation_id = self.installation_for(repo)
+        else:
+            with self._lock:
+                self._installation_by_repo.setdefault(repo.lower(), installation_id)
+        with self._lock:
+            client = self._by_installation.get(installation_id)
+            if client is None:
+                auth = self._app_auth.get_installation_auth(installation_id)
+                client = Github(auth=auth, lazy=True, **self._kwargs())
+                self._by_installation[installation_id] = client
+            return client
+
+    def close(self) -> None:
+        with self._lock:
+            clients = list(self._by_installation.values())
+            if self._token_client is not None:
+                clients.append(self._token_client)
+            if self._integration is not None:
+                self._integration.close()
+            self._by_installation.clear()
+            self._token_client = None
+            self._integration = None
+        for client in clients:
+            client.close()

@@ -1,0 +1,118 @@
+"""Which labels an answer earns: a TOML mapping (`TRIAGE_CONFIG`) with a sensible default.
+
+    [labels]
+    matched = "panic: known"            # on every issue the bot answered ("" for none)
+    uncatalogued = "panic: uncatalogued" # on issues with a panic the catalog lacks
+    crate = "crate: {crate}"            # optional template from the record's crate ("" for none)
+
+    [labels.background_tag]             # family/backgroundTag -> label
+    "tensor-shape" = "A-shape"
+
+    [labels.tags]                       # record tag -> label
+    "wgpu" = "backend: wgpu"
+
+    [labels.crates]                     # crate -> label (wins over the template)
+    "burn-autodiff" = "A-autodiff"
+
+    [github]
+    comment_uncatalogued = false        # also comment on uncatalogued panics (default: label only)
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bot.catalog.model import Record
+from bot.settings import SettingsError
+
+DEFAULT_MATCHED = "panic: known"
+DEFAULT_UNCATALOGUED = "panic: uncatalogued"
+
+
+@dataclass(frozen=True)
+class LabelConfig:
+    matched: str | None = DEFAULT_MATCHED
+    uncatalogued: str | None = DEFAULT_UNCATALOGUED
+    crate_template: str | None = None
+    background_tag: Mapping[str, str] = field(default_factory=dict)
+    tags: Mapping[str, str] = field(default_factory=dict)
+    crates: Mapping[str, str] = field(default_factory=dict)
+    comment_uncatalogued: bool = False
+
+    def for_records(self, records: Iterable[Record]) -> list[str]:
+        """The labels for an answer citing these records, in a stable order without repeats."""
+        out: dict[str, None] = {}
+        if self.matched:
+            out[self.matched] = None
+        for record in records:
+            if record.background_tag and record.background_tag in self.background_tag:
+                out[self.background_tag[record.background_tag]] = None
+            for tag in record.tags:
+                if tag in self.tags:
+                    out[self.tags[tag]] = None
+            crate = record.crate
+            if crate:
+                if crate in self.crates:
+                    out[self.crates[crate]] = None
+                elif self.crate_template:
+                    out[self.crate_template.format(crate=crate)] = None
+        return [name for name in out if name]
+
+    def for_uncatalogued(self) -> list[str]:
+        return [self.uncatalogued] if self.uncatalogued else []
+
+
+def load_label_config(path: str | Path | None) -> LabelConfig:
+    """Read the `[labels]` and `[github]` tables of a TOML file; the default when path is None."""
+    if path is None:
+        return LabelConfig()
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"TRIAGE_CONFIG: cannot read {path}: {exc}", ("TRIAGE_CONFIG",)) from exc
+    return label_config_from_dict(data, source=str(path))
+
+
+def label_config_from_dict(data: Mapping[str, Any], source: str = "config") -> LabelConfig:
+    labels = data.get("labels", {})
+    github = data.get("github", {})
+    if not isinstance(labels, dict) or not isinstance(github, dict):
+        raise SettingsError(f"TRIAGE_CONFIG: {source}: [labels] and [github] must be tables")
+
+    def text(key: str, default: str | None) -> str | None:
+        value = labels.get(key, default)
+        if value is None or value == "":
+            return None
+        if not isinstance(value, str):
+            raise SettingsError(f"TRIAGE_CONFIG: {source}: labels.{key} must be a string")
+        return value
+
+    def table(key: str) -> dict[str, str]:
+        value = labels.get(key, {})
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        ):
+            raise SettingsError(
+                f"TRIAGE_CONFIG: {source}: [labels.{key}] must map strings to label names"
+            )
+        return dict(value)
+
+    template = text("crate", None)
+    if template is not None and "{crate}" not in template:
+        raise SettingsError(f"TRIAGE_CONFIG: {source}: labels.crate must contain {{crate}}")
+    comment_uncatalogued = github.get("comment_uncatalogued", False)
+    if not isinstance(comment_uncatalogued, bool):
+        raise SettingsError(f"TRIAGE_CONFIG: {source}: github.comment_uncatalogued must be a bool")
+    return LabelConfig(
+        matched=text("matched", DEFAULT_MATCHED),
+        uncatalogued=text("uncatalogued", DEFAULT_UNCATALOGUED),
+        crate_template=template,
+        background_tag=table("background_tag"),
+        tags=table("tags"),
+        crates=table("crates"),
+        comment_uncatalogued=comment_uncatalogued,
+    )

@@ -1,0 +1,98 @@
+"""Polling, for maintainers who cannot expose a webhook: issues and comments updated since a cursor.
+
+The cursor lives in the store (`poll:OWNER/NAME`): the newest `updated_at` seen, plus the items
+seen at exactly that instant (GitHub's `since` is inclusive), so nothing is missed or repeated.
+Each updated issue becomes a job in the same queue the webhook feeds.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from bot.github.auth import GitHubClients
+from bot.github.marker import looks_like_bot_comment
+from bot.github.webhook import is_bot_user
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PollResult:
+    since: datetime
+    cursor: datetime
+    issues: tuple[int, ...]  # issue numbers queued
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def cursor_name(repo: str) -> str:
+    return f"poll:{repo.lower()}"
+
+
+def read_cursor(store: Store, repo: str) -> tuple[datetime | None, set[str]]:
+    raw = store.get_cursor(cursor_name(repo))
+    if not raw:
+        return None, set()
+    data = json.loads(raw)
+    return datetime.fromisoformat(data["since"]), set(data.get("seen", ()))
+
+
+def poll_once(
+    clients: GitHubClients,
+    store: Store,
+    repo: str,
+    *,
+    lookback: timedelta = timedelta(hours=24),
+    now: datetime | None = None,
+) -> PollResult:
+    """List what changed since the cursor, queue a job per changed issue, advance the cursor.
+
+    Blocking (PyGithub): run it off the event loop.
+    """
+    since, seen = read_cursor(store, repo)
+    if since is None:
+        since = _utc(now or datetime.now(UTC)) - lookback
+    gh_repo = clients.client(repo).get_repo(repo)
+    newest = since
+    newest_keys: set[str] = set(seen)
+    numbers: dict[int, None] = {}
+
+    def note(key: str, updated: datetime) -> bool:
+        """Track the newest instant; False for an item already handled at the cursor."""
+        nonlocal newest, newest_keys
+        if updated == since and key in seen:
+            return False
+        if updated > newest:
+            newest, newest_keys = updated, {key}
+        elif updated == newest:
+            newest_keys.add(key)
+        return True
+
+    for issue in gh_repo.get_issues(state="all", sort="updated", direction="asc", since=since):
+        updated = _utc(issue.updated_at)
+        if note(f"i:{issue.number}", updated):
+            numbers[issue.number] = None
+    for comment in gh_repo.get_issues_comments(sort="updated", direction="asc", since=since):
+        updated = _utc(comment.updated_at)
+        if not note(f"c:{comment.id}", updated):
+            continue
+        if looks_like_bot_comment(comment.body) or is_bot_user(comment.user.raw_data):
+            continue
+        number = int(str(comment.issue_url).rstrip("/").rsplit("/", 1)[-1])
+        numbers[number] = None
+
+    for number in numbers:
+        store.enqueue({"kind": "issue", "repo": repo, "number": number, "payload": {"poll": True}})
+    store.set_cursor(
+        cursor_name(repo),
+        json.dumps({"since": newest.isoformat(), "seen": sorted(newest_keys)}),
+    )
+    if numbers:
+        log.info("poll %s: %d issue(s) changed since %s", repo, len(numbers), since.isoformat())
+    return PollResult(since, newest, tuple(numbers))

@@ -1,0 +1,112 @@
+"""Webhook deliveries: signature check, parsing, and what each delivery asks of the bot. Pure."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.github.marker import looks_like_bot_comment
+
+MAX_BODY = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
+ISSUE_ACTIONS = frozenset({"opened", "edited", "reopened"})
+COMMENT_ACTIONS = frozenset({"created", "edited"})
+
+
+class MalformedDelivery(ValueError):
+    """The body is not a JSON object, or misses what the event must carry."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What to do with a verified delivery: a job to queue, or nothing and why."""
+
+    event: str
+    action: str | None
+    job: dict[str, Any] | None
+    reason: str  # "queued", "ping", "ignored-event", "ignored-action", "ignored-bot"
+
+
+def sign(secret: str, body: bytes) -> str:
+    """The `X-Hub-Signature-256` header value GitHub sends for this body."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def verify_signature(secrets: Sequence[str], body: bytes, header: str | None) -> bool:
+    """True when `header` is the HMAC-SHA256 of `body` under any of `secrets` (constant time)."""
+    if not header or not secrets or not header.startswith("sha256="):
+        return False
+    given = header.strip().encode()
+    ok = False
+    for secret in secrets:
+        # compare against every secret, so timing does not tell which one (if any) matched
+        ok |= hmac.compare_digest(sign(secret, body).encode(), given)
+    return ok
+
+
+def parse_body(body: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise MalformedDelivery(f"body is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise MalformedDelivery("body is not a JSON object")
+    return data
+
+
+def is_bot_user(user: Any) -> bool:
+    if not isinstance(user, dict):
+        return False
+    login = str(user.get("login") or "")
+    return user.get("type") == "Bot" or login.endswith("[bot]")
+
+
+def decide(event: str, payload: dict[str, Any], *, received_at: float | None = None) -> Decision:
+    """Map a verified, parsed delivery to a job (or to nothing)."""
+    action = payload.get("action") if isinstance(payload.get("action"), str) else None
+    if event == "ping":
+        return Decision(event, action, None, "ping")
+    if event not in ("issues", "issue_comment"):
+        return Decision(event, action, None, "ignored-event")
+    allowed = ISSUE_ACTIONS if event == "issues" else COMMENT_ACTIONS
+    if action not in allowed:
+        return Decision(event, action, None, "ignored-action")
+
+    repo = payload.get("repository")
+    issue = payload.get("issue")
+    if not isinstance(repo, dict) or not isinstance(issue, dict):
+        raise MalformedDelivery(f"{event} delivery without repository or issue")
+    full_name = repo.get("full_name")
+    number = issue.get("number")
+    if not isinstance(full_name, str) or "/" not in full_name or not isinstance(number, int):
+        raise MalformedDelivery(f"{event} delivery without repository.full_name or issue.number")
+
+    extra: dict[str, Any] = {"event": event, "action": action}
+    if event == "issue_comment":
+        comment = payload.get("comment")
+        if not isinstance(comment, dict):
+            raise MalformedDelivery("issue_comment delivery without comment")
+        if is_bot_user(comment.get("user")) or looks_like_bot_comment(comment.get("body")):
+            return Decision(event, action, None, "ignored-bot")
+        extra["comment_id"] = comment.get("id")
+        extra["author"] = (comment.get("user") or {}).get("login")
+        extra["comment_body"] = comment.get("body") or ""
+        if action == "edited":
+            changes = payload.get("changes") or {}
+            previous = (changes.get("body") or {}).get("from") if isinstance(changes, dict) else None
+            extra["previous_body"] = previous if isinstance(previous, str) else None
+    installation = payload.get("installation")
+    installation_id = installation.get("id") if isinstance(installation, dict) else None
+    job = {
+        "kind": "issue",
+        "repo": full_name,
+        "number": number,
+        "installation_id": installation_id if isinstance(installation_id, int) else None,
+        "payload": extra,
+    }
+    if received_at is not None:
+        job["received_at"] = received_at
+    return Decision(event, action, job, "queued")

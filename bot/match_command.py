@@ -1,0 +1,140 @@
+"""`triage-bot match`: answer the panics in files (or stdin) from the catalog."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, BinaryIO
+
+from bot.catalog.loader import CatalogError
+from bot.core.analysis import Analysis
+
+# Inputs larger than this are cut to their head and tail: a panic's root cause is near where
+# the log first goes wrong, and its summary near the end. Keeps a 50 MB log bounded.
+MAX_INPUT_BYTES = 8 << 20
+HEAD_BYTES = 6 << 20
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "match",
+        help="answer the panics pasted in files or stdin",
+        description="Extract the panics in each input and match them against the catalog.",
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files to read; - or none: stdin")
+    parser.add_argument(
+        "--catalog",
+        action="append",
+        metavar="PATH",
+        help="catalog file or folder (repeatable; default: the bundled catalog)",
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per input, per line")
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colours in the text output (auto: only on a terminal)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def read_input(stream: BinaryIO) -> str:
+    """Read bytes as text, bounded in size; invalid UTF-8 is replaced, never fatal."""
+    data = stream.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        head = data[:HEAD_BYTES]
+        tail = _tail(stream, data)
+        data = head + b"\n" + tail
+    return data.decode("utf-8", errors="replace")
+
+
+def _tail(stream: BinaryIO, first_chunk: bytes) -> bytes:
+    keep = MAX_INPUT_BYTES - HEAD_BYTES
+    tail = first_chunk[-keep:]
+    while chunk := stream.read(1 << 20):
+        tail = (tail + chunk)[-keep:]
+    return tail
+
+
+def run(args: argparse.Namespace) -> int:
+    from bot.app import Triage  # imported here so `--help` stays instant
+
+    try:
+        triage = Triage.from_paths(args.catalog)
+    except CatalogError as exc:
+        print(f"triage-bot: the catalog is invalid ({len(exc.problems)} problems):", file=sys.stderr)
+        for problem in exc.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 2
+    paths = args.paths or ["-"]
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    failed = False
+    for index, path in enumerate(paths):
+        try:
+            if path == "-":
+                text = read_input(sys.stdin.buffer)
+            else:
+                with open(path, "rb") as stream:
+                    text = read_input(stream)
+        except OSError as exc:
+            print(f"triage-bot: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+            failed = True
+            continue
+        analysis = triage.analyse(text)
+        if args.json:
+            print(json.dumps(analysis_json(path, analysis, triage), ensure_ascii=False))
+        else:
+            if index:
+                print()
+            print(render_for_terminal(path, analysis, triage, color=color, many=len(paths) > 1))
+        sys.stdout.flush()
+    return 1 if failed else 0
+
+
+def analysis_json(input_name: str, analysis: Analysis, triage) -> dict[str, Any]:
+    """The contract checked from outside: keep these names."""
+    index = triage.matcher.index
+    panics = []
+    for item in analysis.panics:
+        loc = item.panic.location
+        repo_path = index.repo_path(loc.crate, loc.crate_path) if loc else None
+        panics.append(
+            {
+                "message": item.panic.message,
+                "file": repo_path or (loc.path if loc else None),
+                "line": loc.line if loc else None,
+                "crate": loc.crate if loc else None,
+                "crate_version": loc.crate_version if loc else None,
+            }
+        )
+    matches = []
+    for item in analysis.answered:
+        best = item.best
+        record = triage.catalog.get(best.record_id)
+        matches.append(
+            {
+                "id": record.id,
+                "confidence": best.confidence,
+                "file_path": record.file_path,
+                "error_message": record.error_message,
+                "evidence": list(best.evidence),
+            }
+        )
+    return {
+        "input": input_name,
+        "verdict": analysis.verdict,
+        "panics": panics,
+        "matches": matches,
+    }
+
+
+def render_for_terminal(path: str, analysis: Analysis, triage, *, color: bool, many: bool) -> str:
+    from bot.render.answer import build_answer
+    from bot.render.terminal import render_text, render_verdict_line
+
+    heading = f"== {path}\n" if many else ""
+    if analysis.verdict != "match":
+        return heading + render_verdict_line(analysis)
+    answer = build_answer(analysis, triage.catalog)
+    return heading + render_text(answer, color=color)

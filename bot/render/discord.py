@@ -1,0 +1,253 @@
+"""The answer for Discord: embeds as the API's JSON dicts, and a plain-text fallback.
+
+No discord.py here: the adapter turns these dicts into its objects. Every limit Discord sets is
+kept, counted in UTF-16 code units (never fewer than Discord counts), and nothing can mention a
+user, a role, `@everyone` or `@here` (the text is neutralised and `allowed_mentions` is empty).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.render import texts
+from bot.render.answer import Answer, Extra, RelatedError, Section, answer_verdict
+from bot.render.markup import (
+    Block,
+    Words,
+    dc_code_block,
+    dc_plain,
+    dc_prose,
+    dc_words,
+    fit,
+    md_inline_code,
+    one_line,
+    plain,
+    safe_url,
+    shorten,
+    trim_blocks,
+    ulen,
+    words,
+)
+
+TITLE_MAX = 256
+DESCRIPTION_MAX = 4096
+FIELD_NAME_MAX = 256
+FIELD_VALUE_MAX = 1024
+FIELDS_MAX = 25
+FOOTER_MAX = 2048
+EMBED_TOTAL_MAX = 6000
+EMBEDS_MAX = 10
+CONTENT_MAX = 2000
+URL_MAX = 1000
+PLAIN_URL_MAX = 400
+
+# Priorities: the highest is dropped first when the message is over 6,000 characters; the
+# documentation is shortened before it is dropped.
+_P_DOC, _P_SOLUTIONS, _P_FIX, _P_RELATED, _P_WHEN, _P_PREVENTION, _P_CODE = 1, 2, 3, 4, 5, 6, 7
+
+
+def render_message(answer: Answer) -> dict[str, Any]:
+    """{"content", "embeds", "allowed_mentions"} in the shape of Discord's message JSON."""
+    content_words: list[Words] = []
+    if not answer.sections:
+        content_words.append(answer_verdict(answer))
+    if answer.intro:
+        content_words.append(answer.intro)
+    content_words.extend(answer.notes)
+    content = "\n".join(dc_words(w) for w in content_words)
+    embeds = _embeds(answer)
+    return {
+        "content": shorten(content, CONTENT_MAX),
+        "embeds": embeds,
+        "allowed_mentions": {"parse": []},
+    }
+
+
+def render_plain(answer: Answer) -> str:
+    """The fallback when embeds cannot be sent: the essentials in at most 2,000 characters."""
+    if not answer.sections:
+        return shorten(dc_words(answer_verdict(answer)), CONTENT_MAX)
+    sections = []
+    for section in answer.sections:
+        head = [f"**{dc_plain(_md_escape(section.title))}**"]
+        if section.caution:
+            head.append(dc_words(section.caution))
+        head.append(dc_words(section.confidence))
+        if section.source:
+            url = safe_url(section.source.url, limit=PLAIN_URL_MAX)
+            label = md_inline_code(section.source.label)
+            head.append(f"{texts.SOURCE}: {label} <{url}>" if url else f"{texts.SOURCE}: {label}")
+        blocks = [Block(0, "\n".join(head))]
+        if section.solutions:
+            items = "\n".join(
+                f"{n}. {dc_prose(one_line(s))}" for n, s in enumerate(section.solutions, 1)
+            )
+            blocks.append(Block(1, f"{texts.SOLUTIONS}:\n{items}"))
+        sections.append(blocks)
+    intro = dc_words(answer.intro) if answer.intro else ""
+    footer = dc_words(_footer(answer))
+
+    def assemble(kept: list[list[Block]], trimmed: bool) -> str:
+        parts = [intro] if intro else []
+        parts += ["\n".join(b.text for b in blocks) for blocks in kept]
+        parts += [dc_words(n) for n in answer.notes]
+        if trimmed:
+            parts.append(dc_words(words(texts.TRIMMED)))
+        parts.append(footer)
+        return "\n\n".join(parts)
+
+    kept, trimmed = trim_blocks(sections, lambda k, t: ulen(assemble(k, t)), CONTENT_MAX)
+    return shorten(assemble(kept, trimmed), CONTENT_MAX)
+
+
+def _footer(answer: Answer) -> Words:
+    return (*(answer.footer or ()), *words(" "), *answer.wrong_hint)
+
+
+def _md_escape(text: str) -> str:
+    """Markdown characters in a title shown in bold: shown as themselves."""
+    for ch in "\\*_~|`>#[]":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
+# --- embeds --------------------------------------------------------------------------------------
+
+
+def _embeds(answer: Answer) -> list[dict[str, Any]]:
+    sections = answer.sections[:EMBEDS_MAX]
+    parts = [_section_parts(s) for s in sections]
+    footer = shorten(plain(_footer(answer), backticks=False), FOOTER_MAX)
+
+    def build(kept: list[list[Block]], trimmed: bool) -> list[dict[str, Any]]:
+        embeds = []
+        for section, blocks in zip(sections, kept, strict=False):
+            embed: dict[str, Any] = {"title": _title(section)}
+            url = safe_url(section.source.url, limit=URL_MAX) if section.source else None
+            if url:
+                embed["url"] = url
+            description = [b.text for b in blocks if b.tag in ("head", "doc")]
+            embed["description"] = "\n\n".join(description)
+            fields = [
+                {"name": b.tag, "value": b.text, "inline": False}
+                for b in blocks
+                if b.tag not in ("head", "doc")
+            ]
+            if fields:
+                embed["fields"] = fields[:FIELDS_MAX]
+            embeds.append(embed)
+        if embeds:
+            text = footer
+            if trimmed:
+                note = plain(words(texts.TRIMMED), backticks=False)
+                text = shorten(f"{note} {footer}", FOOTER_MAX)
+            embeds[-1]["footer"] = {"text": dc_plain(text)}
+        return embeds
+
+    def measure(kept: list[list[Block]], trimmed: bool) -> int:
+        return sum(_embed_size(e) for e in build(kept, trimmed))
+
+    kept, trimmed = trim_blocks(parts, measure, EMBED_TOTAL_MAX)
+    return build(kept, trimmed)
+
+
+def _embed_size(embed: dict[str, Any]) -> int:
+    size = ulen(embed.get("title", "")) + ulen(embed.get("description", ""))
+    size += ulen(embed.get("footer", {}).get("text", ""))
+    for field in embed.get("fields", ()):
+        size += ulen(field["name"]) + ulen(field["value"])
+    return size
+
+
+def _title(section: Section) -> str:
+    return dc_plain(shorten(section.title, TITLE_MAX - 8))
+
+
+def _section_parts(section: Section) -> list[Block]:
+    """The description's head, the documentation and the fields, each with a priority."""
+    head = []
+    if section.caution:
+        head.append(dc_words(section.caution))
+    lines = [dc_words(section.confidence)]
+    if section.source:
+        url = safe_url(section.source.url, limit=URL_MAX)
+        label = md_inline_code(section.source.label)
+        lines.append(f"{texts.SOURCE}: [{label}]({url})" if url else f"{texts.SOURCE}: {label}")
+    head.append("\n".join(lines))
+    if section.version_note:
+        head.append(dc_words(section.version_note))
+    if section.bare:
+        facts = "\n".join("- " + dc_words(f) for f in section.facts)
+        head.append(dc_words(words(texts.BARE_SITE)) + ("\n" + facts if facts else ""))
+    blocks = [Block(0, _cap("\n\n".join(head), DESCRIPTION_MAX // 2), tag="head")]
+    if section.documentation:
+        title = f"**{texts.UNVERIFIED_WRITE_UP if section.caution else texts.WHAT_IT_MEANS}**\n"
+        budget = DESCRIPTION_MAX - ulen(blocks[0].text) - 2
+        doc = fit(section.documentation, budget, lambda raw, t=title: t + dc_prose(raw))
+        if doc:
+            blocks.append(
+                Block(
+                    _P_DOC,
+                    doc,
+                    raw=section.documentation,
+                    render=lambda raw, t=title: t + dc_prose(raw),
+                    tag="doc",
+                )
+            )
+    if section.solutions:
+        items = [f"{n}. {dc_prose(one_line(s))}" for n, s in enumerate(section.solutions, 1)]
+        _field(blocks, _P_SOLUTIONS, texts.SOLUTIONS, _list_value(items))
+    if section.example_fix:
+        _field(blocks, _P_FIX, texts.EXAMPLE_FIX, _code_value(section.example_fix))
+    if section.related:
+        _field(blocks, _P_RELATED, texts.RELATED_ERRORS, _list_value(_related(section.related)))
+    for extra in section.extras:
+        _field(blocks, *_extra_field(extra))
+    return blocks
+
+
+def _cap(text: str, limit: int) -> str:
+    return text if ulen(text) <= limit else shorten(text, limit)
+
+
+def _field(blocks: list[Block], priority: int, name: str, value: str | None) -> None:
+    if value:
+        blocks.append(Block(priority, value, tag=shorten(name, FIELD_NAME_MAX)))
+
+
+def _list_value(items: list[str]) -> str | None:
+    """As many whole items as fit in a field, the last one shortened if need be."""
+    out: list[str] = []
+    for item in items:
+        candidate = "\n".join([*out, item])
+        if ulen(candidate) <= FIELD_VALUE_MAX:
+            out.append(item)
+            continue
+        room = FIELD_VALUE_MAX - ulen("\n".join(out)) - (1 if out else 0)
+        if room > 40:
+            out.append(shorten(item, room))
+        break
+    return "\n".join(out) or None
+
+
+def _code_value(code: str) -> str | None:
+    return fit(code, FIELD_VALUE_MAX, dc_code_block)
+
+
+def _related(items: tuple[RelatedError, ...]) -> list[str]:
+    out = []
+    for item in items:
+        code = md_inline_code(shorten(one_line(item.message), 200))
+        url = safe_url(item.source.url, limit=300) if item.source else None
+        out.append(f"- [{code}]({url})" if url else f"- {code}")
+    return out
+
+
+def _extra_field(extra: Extra) -> tuple[int, str, str | None]:
+    if extra.code:
+        return _P_CODE, extra.title, _code_value(extra.code)
+    if extra.items:
+        items = ["- " + dc_prose(one_line(i)) for i in extra.items]
+        return _P_PREVENTION, extra.title, _list_value(items)
+    text = extra.text or ""
+    return _P_WHEN, extra.title, fit(text, FIELD_VALUE_MAX, dc_prose)

@@ -1,0 +1,304 @@
+"""Small text tools the renderers share: inline words, escaping, length limits.
+
+Catalog and user text is never trusted: it may hold `@everyone`, `@name`, backtick runs that
+would close a code block, HTML that would close a `<details>`, or terminal control codes. Each
+platform gets its own escaping here, and `fit` trims raw text *before* escaping so a cut never
+lands inside an escape.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import quote, urlsplit
+
+ZW = "\u200b"  # zero-width space: invisible, and it stops mentions and fences from forming
+ELLIPSIS = "…"
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A run of text in a reply: prose, or code (shown as inline code)."""
+
+    text: str
+    code: bool = False
+
+
+Words = tuple[Span, ...]
+
+
+def words(template: str, **values: object) -> Words:
+    """Fill a template from texts.py; backtick pairs in the template mark code spans."""
+    out: list[Span] = []
+    for index, part in enumerate(template.split("`")):
+        text = part.format(**values) if "{" in part else part
+        if text:
+            out.append(Span(text, code=index % 2 == 1))
+    return tuple(out)
+
+
+def join_words(*groups: Words, sep: str = " ") -> Words:
+    out: list[Span] = []
+    for group in groups:
+        if not group:
+            continue
+        if out and sep:
+            out.append(Span(sep))
+        out.extend(group)
+    return tuple(out)
+
+
+def plain(text: Words, *, backticks: bool = True) -> str:
+    """Words as plain text: code spans between backticks (or bare, for Discord footers)."""
+    return "".join(f"`{s.text}`" if s.code and backticks else s.text for s in text)
+
+
+def ulen(text: str) -> int:
+    """Length in UTF-16 code units: never less than the code-point count platforms use."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def shorten(text: str, limit: int) -> str:
+    """Cut raw text to at most `limit` code units, ending with an ellipsis when cut."""
+    if ulen(text) <= limit:
+        return text
+    cut = text[: max(0, limit - 1)]
+    while cut and ulen(cut) > limit - 1:
+        cut = cut[:-1]
+    return cut.rstrip() + ELLIPSIS
+
+
+def fit(raw: str, limit: int, render: Callable[[str], str]) -> str | None:
+    """`render` of the longest prefix of `raw` (ellipsis added when cut) within `limit`."""
+    full = render(raw)
+    if ulen(full) <= limit:
+        return full
+    lo, hi, best = 0, len(raw) - 1, None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        candidate = render(raw[:mid].rstrip() + ELLIPSIS)
+        if ulen(candidate) <= limit:
+            best, lo = candidate, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+# --- mentions ------------------------------------------------------------------------------------
+
+_MENTION = re.compile(r"@(?=[^\s" + ZW + r"])")
+
+
+def no_mentions(text: str) -> str:
+    """`@name`, `@everyone`, `<@123>` -> an invisible break after the `@`: nobody is pinged."""
+    return _MENTION.sub("@" + ZW, text)
+
+
+# --- URLs --------------------------------------------------------------------------------------
+
+_URL_SAFE = "/:?#!$&*+,;=%-._~"  # not ()[]<>'"` nor @: they could end a link or ping
+
+
+def safe_url(url: str | None, *, limit: int = 1000) -> str | None:
+    """An http(s) URL that cannot break out of a markdown link, or None."""
+    if not url:
+        return None
+    url = url.strip()
+    if any(ch.isspace() or unicodedata.category(ch)[0] == "C" for ch in url):
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme not in ("https", "http") or not parts.netloc:
+        return None
+    quoted = quote(url, safe=_URL_SAFE)
+    if ulen(quoted) > limit:
+        return None
+    return quoted
+
+
+# --- GitHub markdown -----------------------------------------------------------------------------
+
+
+def _backtick_runs(text: str) -> int:
+    return max((len(m) for m in re.findall(r"`+", text)), default=0)
+
+
+def _split_code_spans(text: str) -> list[tuple[str, bool]]:
+    """Prose and single-line code spans, as CommonMark would read a paragraph's backticks."""
+    out: list[tuple[str, bool]] = []
+    buf: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\" and i + 1 < n:
+            buf.append(text[i : i + 2])
+            i += 2
+            continue
+        if ch == "`":
+            j = i
+            while j < n and text[j] == "`":
+                j += 1
+            run = text[i:j]
+            close = re.compile(r"(?<!`)" + run + r"(?!`)")
+            line_end = text.find("\n", j)
+            line_end = n if line_end < 0 else line_end
+            found = close.search(text, j, line_end)
+            if found:
+                out.append(("".join(buf), False))
+                buf = []
+                out.append((text[i : found.end()], True))
+                i = found.end()
+                continue
+            buf.append(run)
+            i = j
+            continue
+        buf.append(ch)
+        i += 1
+    out.append(("".join(buf), False))
+    return [(part, code) for part, code in out if part]
+
+
+_PAIRS = re.compile(r"(?<=`)(?=`)|(?<=~)(?=~)")
+
+
+def md_prose(text: str) -> str:
+    """Catalog markdown for GitHub: formatting kept, no HTML, no fences, no mentions."""
+    parts = []
+    for part, code in _split_code_spans(text):
+        if code:
+            parts.append(no_mentions(part))
+        else:
+            part = _PAIRS.sub(ZW, part).replace("<", "&lt;")
+            parts.append(no_mentions(part))
+    return "".join(parts)
+
+
+def md_inline_code(text: str) -> str:
+    """Text as one inline code span, for GitHub and Discord alike."""
+    text = no_mentions(one_line(text))
+    text = re.sub(r"(?<=`)(?=`)", ZW, text)  # no run longer than one backtick
+    if not text:
+        return ""
+    if "`" in text:
+        return f"`` {text} ``"
+    return f"`{text}`"
+
+
+def md_code_block(code: str, lang: str = "rust") -> str:
+    """A fenced block that nothing inside can close (GitHub: a fence longer than any run)."""
+    code = no_mentions(code.rstrip("\n").replace("\r\n", "\n").replace("\r", "\n"))
+    fence = "`" * max(3, _backtick_runs(code) + 1)
+    return f"{fence}{lang}\n{code}\n{fence}"
+
+
+def md_words(text: Words) -> str:
+    return "".join(md_inline_code(s.text) if s.code else md_prose(s.text) for s in text)
+
+
+# --- Discord markdown --------------------------------------------------------------------------
+
+_TICK_PAIRS = re.compile(r"(?<=`)(?=`)")
+
+
+def dc_prose(text: str) -> str:
+    """Catalog markdown for Discord: no ``` anywhere (Discord opens a block at any ```)."""
+    return no_mentions(_TICK_PAIRS.sub(ZW, text))
+
+
+def dc_code_block(code: str, lang: str = "rust") -> str:
+    code = code.rstrip("\n").replace("\r\n", "\n").replace("\r", "\n")
+    code = no_mentions(_TICK_PAIRS.sub(ZW, code))
+    if code.endswith("`"):
+        code += ZW
+    return f"```{lang}\n{code}\n```"
+
+
+def dc_words(text: Words) -> str:
+    return "".join(md_inline_code(s.text) if s.code else dc_prose(s.text) for s in text)
+
+
+def dc_plain(text: str) -> str:
+    """Text for places Discord shows without markdown (titles, footers): mentions only."""
+    return no_mentions(text)
+
+
+# --- terminal ----------------------------------------------------------------------------------
+
+_BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+
+
+def term_clean(text: str) -> str:
+    """No control codes from catalog or user text: no escapes, no bidi overrides."""
+    return "".join(
+        ch
+        for ch in text
+        if ch in "\n\t" or (unicodedata.category(ch) not in ("Cc", "Cs") and ch not in _BIDI)
+    )
+
+
+# --- trimming to a size limit --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A part of a rendering; priority 0 is never dropped, the highest is dropped first.
+
+    A block with `raw` and `render` is shortened (raw text cut, then rendered) before it is
+    dropped.
+    """
+
+    priority: int
+    text: str
+    raw: str | None = None
+    render: Callable[[str], str] | None = None
+    tag: str = ""
+
+
+MIN_SHRUNK = 300  # shorter than this, a shortened block is not worth keeping
+
+
+def trim_blocks(
+    sections: list[list[Block]],
+    measure: Callable[[list[list[Block]], bool], int],
+    limit: int,
+) -> tuple[list[list[Block]], bool]:
+    """Drop or shorten blocks, least important and last section first, until `measure` fits.
+
+    `measure(sections, trimmed)` is the rendered size; `trimmed` says a note about trimming
+    will be shown. Whole sections after the first go last. Returns the kept blocks and whether
+    anything was left out.
+    """
+    sections = [list(s) for s in sections]
+    trimmed = False
+    while measure(sections, trimmed) > limit:
+        choice: tuple[int, int, int] | None = None
+        for si in range(len(sections) - 1, -1, -1):
+            for bi, block in enumerate(sections[si]):
+                if block.priority > 0 and (choice is None or block.priority > choice[0]):
+                    choice = (block.priority, si, bi)
+        if choice is None:
+            if len(sections) > 1:
+                sections.pop()
+                trimmed = True
+                continue
+            break
+        _, si, bi = choice
+        block = sections[si][bi]
+        trimmed = True
+        excess = measure(sections, True) - limit
+        if block.raw is not None and block.render is not None:
+            target = ulen(block.text) - excess
+            shrunk = fit(block.raw, target, block.render) if target >= MIN_SHRUNK else None
+            if shrunk is not None and ulen(shrunk) < ulen(block.text):
+                sections[si][bi] = Block(block.priority, shrunk, tag=block.tag)
+                continue
+        del sections[si][bi]
+    return sections, trimmed

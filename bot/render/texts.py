@@ -1,0 +1,100 @@
+"""Every text the bot writes, in one place; tests check these word for word.
+
+Templates use `{name}` placeholders filled by `bot.render.answer.words`. A backtick pair marks a
+code span: `` `{location}` `` puts the value in code, shown as code on GitHub and Discord and
+between backticks in the terminal. Text outside backticks is prose and is escaped by each
+renderer; the words written here are trusted.
+"""
+
+from __future__ import annotations
+
+# --- how sure we are, from the candidate's evidence -------------------------------------------
+MATCH_MESSAGE_AND_LOCATION = "Matched the message and the location `{location}`."
+MATCH_MESSAGE_AND_FILE = (
+    "Matched the message and the file `{location}`; the catalogued line is {record_line}."
+)
+MATCH_MESSAGE_NO_LOCATION = "The message matches; the location was not pasted."
+MATCH_MESSAGE_OTHER_LOCATION = (
+    "The message matches; the pasted location `{location}` is not the catalogued one."
+)
+MATCH_MESSAGE_AND_CRATE = (
+    "The message matches and `{crate}` is on the pasted stack; the location was not pasted."
+)
+MATCH_FUZZY_PREFIX = "The message is close to the catalogued one ({percent}% similar)"
+MATCH_FUZZY_AND_LOCATION = MATCH_FUZZY_PREFIX + " and the location `{location}` matches."
+MATCH_FUZZY_AND_FILE = (
+    MATCH_FUZZY_PREFIX + " and the file `{location}` matches; the catalogued line is {record_line}."
+)
+MATCH_FUZZY_NO_LOCATION = MATCH_FUZZY_PREFIX + "; the location was not pasted."
+MATCH_FUZZY_OTHER_LOCATION = (
+    MATCH_FUZZY_PREFIX + "; the pasted location `{location}` is not the catalogued one."
+)
+MATCH_LOCATION_ONLY = (
+    "Matched the location `{location}`; the message differs from the catalogued one."
+)
+MATCH_OTHER = "Matched with {percent}% confidence."
+
+# --- the answer's parts ------------------------------------------------------------------------
+SOURCE = "Source"
+SOURCE_LABEL = "{file}:{line} @ {sha}"  # module.rs:1498 @ d16f7ba (plain text, shown as code)
+SOURCE_LABEL_NO_LINE = "{file} @ {sha}"
+SOURCE_LABEL_NO_SHA = "{file}:{line}"
+WHAT_IT_MEANS = "What it means"
+SOLUTIONS = "Solutions"
+EXAMPLE_FIX = "Example fix"
+RELATED_ERRORS = "Related errors"
+MORE_SUMMARY = "When it happens, prevention and defensive patterns"
+TRIGGER = "When it happens"
+COMMON_SITUATIONS = "Common situations"
+PREVENTION = "Prevention"
+VALIDATION = "Validate before calling"
+TYPE_GUARD = "Type guard"
+TRY_CATCH = "Catch the panic"
+SOURCE_CODE = "Source code around the panic"
+
+VERSION_NOTE = (
+    "Your paste shows `{crate}-{version}`; this record was analysed at commit `{sha}`{date}, "
+    "so the line may have moved."
+)
+VERSION_NOTE_DATE = " ({date})"
+
+CAUTION = (
+    "Caution: catalog lint flagged this record as possibly mismatched: its write-up may describe "
+    "a different error. Check the source link before relying on it."
+)
+UNVERIFIED_WRITE_UP = "The record's write-up (possibly mismatched)"
+
+BARE_SITE = "No write-up yet for this panic site. What the catalog knows:"
+FACT_RAISED_BY = "Raised by `{kind}`"
+FACT_FILE = "File `{file}`, line {line}"
+FACT_FILE_NO_LINE = "File `{file}`"
+FACT_CRATE = "Crate `{crate}`"
+FACT_ANALYSED = "Analysed at commit `{sha}`{date}"
+
+# --- several panics, and the rest --------------------------------------------------------------
+SEVERAL_PANICS = "Found {count} catalogued panics; the likely root cause comes first."
+OMITTED_ONE = "1 more catalogued panic is not shown."
+OMITTED_MANY = "{count} more catalogued panics are not shown."
+UNMATCHED_ONE = "1 other panic in this text is not in the catalog."
+UNMATCHED_MANY = "{count} other panics in this text are not in the catalog."
+TRIMMED = "Some long sections were left out to fit the message size limit; the record has them."
+
+# --- footer ------------------------------------------------------------------------------------
+FOOTER_ONE = "Automatic answer from the panic catalog, record `{ids}`."
+FOOTER_MANY = "Automatic answer from the panic catalog, records `{ids}`."
+# How to say the answer is wrong; one place, so it can change when the commands arrive.
+WRONG_HINT = "Reply `/triage wrong` if this answer is wrong."
+
+# --- verdict lines (terminal, and the minimal GitHub text for uncatalogued panics) -------------
+NO_PANIC = "No panic found in the text."
+UNCATALOGUED_ONE = "No catalogued panic found; 1 panic extracted:"
+UNCATALOGUED_MANY = "No catalogued panic found; {count} panics extracted:"
+MATCHED_ONE = "Matched 1 catalogued panic: record `{ids}`."
+MATCHED_MANY = "Matched {count} catalogued panics: records `{ids}`."
+PANIC_ITEM = "`{message}` at `{location}`"
+PANIC_ITEM_NO_LOCATION = "`{message}` (no location pasted)"
+MORE_PANICS = "and {count} more"
+UNCATALOGUED_HINT = "The bot answers only panics that are in its catalog."
+
+# --- GitHub: when an edit removes the panic the comment answered ---------------------------------
+NO_LONGER = "The panic this comment answered is no longer in the issue."

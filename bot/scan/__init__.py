@@ -1,0 +1,1 @@
+"""Scanning Rust sources for panic sites, and keeping a catalog in step with them."""

@@ -1,0 +1,619 @@
+"""The Discord bot end to end: real discord.py against the fake Discord on 127.0.0.1.
+
+Each test starts the bot (login, command sync, gateway IDENTIFY -> READY -> GUILD_CREATE) and
+drives it with gateway events; the assertions read the REST requests the bot made and the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes.discord_gateway import (
+    ALL_PERMISSIONS,
+    AUTOCOMPLETE_RESULT,
+    CHANNEL_MESSAGE,
+    DEFERRED_CHANNEL_MESSAGE,
+    DEFERRED_UPDATE,
+    MODAL,
+    FakeDiscord,
+    Request,
+    patched_discord,
+)
+
+from bot.app import Triage
+from bot.catalog.loader import load_bundled_catalog
+from bot.discord import listener as L
+from bot.discord.client import TriageBot, run_discord
+from bot.render import texts
+from bot.store import Store
+
+AVG_POOL = "8d1d2fa6df3880bd"
+INTERPOLATE = "cf30438606d06d30"
+AVG_PANIC = (
+    "thread 'main' panicked at crates/burn-autodiff/src/ops/module.rs:1498:9:\n"
+    "Can't differentiate avg pool 2d backward.\n"
+    "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"
+)
+INTERP_PANIC = (
+    "thread 'main' panicked at crates/burn-autodiff/src/ops/module.rs:1933:9:\n"
+    "Can't differentiate interpolate backward.\n"
+)
+EPHEMERAL = 64
+QUIET = 0.15  # how long "nothing happens" is watched for, after a later event was answered
+
+
+@dataclass(frozen=True)
+class FakeSettings:
+    discord_token: str | None = "fake-token"
+    discord_channel_ids: tuple[int, ...] = ()
+    discord_guild_id: int | None = None
+
+
+@pytest.fixture(scope="module")
+def triage() -> Triage:
+    return Triage(load_bundled_catalog())
+
+
+@dataclass
+class Env:
+    fake: FakeDiscord
+    bot: TriageBot
+    store: Store
+    alice: dict[str, Any] = field(default_factory=dict)
+    bob: dict[str, Any] = field(default_factory=dict)
+
+    async def reply_to(self, message: dict[str, Any], *, count: int = 1) -> Request:
+        """The bot's `count`-th POST answering `message`."""
+        found = await self.fake.wait_for(
+            lambda r: r.method == "POST"
+            and r.status == 200
+            and replied_to(r) == message["id"],
+            count=count,
+        )
+        return found[count - 1]
+
+    def replies_to(self, message: dict[str, Any]) -> list[Request]:
+        return [
+            r
+            for r in self.fake.requests
+            if r.method == "POST"
+            and replied_to(r) == message["id"]
+        ]
+
+    def reply_message(self, request: Request) -> dict[str, Any]:
+        """The message the fake created for a reply request."""
+        for message in self.fake.bot_messages():
+            ref = message.get("message_reference") or {}
+            if ref.get("message_id") == replied_to(request):
+                return message
+        raise AssertionError("no reply message")
+
+
+Starter = Callable[..., Any]
+
+
+def replied_to(request: Request) -> str | None:
+    """The id of the message a reply request answers (discord.py sends it as a number)."""
+    if request.method != "POST" or not isinstance(request.body, dict):
+        return None
+    message_id = (request.body.get("message_reference") or {}).get("message_id")
+    return None if message_id is None else str(message_id)
+
+
+@pytest.fixture
+async def start(tmp_path: Path, triage: Triage) -> AsyncIterator[Starter]:
+    """Start the bot against a fresh fake; keyword arguments go to TriageBot."""
+    running: list[tuple[TriageBot, asyncio.Task[None], Store]] = []
+    async with patched_discord() as fake:
+
+        async def starter(**options: Any) -> Env:
+            watched = options.pop("watched", None)
+            if watched is None:
+                watched = (fake.watched["id"], fake.forum["id"])
+            settings = FakeSettings(discord_channel_ids=tuple(int(c) for c in watched))
+            store = Store(tmp_path / "triage.sqlite3")
+            options.setdefault("cooldowns", L.Cooldowns(L.CooldownPolicy(100, 100, 60.0)))
+            bot = TriageBot(
+                settings=settings,
+                triage=options.pop("triage", triage),
+                store=store,
+                guild_ready_timeout=0.05,
+                **options,
+            )
+            task = asyncio.create_task(bot.start("fake-token"))
+            running.append((bot, task, store))
+            await asyncio.wait_for(bot.wait_until_ready(), 5)
+            return Env(fake, bot, store, fake.user("alice"), fake.user("bob"))
+
+        yield starter
+        for bot, task, store in running:
+            await bot.close()
+            await asyncio.wait_for(task, 5)
+            store.close()
+
+
+def embed_text(body: dict[str, Any]) -> str:
+    parts = [body.get("content") or ""]
+    for embed in body.get("embeds") or []:
+        parts += [embed.get("title") or "", embed.get("description") or ""]
+        parts += [f"{f['name']} {f['value']}" for f in embed.get("fields") or []]
+        parts.append((embed.get("footer") or {}).get("text") or "")
+    return "\n".join(parts)
+
+
+def custom_ids(body: dict[str, Any]) -> list[str]:
+    return [c["custom_id"] for row in body.get("components") or [] for c in row["components"]]
+
+
+def assert_no_mentions(body: dict[str, Any]) -> None:
+    mentions = body["allowed_mentions"]
+    assert mentions["parse"] == []
+    assert not mentions.get("users") and not mentions.get("roles")
+    assert mentions.get("replied_user", False) is False
+
+
+# ---------------------------------------------------------------------- start-up
+
+
+async def test_login_syncs_commands_and_identifies_with_message_content(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    assert fake.find("GET", "/users/@me") and fake.find("GET", "/oauth2/applications/@me")
+    sync = fake.find("PUT", rf"/applications/{fake.app_id}/commands")
+    assert len(sync) == 1
+    names = {(c["name"], c["type"]) for c in sync[0].body}
+    assert names == {("panic", 1), ("error", 1), (L.EXPLAIN_MENU, 3)}
+    error = next(c for c in sync[0].body if c["name"] == "error")
+    assert error["options"][0]["autocomplete"] is True
+    assert fake.identify is not None
+    assert fake.identify["intents"] & (1 << 15), "the message content intent is requested"
+    assert fake.requests[0].headers["Authorization"] == "Bot fake-token"
+
+
+async def test_guild_id_syncs_to_the_guild(start: Starter, tmp_path: Path, triage: Triage) -> None:
+    env = await start()
+    fake = env.fake
+    settings = FakeSettings(discord_guild_id=int(fake.guild_id))
+    store = Store(tmp_path / "other.sqlite3")
+    bot = TriageBot(settings=settings, triage=triage, store=store, guild_ready_timeout=0.05)
+    task = asyncio.create_task(bot.start("fake-token"))
+    try:
+        await fake.wait_request("PUT", rf"/applications/{fake.app_id}/guilds/{fake.guild_id}/commands")
+    finally:
+        await bot.close()
+        await asyncio.wait_for(task, 5)
+        store.close()
+
+
+# ---------------------------------------------------------------------- pastes
+
+
+async def test_paste_in_watched_channel_gets_an_answer(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    message = await fake.send_message(fake.watched, env.alice, "help!\n```\n" + AVG_PANIC + "```")
+    reply = await env.reply_to(message)
+    assert reply.path == f"/channels/{fake.watched['id']}/messages"
+    assert "Can't differentiate avg pool 2d backward." in embed_text(reply.body)
+    assert AVG_POOL in embed_text(reply.body)
+    assert reply.body["embeds"], "the answer is an embed"
+    assert_no_mentions(reply.body)
+    ids = custom_ids(reply.body)
+    assert ids == [
+        L.feedback_id("up", AVG_POOL),
+        L.feedback_id("down", AVG_POOL),
+        L.dismiss_id(int(env.alice["id"])),
+    ]
+    labels = [c["label"] for row in reply.body["components"] for c in row["components"]]
+    assert labels == [L.HELPFUL, L.WRONG_MATCH, L.DISMISS]
+    stored = env.store.get_discord_reply(int(message["id"]))
+    assert stored is not None
+    assert stored["record_ids"] == [AVG_POOL]
+    assert stored["reply_id"] == int(env.reply_message(reply)["id"])
+    assert stored["author_id"] == int(env.alice["id"])
+
+
+async def test_paste_elsewhere_and_plain_chat_get_no_answer(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    elsewhere = await fake.send_message(fake.general, env.alice, AVG_PANIC)
+    chat = await fake.send_message(fake.watched, env.alice, "does anyone know burn?")
+    later = await fake.send_message(fake.watched, env.bob, INTERP_PANIC)
+    await env.reply_to(later)
+    await asyncio.sleep(QUIET)
+    assert env.replies_to(elsewhere) == [] and env.replies_to(chat) == []
+    assert len(fake.find("POST", r"/channels/\d+/messages")) == 1
+
+
+async def test_paste_in_a_thread_and_a_forum_post(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    in_thread = await fake.send_message(fake.thread, env.alice, AVG_PANIC)
+    reply = await env.reply_to(in_thread)
+    assert reply.path == f"/channels/{fake.thread['id']}/messages"
+    in_post = await fake.send_message(fake.forum_post, env.bob, INTERP_PANIC)
+    reply = await env.reply_to(in_post)
+    assert reply.path == f"/channels/{fake.forum_post['id']}/messages"
+    assert INTERPOLATE in embed_text(reply.body)
+
+
+async def test_thread_of_an_unwatched_channel_gets_no_answer(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    other = fake.add_thread("elsewhere", parent=fake.general)  # not in GUILD_CREATE: fetched
+    fake.channels[other["id"]] = other
+    quiet = await fake.send_message(other, env.alice, AVG_PANIC)
+    later = await fake.send_message(fake.watched, env.alice, INTERP_PANIC)
+    await env.reply_to(later)
+    await asyncio.sleep(QUIET)
+    assert env.replies_to(quiet) == []
+
+
+async def test_attachment_is_read(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    log_text = ("[INFO] training step\n" * 200 + AVG_PANIC).encode()
+    attachment = fake.attachment("message.txt", log_text)
+    message = await fake.send_message(fake.watched, env.alice, "", attachments=[attachment])
+    reply = await env.reply_to(message)
+    assert AVG_POOL in embed_text(reply.body)
+    # the bot downloaded the file from the attachment URL
+    assert attachment["url"].endswith("/message.txt")
+
+
+async def test_attachment_beyond_the_cap_and_binary_files_are_not_read(start: Starter) -> None:
+    env = await start(attachment_cap=2048)
+    fake = env.fake
+    big = fake.attachment("build.log", b"x" * 4096 + AVG_PANIC.encode())
+    image = fake.attachment("panic.png", AVG_PANIC.encode(), content_type="image/png")
+    capped = await fake.send_message(fake.watched, env.alice, "log", attachments=[big])
+    binary = await fake.send_message(fake.watched, env.alice, "", attachments=[image])
+    later = await fake.send_message(fake.watched, env.bob, INTERP_PANIC)
+    await env.reply_to(later)
+    await asyncio.sleep(QUIET)
+    assert env.replies_to(capped) == [] and env.replies_to(binary) == []
+
+
+async def test_rs_attachment_with_message_text(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    attachment = fake.attachment("panic.rs", INTERP_PANIC.encode(), content_type=None)
+    message = await fake.send_message(fake.watched, env.alice, AVG_PANIC, attachments=[attachment])
+    reply = await env.reply_to(message)
+    text = embed_text(reply.body)
+    assert AVG_POOL in text and INTERPOLATE in text
+    assert L.feedback_id("up", INTERPOLATE) in custom_ids(reply.body)
+
+
+# ---------------------------------------------------------------------- edits and deletes
+
+
+async def test_edit_updates_the_answer_then_removes_it(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
+    reply = await env.reply_to(message)
+    reply_id = env.reply_message(reply)["id"]
+
+    message = await fake.edit_message(message, INTERP_PANIC)
+    edit = await fake.wait_request("PATCH", rf"/channels/{fake.watched['id']}/messages/{reply_id}")
+    assert INTERPOLATE in embed_text(edit.body) and AVG_POOL not in embed_text(edit.body)
+    assert_no_mentions(edit.body)
+    assert env.store.get_discord_reply(int(message["id"]))["record_ids"] == [INTERPOLATE]
+
+    await fake.edit_message(message, "never mind, it was my fault")
+    await fake.wait_request("DELETE", rf"/channels/{fake.watched['id']}/messages/{reply_id}")
+    assert env.store.get_discord_reply(int(message["id"])) is None
+    assert reply_id not in fake.messages
+
+
+async def test_edit_adding_a_panic_gets_an_answer(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    message = await fake.send_message(fake.watched, env.alice, "it crashes, log below")
+    await fake.edit_message(message, "it crashes:\n" + AVG_PANIC)
+    reply = await env.reply_to(message)
+    assert AVG_POOL in embed_text(reply.body)
+
+
+async def test_delete_removes_the_answer(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
+    reply_id = env.reply_message(await env.reply_to(message))["id"]
+    await fake.delete_message(message)
+    await fake.wait_request("DELETE", rf"/channels/{fake.watched['id']}/messages/{reply_id}")
+    assert env.store.get_discord_reply(int(message["id"])) is None
+
+
+# ---------------------------------------------------------------------- commands
+
+
+async def test_panic_command_answers_ephemerally(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    interaction = await fake.slash_command(
+        "panic", {"text": AVG_PANIC}, user=env.alice, channel=fake.general
+    )
+    callback = await fake.wait_callback(interaction)
+    assert callback.body["type"] == DEFERRED_CHANNEL_MESSAGE
+    assert callback.body["data"]["flags"] & EPHEMERAL
+    edit = await fake.wait_request("PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original")
+    assert AVG_POOL in embed_text(edit.body)
+    assert_no_mentions(edit.body)
+    assert L.feedback_id("up", AVG_POOL) in custom_ids(edit.body)
+
+
+async def test_panic_command_shared_and_with_a_file(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    attachment = fake.attachment("message.txt", INTERP_PANIC.encode())
+    interaction = await fake.slash_command(
+        "panic",
+        {"share": True},
+        attachments={"file": attachment},
+        user=env.alice,
+        channel=fake.general,
+    )
+    callback = await fake.wait_callback(interaction)
+    assert not callback.body.get("data", {}).get("flags", 0) & EPHEMERAL
+    edit = await fake.wait_request("PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original")
+    assert INTERPOLATE in embed_text(edit.body)
+
+
+async def test_panic_command_without_text_opens_a_modal(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    interaction = await fake.slash_command("panic", {}, user=env.alice, channel=fake.general)
+    callback = await fake.wait_callback(interaction)
+    assert callback.body["type"] == MODAL
+    modal = callback.body["data"]
+    assert modal["title"] == L.MODAL_TITLE
+    inputs = [
+        c
+        for row in modal["components"]
+        for c in ([row.get("component")] if row["type"] == 18 else row.get("components", []))
+        if c and c["type"] == 4
+    ]
+    assert len(inputs) == 1 and inputs[0]["style"] == 2  # paragraph
+    submit = await fake.submit_modal(
+        modal, {inputs[0]["custom_id"]: "log:\n" + AVG_PANIC}, user=env.alice, channel=fake.general
+    )
+    answer = await fake.wait_callback(submit)
+    assert answer.body["type"] == DEFERRED_CHANNEL_MESSAGE
+    edit = await fake.wait_request("PATCH", rf"/webhooks/{fake.app_id}/{submit.token}/messages/@original")
+    assert AVG_POOL in embed_text(edit.body)
+
+
+async def test_panic_command_without_a_panic(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    interaction = await fake.slash_command(
+        "panic", {"text": "my model trains slowly"}, user=env.alice, channel=fake.general
+    )
+    await fake.wait_callback(interaction)
+    edit = await fake.wait_request("PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original")
+    assert edit.body["content"] == L.NO_PANIC_FOUND
+    assert edit.body["embeds"] == []
+
+
+async def test_error_autocomplete_and_lookup(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    interaction = await fake.autocomplete(
+        "error", "query", "avg pool 2d backward", user=env.alice, channel=fake.general
+    )
+    callback = await fake.wait_callback(interaction)
+    assert callback.body["type"] == AUTOCOMPLETE_RESULT
+    choices = callback.body["data"]["choices"]
+    assert 1 <= len(choices) <= 25
+    assert choices[0] == {"name": "Can't differentiate avg pool 2d backward.", "value": AVG_POOL}
+    assert all(len(c["name"]) <= 100 and len(c["value"]) <= 100 for c in choices)
+
+    command = await fake.slash_command(
+        "error", {"query": choices[0]["value"]}, user=env.alice, channel=fake.general
+    )
+    answer = await fake.wait_callback(command)
+    assert answer.body["type"] == CHANNEL_MESSAGE
+    assert answer.body["data"]["flags"] & EPHEMERAL
+    assert AVG_POOL in embed_text(answer.body["data"])
+    assert_no_mentions(answer.body["data"])
+
+    words = await fake.slash_command(
+        "error", {"query": "interpolate backward", "share": True}, user=env.bob, channel=fake.general
+    )
+    answer = await fake.wait_callback(words)
+    assert INTERPOLATE in embed_text(answer.body["data"])
+    assert not answer.body["data"].get("flags", 0) & EPHEMERAL
+
+    missing = await fake.slash_command(
+        "error", {"query": "zzzz qqqq xxxx"}, user=env.bob, channel=fake.general
+    )
+    answer = await fake.wait_callback(missing)
+    assert answer.body["data"]["content"] == L.ERROR_NOT_FOUND.format(query="zzzz qqqq xxxx")
+
+
+async def test_explain_this_panic_context_menu(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    target = await fake.send_message(fake.general, env.bob, "crash:\n" + INTERP_PANIC)
+    interaction = await fake.message_command(
+        L.EXPLAIN_MENU, target, user=env.alice, channel=fake.general
+    )
+    callback = await fake.wait_callback(interaction)
+    assert callback.body["data"]["flags"] & EPHEMERAL
+    edit = await fake.wait_request("PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original")
+    assert INTERPOLATE in embed_text(edit.body)
+    assert env.replies_to(target) == []  # unwatched channel: only the menu answers
+
+
+# ---------------------------------------------------------------------- buttons
+
+
+async def test_feedback_buttons_one_vote_per_user(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
+    reply = env.reply_message(await env.reply_to(message))
+    up, down = L.feedback_id("up", AVG_POOL), L.feedback_id("down", AVG_POOL)
+
+    async def vote(custom_id: str, user: dict[str, Any]) -> Request:
+        interaction = await fake.click(reply, custom_id, user=user)
+        callback = await fake.wait_callback(interaction)
+        assert callback.body["type"] == CHANNEL_MESSAGE
+        assert callback.body["data"]["content"] == L.VOTE_THANKS
+        assert callback.body["data"]["flags"] & EPHEMERAL
+        return callback
+
+    await vote(up, env.alice)
+    assert env.store.feedback_counts(AVG_POOL) == (1, 0)
+    await vote(up, env.alice)
+    assert env.store.feedback_counts(AVG_POOL) == (1, 0)
+    await vote(down, env.alice)
+    assert env.store.feedback_counts(AVG_POOL) == (0, 1)
+    await vote(up, env.bob)
+    assert env.store.feedback_counts(AVG_POOL) == (1, 1)
+
+
+async def test_only_the_author_or_a_moderator_dismisses(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
+    reply = env.reply_message(await env.reply_to(message))
+    dismiss = L.dismiss_id(int(env.alice["id"]))
+
+    refused = await fake.click(reply, dismiss, user=env.bob)
+    callback = await fake.wait_callback(refused)
+    assert callback.body["data"]["content"] == L.DISMISS_NOT_YOURS
+    assert reply["id"] in fake.messages
+
+    accepted = await fake.click(reply, dismiss, user=env.alice)
+    callback = await fake.wait_callback(accepted)
+    assert callback.body["type"] == DEFERRED_UPDATE
+    await fake.wait_request("DELETE", rf"/channels/{fake.watched['id']}/messages/{reply['id']}")
+    assert env.store.get_discord_reply(int(message["id"])) is None
+
+    other = await fake.send_message(fake.watched, env.alice, INTERP_PANIC)
+    reply = env.reply_message(await env.reply_to(other))
+    moderator = await fake.click(reply, dismiss, user=env.bob, permissions=ALL_PERMISSIONS)
+    await fake.wait_callback(moderator)
+    await fake.wait_request("DELETE", rf"/channels/{fake.watched['id']}/messages/{reply['id']}")
+
+
+# ---------------------------------------------------------------------- safety
+
+
+async def test_rate_limited_reply_is_retried(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    fake.rate_limit("POST", rf"/channels/{fake.watched['id']}/messages", retry_after=0.05)
+    message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
+    reply = await env.reply_to(message)
+    attempts = fake.find("POST", rf"/channels/{fake.watched['id']}/messages")
+    assert [r.status for r in attempts] == [429, 200]
+    assert reply is attempts[1]
+    assert env.store.get_discord_reply(int(message["id"])) is not None
+
+
+async def test_mentions_in_a_paste_never_ping(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    noisy = "@everyone @here <@123> <@!456> <@&789> look:\n" + AVG_PANIC + "@everyone\n" * 20
+    message = await fake.send_message(fake.watched, env.alice, noisy)
+    reply = await env.reply_to(message)
+    assert_no_mentions(reply.body)
+    assert "@everyone" not in embed_text(reply.body) and "<@123>" not in embed_text(reply.body)
+
+
+async def test_bots_and_itself_are_ignored(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    other_bot = fake.user("ci-bot", bot=True)
+    from_bot = await fake.send_message(fake.watched, other_bot, AVG_PANIC)
+    itself = await fake.send_message(fake.watched, fake.bot_user, AVG_PANIC)
+    later = await fake.send_message(fake.watched, env.alice, INTERP_PANIC)
+    await env.reply_to(later)
+    await asyncio.sleep(QUIET)
+    assert env.replies_to(from_bot) == [] and env.replies_to(itself) == []
+    # the fake echoes the bot's own reply on the gateway; it must not answer that either
+    assert len(fake.find("POST", r"/channels/\d+/messages")) == 1
+
+
+async def test_cooldown_per_user_and_per_channel(start: Starter) -> None:
+    env = await start(cooldowns=L.Cooldowns(L.CooldownPolicy(per_user=2, per_channel=3, window=60)))
+    fake = env.fake
+    first = [await fake.send_message(fake.watched, env.alice, AVG_PANIC) for _ in range(3)]
+    for message in first[:2]:
+        await env.reply_to(message)
+    bob = await fake.send_message(fake.watched, env.bob, AVG_PANIC)
+    await env.reply_to(bob)  # bob has his own allowance
+    carol = fake.user("carol")
+    flood = await fake.send_message(fake.watched, carol, AVG_PANIC)  # the channel is full now
+    elsewhere = await fake.send_message(fake.thread, carol, AVG_PANIC)
+    await env.reply_to(elsewhere)
+    await asyncio.sleep(QUIET)
+    assert env.replies_to(first[2]) == [] and env.replies_to(flood) == []
+    assert len(fake.find("POST", r"/channels/\d+/messages")) == 4
+
+
+async def test_command_cooldown_answers_with_a_short_message(start: Starter) -> None:
+    env = await start(command_cooldowns=L.Cooldowns(L.CooldownPolicy(1, 10, 60)))
+    fake = env.fake
+    first = await fake.slash_command("panic", {"text": AVG_PANIC}, user=env.alice, channel=fake.general)
+    await fake.wait_callback(first)
+    second = await fake.slash_command("panic", {"text": AVG_PANIC}, user=env.alice, channel=fake.general)
+    callback = await fake.wait_callback(second)
+    assert re.fullmatch(L.COOLDOWN.replace("{seconds}", r"\d+"), callback.body["data"]["content"])
+
+
+class BrokenTriage:
+    def __init__(self, catalog: Any) -> None:
+        self.catalog = catalog
+
+    def analyse(self, text: str) -> Any:
+        raise RuntimeError("matcher exploded")
+
+
+async def test_errors_reach_the_user_as_a_short_message(start: Starter, triage: Triage) -> None:
+    env = await start(triage=BrokenTriage(triage.catalog))
+    fake = env.fake
+    interaction = await fake.slash_command(
+        "panic", {"text": AVG_PANIC}, user=env.alice, channel=fake.general
+    )
+    await fake.wait_callback(interaction)
+    edit = await fake.wait_request("PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original")
+    assert edit.body["content"] == L.SOMETHING_WENT_WRONG
+    # a paste that breaks the matcher gets no reply and no traceback anywhere
+    message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
+    menu = await fake.message_command(L.EXPLAIN_MENU, message, user=env.bob, channel=fake.watched)
+    await fake.wait_callback(menu)
+    await fake.wait_request("PATCH", rf"/webhooks/{fake.app_id}/{menu.token}/messages/@original")
+    assert env.replies_to(message) == []
+    assert not any("Traceback" in repr(r.body) or "exploded" in repr(r.body) for r in fake.requests)
+
+
+async def test_run_discord_entry_point(tmp_path: Path, triage: Triage) -> None:
+    async with patched_discord() as fake:
+        settings = FakeSettings(discord_channel_ids=(int(fake.watched["id"]),))
+        store = Store(tmp_path / "run.sqlite3")
+        task = asyncio.create_task(run_discord(settings, triage, store))
+        try:
+            await asyncio.wait_for(fake.ready.wait(), 5)
+            alice = fake.user("alice")
+            message = await fake.send_message(fake.watched, alice, AVG_PANIC)
+            await fake.wait_for(
+                lambda r: r.method == "POST"
+                and replied_to(r) == message["id"]
+            )
+        finally:
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            store.close()
+    assert texts.FOOTER_ONE  # the renderer's words are in use (imported for the record)

@@ -1,0 +1,880 @@
+"""Panic extraction from pastes shaped like real tracel-ai/burn issues and Discord messages."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from bot.core.extract import candidate_lines, clean_text, extract_panics
+from bot.core.panic import Frame, Panic
+
+REG = "/home/ana/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f"
+NOTE = "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"
+RUSTC = "/rustc/90b35a6239c3d8bdabc530a6a0816f7ff89a0aaf"
+
+
+def only(text: str) -> Panic:
+    panics = extract_panics(text)
+    assert len(panics) == 1, panics
+    return panics[0]
+
+
+# --- headers ----------------------------------------------------------------------------------
+
+
+def test_new_format_header_with_message_on_next_line() -> None:
+    text = (
+        "thread 'main' panicked at src/main.rs:5:10:\n"
+        "index out of bounds: the len is 3 but the index is 5\n"
+        f"{NOTE}\n"
+    )
+    panic = only(text)
+    assert panic.message == "index out of bounds: the len is 3 but the index is 5"
+    assert panic.core_message == panic.message
+    assert panic.wrapper is None
+    assert panic.thread == "main"
+    assert panic.has_header is True
+    assert panic.frames == ()
+    assert panic.location is not None
+    assert (panic.location.path, panic.location.line, panic.location.column) == (
+        "src/main.rs",
+        5,
+        10,
+    )
+    assert panic.location.kind == "other"
+    assert panic.start == 0
+    assert text[panic.start : panic.end] == text.split("\nnote:")[0]
+
+
+def test_old_format_header_single_line() -> None:
+    text = (
+        "Running the example gives\n\n"
+        "thread 'main' panicked at 'Can't differentiate interpolate backward.', "
+        "/home/u/.cargo/registry/src/github.com-1ecc6299db9ec823/burn-autodiff-0.8.0/"
+        "src/ops/module.rs:512:9\n"
+        f"{NOTE}\n"
+    )
+    panic = only(text)
+    assert panic.message == "Can't differentiate interpolate backward."
+    assert panic.core_message == "Can't differentiate interpolate backward."
+    assert panic.wrapper is None
+    assert panic.thread == "main"
+    loc = panic.location
+    assert loc is not None
+    assert (loc.kind, loc.crate, loc.crate_version, loc.crate_path, loc.line, loc.column) == (
+        "registry",
+        "burn-autodiff",
+        "0.8.0",
+        "src/ops/module.rs",
+        512,
+        9,
+    )
+    assert text[panic.start :].startswith("thread 'main' panicked at 'Can't")
+    assert text[: panic.end].endswith("module.rs:512:9")
+
+
+def test_old_format_multiline_assert_eq_with_message() -> None:
+    text = (
+        "thread 'main' panicked at 'assertion failed: `(left == right)`\n"
+        "  left: `[2, 3]`,\n"
+        " right: `[3, 2]`: Shapes must match', src/main.rs:10:5\n"
+        f"{NOTE}\n"
+    )
+    panic = only(text)
+    assert panic.message == (
+        "assertion failed: `(left == right)` left: `[2, 3]`, right: `[3, 2]`: Shapes must match"
+    )
+    assert panic.wrapper == "assert-eq"
+    assert panic.core_message == "Shapes must match"
+    assert panic.location is not None
+    assert (panic.location.path, panic.location.line) == ("src/main.rs", 10)
+
+
+def test_old_format_unwrap_err_without_column() -> None:
+    text = (
+        "thread '<unnamed>' panicked at 'called `Result::unwrap()` on an `Err` value: "
+        "Error { kind: InvalidData }', libcore/result.rs:945:5\n"
+    )
+    panic = only(text)
+    assert panic.thread == "<unnamed>"
+    assert panic.wrapper == "unwrap-err"
+    assert panic.core_message == "Error { kind: InvalidData }"
+    assert panic.location is not None
+    assert (panic.location.kind, panic.location.crate, panic.location.crate_path) == (
+        "std",
+        "core",
+        "result.rs",
+    )
+
+
+@pytest.mark.parametrize(
+    ("header", "thread"),
+    [
+        ("thread 'tokio-runtime-worker' panicked at", "tokio-runtime-worker"),
+        ("thread '<unnamed>' panicked at", "<unnamed>"),
+        ("thread 'burn worker 3' panicked at", "burn worker 3"),
+        ("thread 'DSU-4-0' (16796949) panicked at", "DSU-4-0"),
+        ("thread 'main' (1) panicked at", "main"),
+    ],
+)
+def test_thread_names(header: str, thread: str) -> None:
+    text = f"{header} crates/burn-fusion/src/stream/base.rs:55:13:\nStream not found\n{NOTE}"
+    panic = only(text)
+    assert panic.thread == thread
+    assert panic.message == "Stream not found"
+    assert panic.location is not None
+    assert (panic.location.kind, panic.location.crate, panic.location.crate_path) == (
+        "workspace",
+        "burn-fusion",
+        "src/stream/base.rs",
+    )
+
+
+def test_header_after_log_prefix_timestamp_and_target() -> None:
+    text = (
+        "2024-05-01T10:00:00.123456Z  INFO burn_train::learner::epoch: Executing epoch 1\n"
+        "2024-05-01T10:00:03.001Z ERROR burn_train::learner::application_logger: PANIC => "
+        f"panicked at {REG}/burn-tensor-0.14.0/src/tensor/api/check.rs:1120:9:\n"
+        "Tensors are not on the same device\n"
+        "2024-05-01T10:00:03.002Z  INFO burn_train::learner: shutting down\n"
+    )
+    panic = only(text)
+    assert panic.thread is None
+    assert panic.message == "Tensors are not on the same device"
+    assert panic.location is not None
+    assert (panic.location.crate, panic.location.crate_version, panic.location.line) == (
+        "burn-tensor",
+        "0.14.0",
+        1120,
+    )
+    assert text[panic.start :].startswith("panicked at /home/ana")
+    assert text[: panic.end].endswith("Tensors are not on the same device")
+
+
+def test_header_after_env_logger_prefix() -> None:
+    text = (
+        "[2024-05-01T10:00:00Z ERROR my_app] thread 'main' panicked at src/train.rs:88:41:\n"
+        "called `Option::unwrap()` on a `None` value\n"
+    )
+    panic = only(text)
+    assert panic.thread == "main"
+    assert panic.wrapper == "unwrap-none"
+    assert panic.core_message == ""
+    assert panic.message == "called `Option::unwrap()` on a `None` value"
+    assert panic.location is not None
+    assert (panic.location.path, panic.location.line, panic.location.column) == (
+        "src/train.rs",
+        88,
+        41,
+    )
+    assert text[panic.start :].startswith("thread 'main'")
+
+
+def test_flattened_log_line_with_message_on_same_line() -> None:
+    text = "ERROR my_app::hooks: panicked at src/lib.rs:3:9: attempt to subtract with overflow\n"
+    panic = only(text)
+    assert panic.message == "attempt to subtract with overflow"
+    assert panic.location is not None
+    assert (panic.location.path, panic.location.line, panic.location.column) == (
+        "src/lib.rs",
+        3,
+        9,
+    )
+
+
+def test_blockquoted_panic() -> None:
+    text = (
+        "@someone I still get it on main:\n\n"
+        "> thread 'main' panicked at crates/burn-wgpu/src/ops/bool_ops.rs:42:9:\n"
+        "> not yet implemented: bool_and\n"
+        f"> {NOTE}\n\n"
+        "Any idea?\n"
+    )
+    panic = only(text)
+    assert panic.message == "not yet implemented: bool_and"
+    assert panic.wrapper == "todo"
+    assert panic.core_message == "bool_and"
+    assert panic.location is not None
+    assert (panic.location.kind, panic.location.crate, panic.location.crate_path) == (
+        "workspace",
+        "burn-wgpu",
+        "src/ops/bool_ops.rs",
+    )
+    assert text[panic.start :].startswith("thread 'main' panicked at crates/")
+
+
+def test_nested_quote_ends_message_when_quote_ends() -> None:
+    text = (
+        "> > thread 'main' panicked at src/main.rs:1:1:\n"
+        "> > explicit panic\n"
+        "this line is my own reply, not the message\n"
+    )
+    panic = only(text)
+    assert panic.message == "explicit panic"
+
+
+def test_header_broken_by_terminal_path_on_next_line() -> None:
+    text = (
+        "thread 'main' panicked at\n"
+        f"{REG}/burn-core-0.16.1/src/module/param/base.rs:197:41:\n"
+        "Parameter was moved, call `.clone()` first\n"
+        f"{NOTE}\n"
+    )
+    panic = only(text)
+    assert panic.message == "Parameter was moved, call `.clone()` first"
+    assert panic.location is not None
+    assert (panic.location.crate, panic.location.crate_path, panic.location.line) == (
+        "burn-core",
+        "src/module/param/base.rs",
+        197,
+    )
+
+
+def test_header_wrapped_in_the_middle_of_the_path() -> None:
+    text = (
+        f"thread 'main' panicked at {REG}/burn-cubecl-0.16.0/src/ker\n"
+        "nel/conv/conv2d/base.rs:77:14:\n"
+        "Unsupported convolution layout\n"
+    )
+    panic = only(text)
+    assert panic.message == "Unsupported convolution layout"
+    assert panic.location is not None
+    assert panic.location.crate_path == "src/kernel/conv/conv2d/base.rs"
+    assert (panic.location.crate, panic.location.line, panic.location.column) == (
+        "burn-cubecl",
+        77,
+        14,
+    )
+
+
+def test_windows_header_path() -> None:
+    text = (
+        "thread 'main' panicked at C:\\Users\\me\\.cargo\\registry\\src\\"
+        "index.crates.io-6f17d22bba15001f\\burn-core-0.16.1\\src\\module\\param\\base.rs:197:41:\r\n"
+        "Parameter was moved\r\n"
+        "note: run with `RUST_BACKTRACE=1`\r\n"
+    )
+    panic = only(text)
+    assert panic.message == "Parameter was moved"
+    loc = panic.location
+    assert loc is not None
+    assert loc.path.startswith("C:/Users/me/.cargo/registry/src/")
+    assert (loc.kind, loc.crate, loc.crate_version, loc.crate_path) == (
+        "registry",
+        "burn-core",
+        "0.16.1",
+        "src/module/param/base.rs",
+    )
+    assert text[panic.end - len("Parameter was moved") : panic.end] == "Parameter was moved"
+
+
+def test_prose_panicked_at_is_not_a_header() -> None:
+    assert extract_panics("It panicked at runtime when I called forward twice.") == []
+    assert extract_panics("my code panicked at\nsome point yesterday") == []
+
+
+# --- wrappers ---------------------------------------------------------------------------------
+
+
+def _with_header(message: str) -> str:
+    return f"thread 'main' panicked at src/main.rs:7:5:\n{message}\n{NOTE}\n"
+
+
+@pytest.mark.parametrize(
+    ("message", "wrapper", "core"),
+    [
+        (
+            'called `Result::unwrap()` on an `Err` value: Os { code: 2, kind: NotFound, message: "No such file or directory" }',
+            "unwrap-err",
+            'Os { code: 2, kind: NotFound, message: "No such file or directory" }',
+        ),
+        ("called `Option::unwrap()` on a `None` value", "unwrap-none", ""),
+        ("assertion failed: index < self.len()", "assert", "index < self.len()"),
+        ("not implemented: Unsupported operation for quantized tensors", "unimplemented", "Unsupported operation for quantized tensors"),
+        ("not implemented", "unimplemented", ""),
+        ("not yet implemented: Int tensors are not supported", "todo", "Int tensors are not supported"),
+        ("not yet implemented", "todo", ""),
+        ("internal error: entered unreachable code: Invalid dtype F16", "unreachable", "Invalid dtype F16"),
+        ("internal error: entered unreachable code", "unreachable", ""),
+        # `.expect("MSG")` prints `MSG: ErrDebug`: left alone, the matcher handles the suffix.
+        ("Failed to load the model: Io(Os { code: 2 })", None, "Failed to load the model: Io(Os { code: 2 })"),
+        # Not wrappers, only similar words.
+        ("not implementedyet", None, "not implementedyet"),
+    ],
+)
+def test_std_wrappers(message: str, wrapper: str | None, core: str) -> None:
+    panic = only(_with_header(message))
+    assert panic.message == message
+    assert panic.wrapper == wrapper
+    assert panic.core_message == core
+    assert panic.has_header is True
+
+
+def test_assert_eq_with_message_and_left_right_lines() -> None:
+    text = (
+        "---- tests::reshape_should_keep_data stdout ----\n"
+        "thread 'tests::reshape_should_keep_data' panicked at "
+        "crates/burn-tensor/src/tests/ops/reshape.rs:20:9:\n"
+        "assertion `left == right` failed: Shapes should match\n"
+        "  left: [2, 3]\n"
+        " right: [3, 2]\n"
+        f"{NOTE}\n\n"
+        "failures:\n    tests::reshape_should_keep_data\n"
+    )
+    panic = only(text)
+    assert panic.wrapper == "assert-eq"
+    assert panic.core_message == "Shapes should match"
+    assert panic.message == (
+        "assertion `left == right` failed: Shapes should match left: [2, 3] right: [3, 2]"
+    )
+    assert panic.thread == "tests::reshape_should_keep_data"
+    assert panic.location is not None
+    assert (panic.location.crate, panic.location.crate_path) == (
+        "burn-tensor",
+        "src/tests/ops/reshape.rs",
+    )
+
+
+def test_assert_eq_without_message_and_assert_ne() -> None:
+    eq = only(_with_header("assertion `left == right` failed\n  left: 4\n right: 5"))
+    assert (eq.wrapper, eq.core_message) == ("assert-eq", "")
+    assert eq.message == "assertion `left == right` failed left: 4 right: 5"
+    ne = only(_with_header("assertion `left != right` failed: ids must differ\n  left: 1\n right: 1"))
+    assert (ne.wrapper, ne.core_message) == ("assert-ne", "ids must differ")
+
+
+def test_assert_eq_multiline_message() -> None:
+    panic = only(
+        _with_header(
+            "assertion `left == right` failed: Expected the same\n"
+            "  number of dims\n  left: 3\n right: 4"
+        )
+    )
+    assert panic.core_message == "Expected the same number of dims"
+
+
+def test_main_returning_error() -> None:
+    text = (
+        "$ cargo run --release\n"
+        "    Finished `release` profile [optimized] target(s) in 0.21s\n"
+        "     Running `target/release/infer`\n"
+        'Error: Record(Io(Os { code: 2, kind: NotFound, message: "No such file or directory" }))\n'
+    )
+    panic = only(text)
+    assert panic.wrapper == "main-error"
+    assert panic.has_header is False
+    assert panic.location is None
+    assert panic.message == (
+        'Error: Record(Io(Os { code: 2, kind: NotFound, message: "No such file or directory" }))'
+    )
+    assert panic.core_message == (
+        'Record(Io(Os { code: 2, kind: NotFound, message: "No such file or directory" }))'
+    )
+
+
+def test_main_error_only_at_line_start() -> None:
+    assert extract_panics("The log says Error: nothing works") == []
+    assert extract_panics("SomeError: not a main error") == []
+
+
+def test_anyhow_main_error_with_cause_and_backtrace() -> None:
+    text = (
+        "Error: failed to import ONNX model\n\n"
+        "Caused by:\n"
+        "    Unsupported op: NonMaxSuppression\n\n"
+        "Stack backtrace:\n"
+        "   0: anyhow::error::<impl anyhow::Error>::msg\n"
+        "             at /home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f/"
+        "anyhow-1.0.86/src/error.rs:83:36\n"
+        "   1: import::main\n"
+        "             at ./src/main.rs:12:5\n"
+    )
+    panic = only(text)
+    assert panic.wrapper == "main-error"
+    assert panic.message == (
+        "Error: failed to import ONNX model Caused by: Unsupported op: NonMaxSuppression"
+    )
+    assert panic.core_message == "failed to import ONNX model Caused by: Unsupported op: NonMaxSuppression"
+    assert [f.function for f in panic.frames] == [
+        "anyhow::error::<impl anyhow::Error>::msg",
+        "import::main",
+    ]
+    assert [f.crate for f in panic.frames] == ["anyhow", "import"]
+    assert panic.frames[1].location is not None
+    assert panic.frames[1].location.path == "./src/main.rs"
+
+
+# --- headerless wrappers -----------------------------------------------------------------------
+
+
+def test_unwrap_err_without_header() -> None:
+    text = (
+        "**Describe the bug**\n"
+        "When I run inference on the GPU I get\n"
+        "called `Result::unwrap()` on an `Err` value: DeviceLost\n"
+        "and the process exits.\n"
+    )
+    panic = only(text)
+    assert panic.has_header is False
+    assert panic.location is None
+    assert panic.thread is None
+    assert panic.wrapper == "unwrap-err"
+    assert panic.core_message == "DeviceLost"
+    assert panic.message == "called `Result::unwrap()` on an `Err` value: DeviceLost"
+    assert text[panic.start : panic.end] == panic.message
+
+
+def test_headerless_in_code_span_and_prose() -> None:
+    text = "Title: crash with `called `Result::unwrap()` on an `Err` value: OutOfMemory`"
+    panic = only(text)
+    assert panic.core_message == "OutOfMemory"
+    none = only("It fails with called `Option::unwrap()` on a `None` value in the dataloader")
+    assert none.message == "called `Option::unwrap()` on a `None` value"
+    assert none.wrapper == "unwrap-none"
+
+
+@pytest.mark.parametrize(
+    ("line", "wrapper", "core"),
+    [
+        ("assertion failed: shape.num_elements() == data.len()", "assert", "shape.num_elements() == data.len()"),
+        ("not implemented: Cannot call bool_not on wgpu", "unimplemented", "Cannot call bool_not on wgpu"),
+        ("not yet implemented: conv3d backward", "todo", "conv3d backward"),
+        ("internal error: entered unreachable code: bad kind", "unreachable", "bad kind"),
+        ("  ERROR burn_core::record: not yet implemented: conv3d backward", "todo", "conv3d backward"),
+    ],
+)
+def test_line_start_wrappers_without_header(line: str, wrapper: str, core: str) -> None:
+    panic = only(f"I see this:\n{line}\n")
+    assert (panic.wrapper, panic.core_message, panic.has_header, panic.location) == (
+        wrapper,
+        core,
+        False,
+        None,
+    )
+
+
+def test_headerless_assert_eq_takes_left_right_lines() -> None:
+    text = "assertion `left == right` failed: batch size\n  left: 32\n right: 16\nthen it stops"
+    panic = only(text)
+    assert panic.message == "assertion `left == right` failed: batch size left: 32 right: 16"
+    assert (panic.wrapper, panic.core_message) == ("assert-eq", "batch size")
+
+
+def test_prose_words_are_not_headerless_wrappers() -> None:
+    assert extract_panics("not implemented yet for the ndarray backend, sadly") == []
+    assert extract_panics("This assertion is wrong") == []
+
+
+def test_title_repeating_the_message_is_dropped() -> None:
+    text = (
+        "called `Result::unwrap()` on an `Err` value: DeviceLost\n\n"
+        "```\n"
+        "thread 'main' panicked at src/main.rs:20:31:\n"
+        "called `Result::unwrap()` on an `Err` value: DeviceLost\n"
+        "```\n"
+    )
+    panic = only(text)
+    assert panic.has_header is True
+    assert panic.location is not None
+    assert panic.location.line == 20
+
+
+# --- backtraces -------------------------------------------------------------------------------
+
+
+def test_modern_backtrace_frames_attach_to_panic() -> None:
+    text = (
+        f"thread 'main' panicked at {REG}/burn-autodiff-0.18.0/src/ops/module.rs:1933:9:\n"
+        "Can't differentiate interpolate backward.\n"
+        "stack backtrace:\n"
+        "   0: rust_begin_unwind\n"
+        f"             at {RUSTC}/library/std/src/panicking.rs:665:5\n"
+        "   1: core::panicking::panic_fmt\n"
+        f"             at {RUSTC}/library/core/src/panicking.rs:76:14\n"
+        "  12: burn_autodiff::ops::module::<impl burn_tensor::ops::modules::base::ModuleOps"
+        "<burn_autodiff::backend::Autodiff<B,C>> for burn_autodiff::backend::Autodiff<B,C>>"
+        "::interpolate_backward\n"
+        f"             at {REG}/burn-autodiff-0.18.0/src/ops/module.rs:1933:9\n"
+        "  13: <burn_autodiff::Autodiff<B> as burn_tensor::ops::FloatTensorOps>::float_reshape\n"
+        "  14: unet::train\n"
+        "             at ./src/train.rs:3:4\n"
+        "note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.\n"
+    )
+    panic = only(text)
+    assert panic.message == "Can't differentiate interpolate backward."
+    assert [f.index for f in panic.frames] == [0, 1, 12, 13, 14]
+    assert [f.crate for f in panic.frames] == [
+        None,
+        "core",
+        "burn-autodiff",
+        "burn-autodiff",
+        "unet",
+    ]
+    first = panic.frames[0]
+    assert first.function == "rust_begin_unwind"
+    assert first.location is not None
+    assert (first.location.kind, first.location.crate, first.location.line) == ("std", "std", 665)
+    autodiff = panic.frames[2]
+    assert autodiff.location is not None
+    assert (autodiff.location.crate, autodiff.location.crate_path, autodiff.location.line) == (
+        "burn-autodiff",
+        "src/ops/module.rs",
+        1933,
+    )
+    assert panic.frames[3].location is None
+    last = panic.frames[4]
+    assert last == Frame(
+        14,
+        "unet::train",
+        "unet",
+        last.location,
+    )
+    assert last.location is not None
+    assert (last.location.path, last.location.line, last.location.column) == (
+        "./src/train.rs",
+        3,
+        4,
+    )
+    assert panic.stack_crates == ("burn-autodiff", "core", "unet")
+    assert text[: panic.end].endswith("at ./src/train.rs:3:4")
+
+
+def test_full_backtrace_with_addresses_and_hashes() -> None:
+    text = (
+        "thread 'main' panicked at src/main.rs:3:5:\n"
+        "boom\n"
+        "stack backtrace:\n"
+        "   0:     0x55d5c0a1b2c3 - std::backtrace_rs::backtrace::libunwind::trace::h1a2b3c4d5e6f7a8b\n"
+        f"                               at {RUSTC}/library/std/src/../../backtrace/src/backtrace/"
+        "libunwind.rs:116:5\n"
+        "   3: 0x55d5c0a1c000 - burn_ndarray::ops::tensor::reshape::h0011223344556677\n"
+        "   4:     0x7ff6 - <unknown>\n"
+    )
+    panic = only(text)
+    assert [(f.index, f.function, f.crate) for f in panic.frames] == [
+        (0, "std::backtrace_rs::backtrace::libunwind::trace", "std"),
+        (3, "burn_ndarray::ops::tensor::reshape", "burn-ndarray"),
+        (4, "<unknown>", None),
+    ]
+    assert panic.frames[0].location is not None
+    assert panic.frames[0].location.kind == "std"
+
+
+def test_backtrace_in_a_later_block_attaches_to_previous_panic() -> None:
+    text = (
+        "```\nthread 'main' panicked at src/main.rs:9:9:\nout of memory\n" + NOTE + "\n```\n\n"
+        "<details><summary>Full backtrace</summary>\n\n"
+        "```\nstack backtrace:\n   0: rust_begin_unwind\n   1: my_app::main\n"
+        "             at .\\src\\main.rs:9:9\n```\n</details>\n"
+    )
+    panic = only(text)
+    assert [f.function for f in panic.frames] == ["rust_begin_unwind", "my_app::main"]
+    assert panic.frames[1].location is not None
+    assert panic.frames[1].location.path == "./src/main.rs"
+
+
+def test_frames_right_after_message_without_backtrace_line() -> None:
+    text = (
+        "thread 'main' panicked at src/main.rs:2:2:\nboom\n"
+        "   0: rust_begin_unwind\n   1: core::panicking::panic_fmt\n"
+    )
+    panic = only(text)
+    assert panic.message == "boom"
+    assert [f.index for f in panic.frames] == [0, 1]
+
+
+def test_frames_of_two_panics_are_kept_apart() -> None:
+    text = (
+        "thread 'main' panicked at src/a.rs:1:1:\nfirst\nstack backtrace:\n"
+        "   0: a::f\n"
+        "thread '<unnamed>' panicked at src/b.rs:2:2:\nsecond\nstack backtrace:\n"
+        "   0: b::g\n   1: b::h\n"
+    )
+    first, second = extract_panics(text)
+    assert (first.message, [f.function for f in first.frames]) == ("first", ["a::f"])
+    assert (second.message, [f.function for f in second.frames]) == ("second", ["b::g", "b::h"])
+    assert second.thread == "<unnamed>"
+
+
+# --- multi-line messages, several panics ---------------------------------------------------------
+
+
+BURN_SHAPE_ISSUE = (
+    "### Describe the bug\n"
+    "Reshape fails after upgrading to 0.15.\n\n"
+    "```console\n"
+    "     Running `target/debug/mnist`\n"
+    "=== PANIC ===\n"
+    "A fatal error happened, you can check the experiment logs here => '/tmp/guide/experiment.log'\n"
+    "=============\n"
+    f"thread 'main' panicked at {REG}/burn-tensor-0.15.0/src/tensor/api/base.rs:722:9:\n"
+    "=== Tensor Operation Error ===\n"
+    "  Operation: 'Reshape'\n"
+    "  Reason:\n"
+    "    1. The given shape doesn't have the same number of elements as the current tensor.\n"
+    "       Current shape: [2, 3],   target shape: [4, 2].\n"
+    "\n"
+    f"{NOTE}\n"
+    "```\n\n"
+    "### Expected behavior\nIt should work.\n"
+)
+
+
+def test_burn_tensor_check_message_is_one_multiline_message() -> None:
+    panic = only(BURN_SHAPE_ISSUE)
+    expected = (
+        "=== Tensor Operation Error === Operation: 'Reshape' Reason: 1. The given shape doesn't "
+        "have the same number of elements as the current tensor. Current shape: [2, 3], target "
+        "shape: [4, 2]."
+    )
+    assert panic.message == expected
+    assert panic.core_message == expected
+    assert panic.wrapper is None
+    assert panic.location is not None
+    assert (panic.location.crate, panic.location.crate_version, panic.location.line) == (
+        "burn-tensor",
+        "0.15.0",
+        722,
+    )
+
+
+def test_wgpu_validation_error_keeps_caused_by_block() -> None:
+    text = (
+        f"thread 'main' panicked at {REG}/wgpu-0.19.4/src/backend/wgpu_core.rs:3006:5:\n"
+        "wgpu error: Validation Error\n"
+        "\n"
+        "Caused by:\n"
+        "    In Device::create_bind_group\n"
+        "      note: label = `matmul`\n"
+        "    Buffer binding 0 range 268435456 exceeds `max_*_buffer_binding_size` limit 134217728\n"
+        "\n"
+        f"{NOTE}\n"
+    )
+    panic = only(text)
+    assert panic.message == (
+        "wgpu error: Validation Error Caused by: In Device::create_bind_group note: label = "
+        "`matmul` Buffer binding 0 range 268435456 exceeds `max_*_buffer_binding_size` limit "
+        "134217728"
+    )
+    assert panic.location is not None
+    assert (panic.location.crate, panic.location.crate_version) == ("wgpu", "0.19.4")
+
+
+def test_message_ends_at_blank_line_followed_by_prose_and_at_fence() -> None:
+    prose = only("thread 'main' panicked at src/main.rs:1:1:\nboom\n\nI think this is a bug.\n")
+    assert prose.message == "boom"
+    fence = only("```\nthread 'main' panicked at src/main.rs:1:1:\nboom\n```\nMy code:\n")
+    assert fence.message == "boom"
+    end = only("thread 'main' panicked at src/main.rs:1:1:\nlast line of the paste")
+    assert end.message == "last line of the paste"
+
+
+def test_empty_message() -> None:
+    panic = only(f"thread 'main' panicked at src/main.rs:1:1:\n{NOTE}\n")
+    assert (panic.message, panic.core_message, panic.wrapper) == ("", "", None)
+
+
+def test_several_panics_in_order_and_repeats_once() -> None:
+    worker = (
+        "thread 'burn-worker' panicked at crates/burn-fusion/src/stream/base.rs:55:13:\n"
+        "Stream not found\n"
+    )
+    text = (
+        "thread 'main' panicked at src/main.rs:10:5:\nfirst failure\n"
+        + worker
+        + worker
+        + "thread 'main' panicked at 'old style', src/old.rs:1:2\n"
+        + worker.replace("'burn-worker'", "'burn-worker-2'")
+        + "\nand in another run:\ncalled `Option::unwrap()` on a `None` value\n"
+    )
+    panics = extract_panics(text)
+    assert [p.message for p in panics] == [
+        "first failure",
+        "Stream not found",
+        "old style",
+        "called `Option::unwrap()` on a `None` value",
+    ]
+    assert [p.has_header for p in panics] == [True, True, True, False]
+    assert [p.start for p in panics] == sorted(p.start for p in panics)
+
+
+def test_max_panics_cap() -> None:
+    text = "".join(
+        f"thread 'main' panicked at src/main.rs:{n}:1:\nfailure number {n}\n" for n in range(1, 40)
+    )
+    panics = extract_panics(text, max_panics=5)
+    assert [p.message for p in panics] == [f"failure number {n}" for n in range(1, 6)]
+    assert len(extract_panics(text)) == 20
+    assert extract_panics(text, max_panics=0) == []
+
+
+# --- noise ------------------------------------------------------------------------------------
+
+
+def test_ansi_colours_crlf_and_control_characters() -> None:
+    text = (
+        "\x1b]8;;https://example.com\x07link\x1b]8;;\x07\r\n"
+        "\x1b[1m\x1b[32m   Compiling\x1b[0m burn-wgpu v0.16.0\r\n"
+        "\x1b[0m\x1b[1m\x1b[31mthread 'main' panicked at \x1b[0msrc/main.rs:4:5:\x1b[0m\r\n"
+        "\x1b[31mtensor\x00 on the wrong\x07 device\x1b[0m\r\n"
+        "\r\n"
+    )
+    panic = only(text)
+    assert panic.message == "tensor on the wrong device"
+    assert panic.location is not None
+    assert (panic.location.path, panic.location.line) == ("src/main.rs", 4)
+    # Cleaning changed the header line, so the start widens to its beginning.
+    assert text[panic.start :].startswith("\x1b[0m\x1b[1m\x1b[31mthread")
+    assert text[: panic.end].endswith("device\x1b[0m")
+    assert clean_text(text).splitlines()[0] == "link"
+
+
+def test_orphan_escape_codes_from_lost_esc() -> None:
+    text = "[1m[31mthread 'main' panicked at src/main.rs:4:5:[0m\n[31mboom[0m\n"
+    panic = only(text)
+    assert panic.message == "boom"
+    assert panic.thread == "main"
+
+
+def test_discord_ansi_block_and_details_tags() -> None:
+    text = (
+        "<details>\n<summary>Panic</summary>\n\n"
+        "```ansi\n"
+        "\x1b[2;31mthread 'main' panicked at crates/burn-cuda/src/lib.rs:1:1:\x1b[0m\n"
+        "CUDA_ERROR_OUT_OF_MEMORY\n"
+        "```\n</details>\n"
+    )
+    panic = only(text)
+    assert panic.message == "CUDA_ERROR_OUT_OF_MEMORY"
+    assert panic.location is not None
+    assert panic.location.crate == "burn-cuda"
+
+
+def test_lines_padded_with_hundreds_of_spaces() -> None:
+    pad = " " * 700
+    text = (
+        f"{pad}thread 'main' panicked at src/main.rs:4:5:{pad}\n"
+        f"{pad}the   message\t\twith  gaps{pad}\n"
+        f"{NOTE}{pad}\n"
+    )
+    panic = only(text)
+    assert panic.message == "the message with gaps"
+    assert panic.start == len(pad)
+
+
+def test_odd_unicode_and_lone_surrogates_do_not_raise() -> None:
+    text = (
+        "\ud800thread 'main' panicked at src/m\u00e4in.rs:4:5:\n"
+        "\ufeffΔ tensor 形状 \udfff mismatch \u2028 here\n"
+    )
+    panic = only(text)
+    assert panic.message == "Δ tensor 形状 mismatch here"
+    assert panic.location is not None
+    assert panic.location.path == "src/mäin.rs"
+    assert candidate_lines("\udcff\udcfe\x00") == []
+
+
+def test_offsets_with_crlf_are_in_the_original_text() -> None:
+    text = "intro\r\n\r\nthread 'main' panicked at src/main.rs:4:5:\r\nboom\r\nnote: x\r\n"
+    panic = only(text)
+    assert text[panic.start : panic.end] == "thread 'main' panicked at src/main.rs:4:5:\r\nboom"
+
+
+def test_clean_text() -> None:
+    raw = (
+        "a\x1b[31mb\x1b[0m\r\nc\rd\x00e\x1b]0;title\x07f   \n"
+        "<details><summary>Log</summary>\n"
+        "> quoted\u00a0line\n"
+    )
+    assert clean_text(raw) == "ab\nc\nd" + "ef\nLog\n> quoted line\n"
+
+
+# --- robustness -------------------------------------------------------------------------------
+
+
+def test_five_megabytes_of_garbage() -> None:
+    rng = random.Random(7)
+    chunks = [
+        "".join(chr(rng.randrange(0, 0x3000)) for _ in range(2000)) for _ in range(50)
+    ] + [
+        "panicked at " * 300,
+        "'" * 4000 + "panicked at '" + "', " * 2000,
+        ":1:1" * 3000,
+        " " * 20000 + "x",
+        "\x1b[" * 5000,
+        "0: " * 3000,
+        ">" * 9000,
+    ]
+    pieces = []
+    size = 0
+    while size < 5_000_000:
+        piece = chunks[rng.randrange(len(chunks))]
+        pieces.append(piece)
+        size += len(piece)
+    garbage = "".join(pieces)
+    panics = extract_panics(garbage)
+    assert isinstance(panics, list)
+    assert len(panics) <= 20
+    for panic in panics:
+        assert 0 <= panic.start <= panic.end <= len(garbage)
+    one_huge_line = "x" * 5_000_000 + "\nthread 'main' panicked at src/a.rs:1:1:\nstill found\n"
+    assert [p.message for p in extract_panics(one_huge_line)] == ["still found"]
+    lines = candidate_lines(garbage, max_lines=50)
+    assert len(lines) <= 50
+    assert all(len(line) <= 500 for line in lines)
+
+
+def test_empty_and_trivial_inputs() -> None:
+    assert extract_panics("") == []
+    assert extract_panics("\n\n\n") == []
+    assert extract_panics("hello world") == []
+    assert candidate_lines("") == []
+
+
+# --- candidate lines --------------------------------------------------------------------------
+
+
+def test_candidate_lines_strip_markdown_logs_and_quotes() -> None:
+    text = (
+        "# Panic: Can't differentiate interpolate backward.\n"
+        "> - `Tensors are not on the same device`\n"
+        "1. \"Parameter was moved, call clone first\"\n"
+        "2024-05-01T10:00:03.001Z  INFO burn_train::learner: Executing epoch 1\n"
+        "[2024-05-01T10:00:03Z ERROR my_app] Unable to allocate buffer\n"
+        "It fails with `Stream not found` and then `short` exits.\n"
+        "let x = tensor.reshape([4, 2]);\n"
+        "fn main() {\n"
+        "}\n"
+        "https://github.com/tracel-ai/burn/issues/1234\n"
+        "ok\n"
+        "```rust\n"
+        "Tensors are not on the same device\n" + " " * 400 + "\n"
+    )
+    assert candidate_lines(text) == [
+        "Panic: Can't differentiate interpolate backward.",
+        "Tensors are not on the same device",
+        "Parameter was moved, call clone first",
+        "Executing epoch 1",
+        "Unable to allocate buffer",
+        "It fails with `Stream not found` and then `short` exits.",
+        "Stream not found",
+    ]
+
+
+def test_candidate_lines_trim_and_cap() -> None:
+    long_line = "word " * 300
+    lines = candidate_lines(long_line)
+    assert len(lines) == 1
+    assert len(lines[0]) <= 500
+    assert lines[0].startswith("word word")
+    many = "\n".join(f"distinct message number {n}" for n in range(100))
+    assert candidate_lines(many, max_lines=10) == [f"distinct message number {n}" for n in range(10)]
+
+
+def test_candidate_lines_include_quoted_wrapper_lines() -> None:
+    text = "> called `Option::unwrap()` on a `None` value\n"
+    assert candidate_lines(text) == [
+        "called `Option::unwrap()` on a `None` value",
+        "Option::unwrap()",
+    ]

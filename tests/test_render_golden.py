@@ -1,0 +1,357 @@
+"""Golden tests: the replies, word for word, for the seed records and the special cases.
+
+The expected outputs live in tests/golden/. To regenerate them after a deliberate change, run
+    UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_render_golden.py
+and read the diff before keeping it. Without UPDATE_GOLDEN the tests only compare.
+
+Analyses are built by hand (they are plain dataclasses); records come from the bundled catalog.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from bot.catalog.loader import load_bundled_catalog
+from bot.core.analysis import Analysis, Candidate, PanicMatch
+from bot.core.panic import Frame, Location, Panic
+from bot.render import texts
+from bot.render.answer import Answer, build_answer
+from bot.render.discord import render_message, render_plain
+from bot.render.github import (
+    MARKER_PREFIX,
+    parse_marker,
+    render_comment,
+    render_no_longer,
+)
+from bot.render.terminal import render_text, render_verdict_line
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+
+SEED_000 = "5c5da46720dbbf10"  # deform conv 2d backward; lint flags it possible-mismatch
+SEED_001 = "d59d5538758c7e08"  # deform_conv2d_backward: unsupported dtype {:?}
+SEED_002 = "8d1d2fa6df3880bd"  # avg pool 2d backward
+SEED_003 = "cf30438606d06d30"  # interpolate backward (the JSON seed)
+REGISTRY = "/home/dev/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f"
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_bundled_catalog()
+
+
+# --- building inputs by hand ---------------------------------------------------------------------
+
+
+def registry_location(crate: str, version: str, crate_path: str, line: int) -> Location:
+    path = f"{REGISTRY}/{crate}-{version}/{crate_path}"
+    return Location(
+        raw=f"{path}:{line}:9",
+        path=path,
+        line=line,
+        column=9,
+        kind="registry",
+        crate=crate,
+        crate_version=version,
+        crate_path=crate_path,
+    )
+
+
+def workspace_location(path: str, line: int) -> Location:
+    parts = path.split("/")
+    return Location(
+        raw=f"{path}:{line}:13",
+        path=path,
+        line=line,
+        column=13,
+        kind="workspace",
+        crate=parts[1],
+        crate_version=None,
+        crate_path="/".join(parts[2:]),
+    )
+
+
+def make_panic(
+    message: str,
+    location: Location | None = None,
+    *,
+    core: str | None = None,
+    frames: tuple[Frame, ...] = (),
+) -> Panic:
+    return Panic(
+        message=message,
+        core_message=core if core is not None else message,
+        wrapper=None,
+        thread="main",
+        location=location,
+        has_header=location is not None,
+        frames=frames,
+        start=0,
+        end=len(message),
+    )
+
+
+def matched(panic: Panic, record_id: str, evidence, *, distance=0, score=1.0) -> PanicMatch:
+    candidate = Candidate(
+        record_id=record_id,
+        confidence=0.95,
+        evidence=tuple(evidence),
+        message_score=score,
+        line_distance=distance,
+    )
+    return PanicMatch(panic=panic, candidates=(candidate,), matched=True)
+
+
+def unmatched(panic: Panic) -> PanicMatch:
+    return PanicMatch(panic=panic, candidates=(), matched=False)
+
+
+def analysis(*items: PanicMatch, fingerprint: str = "0123456789abcdef") -> Analysis:
+    if any(item.matched for item in items):
+        verdict = "match"
+    elif items:
+        verdict = "uncatalogued-panic"
+    else:
+        verdict = "no-panic"
+    return Analysis(verdict=verdict, panics=tuple(items), fingerprint=fingerprint)
+
+
+# --- the cases ---------------------------------------------------------------------------------
+
+
+def case_seed_000(catalog) -> Answer:
+    # The message quoted without a `panicked at` header: no location to compare.
+    panic = make_panic("Can't differentiate deform conv 2d backward.")
+    return build_answer(analysis(matched(panic, SEED_000, ["pattern"], distance=None)), catalog)
+
+
+def case_seed_001(catalog) -> Answer:
+    # Workspace path, the same line as the record.
+    location = workspace_location("crates/burn-flex/src/ops/module.rs", 243)
+    panic = make_panic("deform_conv2d_backward: unsupported dtype I8", location)
+    evidence = ["pattern", "location", "line", "crate", "header"]
+    return build_answer(analysis(matched(panic, SEED_001, evidence)), catalog)
+
+
+def case_seed_002(catalog) -> Answer:
+    # A registry path with a version: the version note says both.
+    location = registry_location("burn-autodiff", "0.18.0", "src/ops/module.rs", 1498)
+    panic = make_panic("Can't differentiate avg pool 2d backward.", location)
+    evidence = ["pattern", "location", "line", "crate", "header"]
+    return build_answer(analysis(matched(panic, SEED_002, evidence)), catalog)
+
+
+def case_seed_003(catalog) -> Answer:
+    # The same file, a few lines off (the line moved since the analysed commit).
+    location = workspace_location("crates/burn-autodiff/src/ops/module.rs", 1929)
+    panic = make_panic("Can't differentiate interpolate backward.", location)
+    evidence = ["pattern", "location", "crate", "header"]
+    return build_answer(analysis(matched(panic, SEED_003, evidence, distance=4)), catalog)
+
+
+def case_multi(catalog) -> Answer:
+    # Root cause first; a repeat of it, an uncatalogued panic, and a third record past the cap.
+    root = make_panic(
+        "Can't differentiate avg pool 2d backward.",
+        registry_location("burn-autodiff", "0.18.0", "src/ops/module.rs", 1498),
+    )
+    second = make_panic(
+        "Can't differentiate interpolate backward.",
+        workspace_location("crates/burn-autodiff/src/ops/module.rs", 1933),
+    )
+    other = make_panic(
+        "called `Result::unwrap()` on an `Err` value: Os { code: 2 }",
+        workspace_location("crates/my-app/src/main.rs", 12),
+    )
+    third = make_panic("deform_conv2d_backward: unsupported dtype I8")
+    full = ["pattern", "location", "line", "header"]
+    items = (
+        matched(root, SEED_002, full),
+        matched(second, SEED_003, full),
+        matched(root, SEED_002, full),
+        unmatched(other),
+        matched(third, SEED_001, ["pattern"], distance=None),
+    )
+    return build_answer(analysis(*items, fingerprint="fedcba9876543210"), catalog, max_sections=2)
+
+
+def case_bare_site(catalog) -> Answer:
+    (record,) = catalog.by_message("Node {:?} is needed but never checkpointed")
+    location = registry_location(
+        "burn-autodiff", "0.22.0-pre.2", "src/checkpoint/builder.rs", record.line_number
+    )
+    panic = make_panic("Node NodeId { value: 7 } is needed but never checkpointed", location)
+    evidence = ["pattern", "location", "line", "crate", "header"]
+    return build_answer(analysis(matched(panic, record.id, evidence)), catalog)
+
+
+def case_uncatalogued(catalog) -> Answer:
+    panic = make_panic(
+        "index out of bounds: the len is 3 but the index is 7",
+        workspace_location("crates/my-app/src/main.rs", 40),
+    )
+    return build_answer(analysis(unmatched(panic)), catalog)
+
+
+CASES = {
+    "seed_000": case_seed_000,
+    "seed_001": case_seed_001,
+    "seed_002": case_seed_002,
+    "seed_003": case_seed_003,
+    "multi_panic": case_multi,
+    "bare_site": case_bare_site,
+    "uncatalogued": case_uncatalogued,
+}
+
+RENDERINGS = {
+    "github.md": render_comment,
+    "discord.json": lambda a: json.dumps(render_message(a), indent=2, ensure_ascii=False) + "\n",
+    "discord_plain.txt": render_plain,
+    "terminal.txt": lambda a: render_text(a, color=False),
+}
+
+
+def check_golden(name: str, actual: str) -> None:
+    path = GOLDEN / name
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual, encoding="utf-8")
+        return
+    assert path.exists(), f"missing golden file {path}; run with UPDATE_GOLDEN=1 to create it"
+    expected = path.read_text(encoding="utf-8")
+    assert actual == expected, f"{name} differs from its golden file"
+
+
+@pytest.mark.parametrize("rendering", sorted(RENDERINGS))
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_golden(case, rendering, catalog):
+    answer = CASES[case](catalog)
+    check_golden(f"{case}.{rendering}", RENDERINGS[rendering](answer))
+
+
+def test_golden_terminal_colour(catalog):
+    check_golden("seed_000.terminal_color.txt", render_text(case_seed_000(catalog), color=True))
+
+
+def test_golden_no_longer(catalog):
+    check_golden("no_longer.github.md", render_no_longer(case_seed_002(catalog)))
+    check_golden("no_longer_none.github.md", render_no_longer(None))
+
+
+# --- facts the golden files rest on, checked directly -------------------------------------------
+
+
+def test_seed_records_come_from_the_bundled_catalog(catalog):
+    for record_id in (SEED_000, SEED_001, SEED_002, SEED_003):
+        assert catalog.get(record_id) is not None
+    assert "possible-mismatch" in catalog.flags(SEED_000)
+    assert "possible-mismatch" not in catalog.flags(SEED_002)
+
+
+def test_confidence_words_follow_the_evidence(catalog):
+    assert "".join(s.text for s in case_seed_002(catalog).sections[0].confidence) == (
+        "Matched the message and the location burn-autodiff-0.18.0/src/ops/module.rs:1498."
+    )
+    assert "".join(s.text for s in case_seed_000(catalog).sections[0].confidence) == (
+        texts.MATCH_MESSAGE_NO_LOCATION
+    )
+    words003 = "".join(s.text for s in case_seed_003(catalog).sections[0].confidence)
+    assert words003.endswith("the catalogued line is 1933.")
+
+
+def test_source_link_is_pinned_to_the_exact_line(catalog):
+    source = case_seed_003(catalog).sections[0].source
+    assert source.label == "module.rs:1933 @ d16f7ba"
+    # The record's githubUrl covers the snippet (#L1915-L1951); the answer points at the line.
+    assert source.url == (
+        "https://github.com/tracel-ai/burn/blob/d16f7ba2ed0d41408189384044cc886fb4c8f957/"
+        "crates/burn-autodiff/src/ops/module.rs#L1933"
+    )
+
+
+def test_version_note_says_both_versions(catalog):
+    body = render_comment(case_seed_002(catalog))
+    assert "`burn-autodiff-0.18.0`" in body and "`d16f7ba`" in body
+    assert case_seed_001(catalog).sections[0].version_note is None  # no version pasted
+
+
+def test_flagged_record_is_cautioned_and_its_write_up_folded(catalog):
+    body = render_comment(case_seed_000(catalog))
+    caution = body.index("Caution:")
+    folded = body.index(f"<summary>{texts.UNVERIFIED_WRITE_UP}</summary>")
+    assert caution < folded < body.index(f"#### {texts.WHAT_IT_MEANS}")
+    embed = render_message(case_seed_000(catalog))["embeds"][0]
+    assert embed["description"].startswith("Caution:")
+    assert texts.UNVERIFIED_WRITE_UP in embed["description"]
+
+
+def test_bare_site_says_only_what_the_catalog_knows(catalog):
+    answer = case_bare_site(catalog)
+    section = answer.sections[0]
+    assert section.bare
+    assert not section.documentation and not section.solutions and not section.example_fix
+    body = render_comment(answer)
+    for heading in (texts.WHAT_IT_MEANS, texts.SOLUTIONS, texts.EXAMPLE_FIX):
+        assert heading not in body
+    assert texts.BARE_SITE in body
+    assert section.record.github_url in body
+
+
+def test_multi_panic_root_first_capped_and_counted(catalog):
+    answer = case_multi(catalog)
+    assert answer.record_ids == (SEED_002, SEED_003)
+    body = render_comment(answer)
+    assert body.index("avg pool 2d") < body.index("interpolate backward")
+    assert texts.OMITTED_ONE in body and texts.UNMATCHED_ONE in body
+    assert parse_marker(body) == {
+        "kind": "answer",
+        "ids": [SEED_002, SEED_003],
+        "fp": "fedcba9876543210",
+    }
+    assert len(render_message(answer)["embeds"]) == 2
+
+
+def test_marker_first_line_and_round_trip(catalog):
+    body = render_comment(case_seed_002(catalog))
+    first = body.split("\n", 1)[0]
+    assert first.startswith(MARKER_PREFIX)
+    assert first == f"<!-- triage-bot:answer ids={SEED_002} fp=0123456789abcdef -->"
+    assert parse_marker(body) == {"kind": "answer", "ids": [SEED_002], "fp": "0123456789abcdef"}
+    gone = render_no_longer(case_seed_002(catalog))
+    assert parse_marker(gone)["kind"] == "no-longer"
+    assert texts.NO_LONGER in gone
+    assert parse_marker("no marker here") is None
+
+
+def test_verdict_lines(catalog):
+    assert render_verdict_line(analysis()) == texts.NO_PANIC
+    line = render_verdict_line(case_uncatalogued_analysis())
+    assert line == (
+        "No catalogued panic found; 1 panic extracted: "
+        "`index out of bounds: the len is 3 but the index is 7` at `crates/my-app/src/main.rs:40`"
+    )
+    assert render_verdict_line(
+        analysis(matched(make_panic("x"), SEED_002, ["pattern"], distance=None))
+    ) == (f"Matched 1 catalogued panic: record `{SEED_002}`.")
+
+
+def case_uncatalogued_analysis() -> Analysis:
+    panic = make_panic(
+        "index out of bounds: the len is 3 but the index is 7",
+        workspace_location("crates/my-app/src/main.rs", 40),
+    )
+    return analysis(unmatched(panic))
+
+
+def test_terminal_colour_only_when_asked(catalog):
+    answer = case_seed_002(catalog)
+    assert "\x1b[" not in render_text(answer, color=False)
+    coloured = render_text(answer, color=True)
+    assert "\x1b[1m" in coloured
+    assert coloured.replace("\x1b[1m", "").replace("\x1b[2m", "").replace("\x1b[36m", "").replace(
+        "\x1b[33m", ""
+    ).replace("\x1b[0m", "") == render_text(answer, color=False)
