@@ -63,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         triage = Triage.from_paths(args.catalog)
     except CatalogError as exc:
-        print(f"triage-bot: the catalog is invalid ({len(exc.problems)} problems):", file=sys.stderr)
+        print(
+            f"triage-bot: the catalog is invalid ({len(exc.problems)} problems):", file=sys.stderr
+        )
         for problem in exc.problems:
             print(f"  {problem}", file=sys.stderr)
         return 2

@@ -203,7 +203,10 @@ async def handle_webhook(request: web.Request) -> web.Response:
     state.metrics.inc("triage_deliveries_total", event=event, outcome=decision.reason)
     if decision.job is None:
         log.info(
-            "delivery %s event=%s action=%s: %s", delivery_id, event, decision.action,
+            "delivery %s event=%s action=%s: %s",
+            delivery_id,
+            event,
+            decision.action,
             decision.reason,
         )
         status = "pong" if decision.reason == "ping" else decision.reason
@@ -211,7 +214,11 @@ async def handle_webhook(request: web.Request) -> web.Response:
     state.worker.wake()
     log.info(
         "delivery %s event=%s action=%s repo=%s issue=%s: queued",
-        delivery_id, event, decision.action, decision.job["repo"], decision.job["number"],
+        delivery_id,
+        event,
+        decision.action,
+        decision.job["repo"],
+        decision.job["number"],
     )
     return web.json_response({"status": "queued"}, status=202)
 
@@ -239,8 +246,12 @@ async def handle_health(request: web.Request) -> web.Response:
 async def handle_metrics(request: web.Request) -> web.Response:
     state = request.app[STATE]
     text = state.metrics.render()
-    return web.Response(text=text, content_type="text/plain", charset="utf-8",
-                        headers={"X-Content-Type-Options": "nosniff"})
+    return web.Response(
+        text=text,
+        content_type="text/plain",
+        charset="utf-8",
+        headers={"X-Content-Type-Options": "nosniff"},
+    )
 
 
 def run(settings: Settings, host: str, port: int) -> None:

@@ -77,7 +77,7 @@ class Settings:
 
     @property
     def github_auth(self) -> str | None:
-        """"app", "token", or None when GitHub is not configured."""
+        """ "app", "token", or None when GitHub is not configured."""
         if self.github_app_id is not None:
             return "app"
         if self.github_token:

@@ -188,7 +188,8 @@ class Store:
 
     def _migrate(self) -> None:
         self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at REAL)"
+            "CREATE TABLE IF NOT EXISTS schema_version"
+            " (version INTEGER PRIMARY KEY, applied_at REAL)"
         )
         current = self.schema_version()
         for version, script in MIGRATIONS:
@@ -241,8 +242,8 @@ class Store:
         now = self.clock()
         with self._tx() as conn:
             cur = conn.execute(
-                "INSERT OR IGNORE INTO deliveries (delivery_id, event, action, received_at, outcome)"
-                " VALUES (?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO deliveries"
+                " (delivery_id, event, action, received_at, outcome) VALUES (?, ?, ?, ?, ?)",
                 (delivery_id, event, action, now, "queued" if job else "ignored"),
             )
             if cur.rowcount == 0:
@@ -280,9 +281,7 @@ class Store:
         return int(cur.lastrowid or 0)
 
     def delivery_seen(self, delivery_id: str) -> bool:
-        return bool(
-            self._query("SELECT 1 FROM deliveries WHERE delivery_id = ?", (delivery_id,))
-        )
+        return bool(self._query("SELECT 1 FROM deliveries WHERE delivery_id = ?", (delivery_id,)))
 
     def claim_job(self, exclude_keys: Sequence[str] = ()) -> Job | None:
         """Take the next due job whose issue has no earlier unfinished job, and mark it running."""
@@ -448,7 +447,14 @@ class Store:
             conn.execute(
                 "INSERT INTO answers (platform, subject, verdict, record_ids, fingerprint, at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                (platform, subject, verdict, json.dumps(list(record_ids)), fingerprint, self.clock()),
+                (
+                    platform,
+                    subject,
+                    verdict,
+                    json.dumps(list(record_ids)),
+                    fingerprint,
+                    self.clock(),
+                ),
             )
 
     def list_answers(self, platform: str | None = None) -> list[dict[str, Any]]:
@@ -456,9 +462,7 @@ class Store:
             rows = self._query("SELECT * FROM answers ORDER BY id")
         else:
             rows = self._query("SELECT * FROM answers WHERE platform = ? ORDER BY id", (platform,))
-        return [
-            {**dict(row), "record_ids": json.loads(row["record_ids"])} for row in rows
-        ]
+        return [{**dict(row), "record_ids": json.loads(row["record_ids"])} for row in rows]
 
     # -- cursors (polling) ---------------------------------------------------------------------
 

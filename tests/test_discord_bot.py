@@ -71,19 +71,14 @@ class Env:
     async def reply_to(self, message: dict[str, Any], *, count: int = 1) -> Request:
         """The bot's `count`-th POST answering `message`."""
         found = await self.fake.wait_for(
-            lambda r: r.method == "POST"
-            and r.status == 200
-            and replied_to(r) == message["id"],
+            lambda r: r.method == "POST" and r.status == 200 and replied_to(r) == message["id"],
             count=count,
         )
         return found[count - 1]
 
     def replies_to(self, message: dict[str, Any]) -> list[Request]:
         return [
-            r
-            for r in self.fake.requests
-            if r.method == "POST"
-            and replied_to(r) == message["id"]
+            r for r in self.fake.requests if r.method == "POST" and replied_to(r) == message["id"]
         ]
 
     def reply_message(self, request: Request) -> dict[str, Any]:
@@ -96,6 +91,17 @@ class Env:
 
 
 Starter = Callable[..., Any]
+
+
+async def eventually(check: Callable[[], Any], *, timeout: float = 5.0) -> Any:
+    """Wait until `check()` is truthy (the bot writes the store just after its request)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not (value := check()):
+        if loop.time() > deadline:
+            raise AssertionError(f"still false after {timeout} s: {check}")
+        await asyncio.sleep(0.01)
+    return value
 
 
 def replied_to(request: Request) -> str | None:
@@ -184,7 +190,9 @@ async def test_guild_id_syncs_to_the_guild(start: Starter, tmp_path: Path, triag
     bot = TriageBot(settings=settings, triage=triage, store=store, guild_ready_timeout=0.05)
     task = asyncio.create_task(bot.start("fake-token"))
     try:
-        await fake.wait_request("PUT", rf"/applications/{fake.app_id}/guilds/{fake.guild_id}/commands")
+        await fake.wait_request(
+            "PUT", rf"/applications/{fake.app_id}/guilds/{fake.guild_id}/commands"
+        )
     finally:
         await bot.close()
         await asyncio.wait_for(task, 5)
@@ -212,8 +220,7 @@ async def test_paste_in_watched_channel_gets_an_answer(start: Starter) -> None:
     ]
     labels = [c["label"] for row in reply.body["components"] for c in row["components"]]
     assert labels == [L.HELPFUL, L.WRONG_MATCH, L.DISMISS]
-    stored = env.store.get_discord_reply(int(message["id"]))
-    assert stored is not None
+    stored = await eventually(lambda: env.store.get_discord_reply(int(message["id"])))
     assert stored["record_ids"] == [AVG_POOL]
     assert stored["reply_id"] == int(env.reply_message(reply)["id"])
     assert stored["author_id"] == int(env.alice["id"])
@@ -243,16 +250,19 @@ async def test_paste_in_a_thread_and_a_forum_post(start: Starter) -> None:
     assert INTERPOLATE in embed_text(reply.body)
 
 
-async def test_thread_of_an_unwatched_channel_gets_no_answer(start: Starter) -> None:
+async def test_threads_created_after_start_are_looked_up(start: Starter) -> None:
     env = await start()
     fake = env.fake
-    other = fake.add_thread("elsewhere", parent=fake.general)  # not in GUILD_CREATE: fetched
-    fake.channels[other["id"]] = other
-    quiet = await fake.send_message(other, env.alice, AVG_PANIC)
-    later = await fake.send_message(fake.watched, env.alice, INTERP_PANIC)
-    await env.reply_to(later)
+    # Threads discord.py has not cached (no THREAD_CREATE seen): the bot fetches the channel.
+    watched_thread = fake.add_thread("new post", parent=fake.watched)
+    other_thread = fake.add_thread("elsewhere", parent=fake.general)
+    quiet = await fake.send_message(other_thread, env.alice, AVG_PANIC)
+    answered = await fake.send_message(watched_thread, env.bob, INTERP_PANIC)
+    reply = await env.reply_to(answered)
+    assert reply.path == f"/channels/{watched_thread['id']}/messages"
     await asyncio.sleep(QUIET)
     assert env.replies_to(quiet) == []
+    assert fake.find("GET", rf"/channels/{other_thread['id']}")
 
 
 async def test_attachment_is_read(start: Starter) -> None:
@@ -305,11 +315,13 @@ async def test_edit_updates_the_answer_then_removes_it(start: Starter) -> None:
     edit = await fake.wait_request("PATCH", rf"/channels/{fake.watched['id']}/messages/{reply_id}")
     assert INTERPOLATE in embed_text(edit.body) and AVG_POOL not in embed_text(edit.body)
     assert_no_mentions(edit.body)
-    assert env.store.get_discord_reply(int(message["id"]))["record_ids"] == [INTERPOLATE]
+    await eventually(
+        lambda: env.store.get_discord_reply(int(message["id"]))["record_ids"] == [INTERPOLATE]
+    )
 
     await fake.edit_message(message, "never mind, it was my fault")
     await fake.wait_request("DELETE", rf"/channels/{fake.watched['id']}/messages/{reply_id}")
-    assert env.store.get_discord_reply(int(message["id"])) is None
+    await eventually(lambda: env.store.get_discord_reply(int(message["id"])) is None)
     assert reply_id not in fake.messages
 
 
@@ -329,7 +341,7 @@ async def test_delete_removes_the_answer(start: Starter) -> None:
     reply_id = env.reply_message(await env.reply_to(message))["id"]
     await fake.delete_message(message)
     await fake.wait_request("DELETE", rf"/channels/{fake.watched['id']}/messages/{reply_id}")
-    assert env.store.get_discord_reply(int(message["id"])) is None
+    await eventually(lambda: env.store.get_discord_reply(int(message["id"])) is None)
 
 
 # ---------------------------------------------------------------------- commands
@@ -344,7 +356,9 @@ async def test_panic_command_answers_ephemerally(start: Starter) -> None:
     callback = await fake.wait_callback(interaction)
     assert callback.body["type"] == DEFERRED_CHANNEL_MESSAGE
     assert callback.body["data"]["flags"] & EPHEMERAL
-    edit = await fake.wait_request("PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original")
+    edit = await fake.wait_request(
+        "PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original"
+    )
     assert AVG_POOL in embed_text(edit.body)
     assert_no_mentions(edit.body)
     assert L.feedback_id("up", AVG_POOL) in custom_ids(edit.body)
@@ -363,7 +377,9 @@ async def test_panic_command_shared_and_with_a_file(start: Starter) -> None:
     )
     callback = await fake.wait_callback(interaction)
     assert not callback.body.get("data", {}).get("flags", 0) & EPHEMERAL
-    edit = await fake.wait_request("PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original")
+    edit = await fake.wait_request(
+        "PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original"
+    )
     assert INTERPOLATE in embed_text(edit.body)
 
 
@@ -387,7 +403,9 @@ async def test_panic_command_without_text_opens_a_modal(start: Starter) -> None:
     )
     answer = await fake.wait_callback(submit)
     assert answer.body["type"] == DEFERRED_CHANNEL_MESSAGE
-    edit = await fake.wait_request("PATCH", rf"/webhooks/{fake.app_id}/{submit.token}/messages/@original")
+    edit = await fake.wait_request(
+        "PATCH", rf"/webhooks/{fake.app_id}/{submit.token}/messages/@original"
+    )
     assert AVG_POOL in embed_text(edit.body)
 
 
@@ -398,7 +416,9 @@ async def test_panic_command_without_a_panic(start: Starter) -> None:
         "panic", {"text": "my model trains slowly"}, user=env.alice, channel=fake.general
     )
     await fake.wait_callback(interaction)
-    edit = await fake.wait_request("PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original")
+    edit = await fake.wait_request(
+        "PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original"
+    )
     assert edit.body["content"] == L.NO_PANIC_FOUND
     assert edit.body["embeds"] == []
 
@@ -426,7 +446,10 @@ async def test_error_autocomplete_and_lookup(start: Starter) -> None:
     assert_no_mentions(answer.body["data"])
 
     words = await fake.slash_command(
-        "error", {"query": "interpolate backward", "share": True}, user=env.bob, channel=fake.general
+        "error",
+        {"query": "interpolate backward", "share": True},
+        user=env.bob,
+        channel=fake.general,
     )
     answer = await fake.wait_callback(words)
     assert INTERPOLATE in embed_text(answer.body["data"])
@@ -448,7 +471,9 @@ async def test_explain_this_panic_context_menu(start: Starter) -> None:
     )
     callback = await fake.wait_callback(interaction)
     assert callback.body["data"]["flags"] & EPHEMERAL
-    edit = await fake.wait_request("PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original")
+    edit = await fake.wait_request(
+        "PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original"
+    )
     assert INTERPOLATE in embed_text(edit.body)
     assert env.replies_to(target) == []  # unwatched channel: only the menu answers
 
@@ -497,7 +522,7 @@ async def test_only_the_author_or_a_moderator_dismisses(start: Starter) -> None:
     callback = await fake.wait_callback(accepted)
     assert callback.body["type"] == DEFERRED_UPDATE
     await fake.wait_request("DELETE", rf"/channels/{fake.watched['id']}/messages/{reply['id']}")
-    assert env.store.get_discord_reply(int(message["id"])) is None
+    await eventually(lambda: env.store.get_discord_reply(int(message["id"])) is None)
 
     other = await fake.send_message(fake.watched, env.alice, INTERP_PANIC)
     reply = env.reply_message(await env.reply_to(other))
@@ -518,7 +543,7 @@ async def test_rate_limited_reply_is_retried(start: Starter) -> None:
     attempts = fake.find("POST", rf"/channels/{fake.watched['id']}/messages")
     assert [r.status for r in attempts] == [429, 200]
     assert reply is attempts[1]
-    assert env.store.get_discord_reply(int(message["id"])) is not None
+    await eventually(lambda: env.store.get_discord_reply(int(message["id"])))
 
 
 async def test_mentions_in_a_paste_never_ping(start: Starter) -> None:
@@ -565,9 +590,13 @@ async def test_cooldown_per_user_and_per_channel(start: Starter) -> None:
 async def test_command_cooldown_answers_with_a_short_message(start: Starter) -> None:
     env = await start(command_cooldowns=L.Cooldowns(L.CooldownPolicy(1, 10, 60)))
     fake = env.fake
-    first = await fake.slash_command("panic", {"text": AVG_PANIC}, user=env.alice, channel=fake.general)
+    first = await fake.slash_command(
+        "panic", {"text": AVG_PANIC}, user=env.alice, channel=fake.general
+    )
     await fake.wait_callback(first)
-    second = await fake.slash_command("panic", {"text": AVG_PANIC}, user=env.alice, channel=fake.general)
+    second = await fake.slash_command(
+        "panic", {"text": AVG_PANIC}, user=env.alice, channel=fake.general
+    )
     callback = await fake.wait_callback(second)
     assert re.fullmatch(L.COOLDOWN.replace("{seconds}", r"\d+"), callback.body["data"]["content"])
 
@@ -587,7 +616,9 @@ async def test_errors_reach_the_user_as_a_short_message(start: Starter, triage: 
         "panic", {"text": AVG_PANIC}, user=env.alice, channel=fake.general
     )
     await fake.wait_callback(interaction)
-    edit = await fake.wait_request("PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original")
+    edit = await fake.wait_request(
+        "PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original"
+    )
     assert edit.body["content"] == L.SOMETHING_WENT_WRONG
     # a paste that breaks the matcher gets no reply and no traceback anywhere
     message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
@@ -607,10 +638,7 @@ async def test_run_discord_entry_point(tmp_path: Path, triage: Triage) -> None:
             await asyncio.wait_for(fake.ready.wait(), 5)
             alice = fake.user("alice")
             message = await fake.send_message(fake.watched, alice, AVG_PANIC)
-            await fake.wait_for(
-                lambda r: r.method == "POST"
-                and replied_to(r) == message["id"]
-            )
+            await fake.wait_for(lambda r: r.method == "POST" and replied_to(r) == message["id"])
         finally:
             task.cancel()
             with pytest.raises(asyncio.CancelledError):

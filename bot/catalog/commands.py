@@ -11,7 +11,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -198,13 +197,17 @@ def _normalised(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write via a temporary file beside `path`, so a reader never sees half a file.
+
+    (The temporary file is opened normally, not with mkstemp, so it gets the usual permissions.)
+    """
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+        with open(temp, "w", encoding="utf-8", newline="\n") as out:
             out.write(text)
         os.replace(temp, path)
     except BaseException:
-        Path(temp).unlink(missing_ok=True)
+        temp.unlink(missing_ok=True)
         raise
 
 

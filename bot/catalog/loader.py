@@ -74,7 +74,9 @@ def _documents(path: Path) -> Iterator[tuple[int | None, Any]]:
     """Yield (line, document) for each record-like JSON value in a file; raise on bad files."""
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
-        raise CatalogError([Problem(str(path), f"the file is {size} bytes; the limit is {MAX_FILE_BYTES}")])
+        raise CatalogError(
+            [Problem(str(path), f"the file is {size} bytes; the limit is {MAX_FILE_BYTES}")]
+        )
     raw = path.read_bytes()
     try:
         text = raw.decode("utf-8")
@@ -90,7 +92,13 @@ def _documents(path: Path) -> Iterator[tuple[int | None, Any]]:
                 yield number, json.loads(line)
             except json.JSONDecodeError as exc:
                 raise CatalogError(
-                    [Problem(str(path), f"the line is not valid JSON: {exc.msg} (column {exc.colno})", number)]
+                    [
+                        Problem(
+                            str(path),
+                            f"the line is not valid JSON: {exc.msg} (column {exc.colno})",
+                            number,
+                        )
+                    ]
                 ) from None
         return
     try:
@@ -192,11 +200,7 @@ def _drop_superseded_skeletons(records: dict[str, Record]) -> dict[str, Record]:
     """Where a written-up record and a bare site describe one site, keep only the write-up."""
     written = {_site_key(r) for r in records.values() if r.has_write_up}
     written.discard(None)
-    return {
-        rid: r
-        for rid, r in records.items()
-        if r.has_write_up or _site_key(r) not in written
-    }
+    return {rid: r for rid, r in records.items() if r.has_write_up or _site_key(r) not in written}
 
 
 def _parse_families(document: dict, file: str, errors: list[Problem]) -> list[Any]:

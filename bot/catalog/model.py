@@ -157,4 +157,3 @@ def record_to_dict(record: Record) -> dict[str, Any]:
             out[key] = value
     out.update(record.extra)
     return out
-

@@ -137,7 +137,11 @@ def check_pattern(pattern: str) -> None:
 
 _REPEATS = tuple(
     op
-    for op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT, getattr(sre_parse, "POSSESSIVE_REPEAT", None))
+    for op in (
+        sre_parse.MAX_REPEAT,
+        sre_parse.MIN_REPEAT,
+        getattr(sre_parse, "POSSESSIVE_REPEAT", None),
+    )
     if op is not None
 )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+
 # A panic-site kind ("panic!", ".expect", ...) becomes the record's `errorType` without its
 # punctuation, so the matcher knows how Rust prints the message (a prefix, an `: err` suffix).
 def error_type_for_kind(kind: str) -> str:

@@ -55,7 +55,9 @@ def _describe(value: Any) -> str:
     return "text"
 
 
-def check_record(data: Any, file: str, line: int | None = None) -> tuple[list[Problem], list[Problem]]:
+def check_record(
+    data: Any, file: str, line: int | None = None
+) -> tuple[list[Problem], list[Problem]]:
     """Return (errors, warnings) for one record document."""
     if not isinstance(data, dict):
         return [Problem(file, f"a record must be a JSON object, not {_describe(data)}", line)], []

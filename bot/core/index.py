@@ -23,11 +23,11 @@ from bot.catalog.patterns import (
 _WORD = re.compile(r"[A-Za-z0-9_']+")
 # Words that say little about which error this is. Kept short: burn's messages are terse.
 STOPWORDS = frozenset(
-    "a an the to of in on for be is are was not and or with it its this that at by as yet "
-    "from into than then has have had no can cannot".split()
+    "a an the to of in on for be is are was not and or with it its this that "
+    "at by as yet from into than then has have had no can cannot".split()
 )
 # Words so frequent in panic messages that they weigh half.
-WEAK_WORDS = frozenset("should must got expected found failed error invalid".split())
+WEAK_WORDS = frozenset(["should", "must", "got", "expected", "found", "failed", "error", "invalid"])
 # Std and everyday phrases: a record made only of these is generic whatever its length.
 GENERIC_MESSAGES = frozenset(
     normalise_message(m).lower()
@@ -56,7 +56,7 @@ def _word_weight(word: str) -> float:
     weight = min(len(word) / 6, 1.5)
     if word in WEAK_WORDS:
         weight *= 0.5
-    if "_" in word or any(c.isdigit() for c in word) and any(c.isalpha() for c in word):
+    if "_" in word or (any(c.isdigit() for c in word) and any(c.isalpha() for c in word)):
         weight = max(weight, 1.0)  # identifiers such as deform_conv2d name one place
     return weight
 
@@ -72,7 +72,7 @@ def specificity(message_format: str) -> float:
         if word not in seen:
             seen.add(word)
             score += _word_weight(word)
-    return max(0.0, min(1.0, (score - 1.0) / 3.5))
+    return max(0.0, min(1.0, (score - 1.0) / 3.0))
 
 
 @dataclass(slots=True)
@@ -124,9 +124,7 @@ class CatalogIndex:
                     self.crate_folders.setdefault(folder[0], folder[1])
         total = max(len(self.entries), 1)
         self.postings = dict(postings)
-        self.idf = {
-            token: math.log(1 + total / len(ids)) for token, ids in self.postings.items()
-        }
+        self.idf = {token: math.log(1 + total / len(ids)) for token, ids in self.postings.items()}
         self.max_df = max(50, total // 20)
 
     def repo_path(self, crate: str | None, crate_path: str | None) -> str | None:

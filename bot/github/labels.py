@@ -1,21 +1,21 @@
 """Which labels an answer earns: a TOML mapping (`TRIAGE_CONFIG`) with a sensible default.
 
-    [labels]
-    matched = "panic: known"            # on every issue the bot answered ("" for none)
-    uncatalogued = "panic: uncatalogued" # on issues with a panic the catalog lacks
-    crate = "crate: {crate}"            # optional template from the record's crate ("" for none)
+[labels]
+matched = "panic: known"            # on every issue the bot answered ("" for none)
+uncatalogued = "panic: uncatalogued" # on issues with a panic the catalog lacks
+crate = "crate: {crate}"            # optional template from the record's crate ("" for none)
 
-    [labels.background_tag]             # family/backgroundTag -> label
-    "tensor-shape" = "A-shape"
+[labels.background_tag]             # family/backgroundTag -> label
+"tensor-shape" = "A-shape"
 
-    [labels.tags]                       # record tag -> label
-    "wgpu" = "backend: wgpu"
+[labels.tags]                       # record tag -> label
+"wgpu" = "backend: wgpu"
 
-    [labels.crates]                     # crate -> label (wins over the template)
-    "burn-autodiff" = "A-autodiff"
+[labels.crates]                     # crate -> label (wins over the template)
+"burn-autodiff" = "A-autodiff"
 
-    [github]
-    comment_uncatalogued = false        # also comment on uncatalogued panics (default: label only)
+[github]
+comment_uncatalogued = false        # also comment on uncatalogued panics (default: label only)
 """
 
 from __future__ import annotations
@@ -73,7 +73,9 @@ def load_label_config(path: str | Path | None) -> LabelConfig:
     try:
         data = tomllib.loads(Path(path).read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SettingsError(f"TRIAGE_CONFIG: cannot read {path}: {exc}", ("TRIAGE_CONFIG",)) from exc
+        raise SettingsError(
+            f"TRIAGE_CONFIG: cannot read {path}: {exc}", ("TRIAGE_CONFIG",)
+        ) from exc
     return label_config_from_dict(data, source=str(path))
 
 

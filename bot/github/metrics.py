@@ -97,7 +97,7 @@ class Metrics:
                     buckets, series = self._hist[name]
                     for key, counts in sorted(series.items()):
                         for i, bound in enumerate(buckets):
-                            le = _labels(key, 'le="%g"' % bound)
+                            le = _labels(key, f'le="{bound:g}"')
                             lines.append(f"{name}_bucket{le} {counts[i]:g}")
                         le = _labels(key, 'le="+Inf"')
                         lines.append(f"{name}_bucket{le} {counts[len(buckets)]:g}")

@@ -85,11 +85,14 @@ class IssuePipeline:
         state = self.store.get_issue_state(repo, number)
         if self._comment_cannot_matter(repo, number, hint):
             log.info("github %s#%d: comment without a panic, nothing to do", repo, number)
-            empty = Plan("none", None, None, (), (), tuple(state.labels_added if state else ()),
-                         "no-panic")
+            empty = Plan(
+                "none", None, None, (), (), tuple(state.labels_added if state else ()), "no-panic"
+            )
             return Outcome(repo, number, "no-panic", (), empty, self.dry_run, skipped=True)
         known = state.comment_id if state else None
-        view = await asyncio.to_thread(self.adapter.read_issue, repo, number, installation_id, known)
+        view = await asyncio.to_thread(
+            self.adapter.read_issue, repo, number, installation_id, known
+        )
         analysis = await asyncio.to_thread(self.triage.analyse, issue_text(view))
         answer = build_answer(analysis, self.triage.catalog)
         records = [r for r in (self.triage.catalog.get(i) for i in answer.record_ids) if r]
@@ -118,7 +121,11 @@ class IssuePipeline:
         if self.dry_run:
             log.info(
                 "github %s#%d verdict=%s records=%s DRY RUN, would write: %s",
-                repo, number, verdict, ",".join(answer.record_ids) or "-", the_plan.describe(),
+                repo,
+                number,
+                verdict,
+                ",".join(answer.record_ids) or "-",
+                the_plan.describe(),
             )
             if the_plan.body is not None:
                 log.info("github %s#%d DRY RUN comment body:\n%s", repo, number, the_plan.body)
@@ -129,7 +136,9 @@ class IssuePipeline:
                 )
                 comment_id = new_id if new_id is not None else comment_id
                 if received_at is not None:
-                    self.metrics.observe("triage_reply_seconds", max(0.0, time.time() - received_at))
+                    self.metrics.observe(
+                        "triage_reply_seconds", max(0.0, time.time() - received_at)
+                    )
             self.store.put_issue_state(
                 repo,
                 number,
@@ -145,7 +154,11 @@ class IssuePipeline:
                 )
             log.info(
                 "github %s#%d verdict=%s records=%s %s (%.0f ms)",
-                repo, number, verdict, ",".join(answer.record_ids) or "-", the_plan.describe(),
+                repo,
+                number,
+                verdict,
+                ",".join(answer.record_ids) or "-",
+                the_plan.describe(),
                 (time.monotonic() - started) * 1000,
             )
         return Outcome(repo, number, verdict, answer.record_ids, the_plan, self.dry_run)

@@ -12,9 +12,9 @@ import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from bot.github.adapter import is_bot_author
 from bot.github.auth import GitHubClients
 from bot.github.marker import looks_like_bot_comment
-from bot.github.webhook import is_bot_user
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ def poll_once(
         updated = _utc(comment.updated_at)
         if not note(f"c:{comment.id}", updated):
             continue
-        if looks_like_bot_comment(comment.body) or is_bot_user(comment.user.raw_data):
+        if looks_like_bot_comment(comment.body) or is_bot_author(comment.user):
             continue
         number = int(str(comment.issue_url).rstrip("/").rsplit("/", 1)[-1])
         numbers[number] = None

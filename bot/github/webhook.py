@@ -96,7 +96,9 @@ def decide(event: str, payload: dict[str, Any], *, received_at: float | None = N
         extra["comment_body"] = comment.get("body") or ""
         if action == "edited":
             changes = payload.get("changes") or {}
-            previous = (changes.get("body") or {}).get("from") if isinstance(changes, dict) else None
+            previous = (
+                (changes.get("body") or {}).get("from") if isinstance(changes, dict) else None
+            )
             extra["previous_body"] = previous if isinstance(previous, str) else None
     installation = payload.get("installation")
     installation_id = installation.get("id") if isinstance(installation, dict) else None

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -157,10 +158,8 @@ class Worker:
                 due = self.store.next_due()
                 if due is not None:
                     timeout = min(timeout, max(0.0, due - self.store.clock()))
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), timeout=max(timeout, 0.005))
-                except TimeoutError:
-                    pass
         finally:
             self.alive = False
 
@@ -198,14 +197,23 @@ class Worker:
                 delay = failure.delay * self.policy.scale
                 log.warning(
                     "job %d (%s#%d) attempt %d failed: %s; retrying in %.1f s",
-                    job.id, job.repo, job.number, attempt, failure.reason, failure.delay,
+                    job.id,
+                    job.repo,
+                    job.number,
+                    attempt,
+                    failure.reason,
+                    failure.delay,
                 )
                 self.store.retry_later(job.id, delay, failure.reason)
                 self.metrics.inc("triage_jobs_total", outcome="retry")
             else:
                 log.error(
                     "job %d (%s#%d) failed for good after %d attempt(s): %s",
-                    job.id, job.repo, job.number, attempt, failure.reason,
+                    job.id,
+                    job.repo,
+                    job.number,
+                    attempt,
+                    failure.reason,
                 )
                 self.store.bury_job(job.id, failure.reason)
                 self.metrics.inc("triage_jobs_total", outcome="dead")

@@ -37,7 +37,7 @@ from bot.catalog.sites import pinned_url, site_id
 
 REMOVED_TAG_PREFIX = "removed-at:"
 # A changed message is proposed when its similarity (rapidfuzz ratio, 0-100) reaches this.
-DEFAULT_CUTOFF = 80.0
+DEFAULT_CUTOFF = 85.0
 # Fields `update` may write; everything else in a record is left exactly as it was.
 MANAGED_FIELDS = frozenset(
     {"lineNumber", "githubUrl", "analyzedSha", "sourceCodeStart", "sourceCodeEnd", "tags"}
@@ -266,18 +266,21 @@ def update_catalog(
     repo: str | None = None,
     commit: str | None = None,
     accept: Iterable[str] = (),
+    reject: Iterable[str] = (),
     cutoff: float = DEFAULT_CUTOFF,
 ) -> UpdateResult:
     """Bring `records` in step with `scan` (skeleton records of one repo at one commit).
 
     `repo` and `commit` default to the scan's own; give them when the scan is empty (every site
-    gone). `accept` lists record ids whose proposed change should be applied.
+    gone). `accept` lists record ids whose proposed change should be applied; `reject` those
+    whose proposal is wrong (the record is then marked removed and the site added as new).
     """
     if repo is None or commit is None:
         scan_repo, scan_commit = scan_identity(scan)
         repo = repo or scan_repo
         commit = commit or scan_commit
     accepted_ids = set(accept)
+    rejected_ids = set(reject)
     out = [json.loads(json.dumps(r)) for r in records]  # deep copies; inputs stay untouched
     result = UpdateResult(repo=repo, commit=commit, records=out)
 
@@ -328,7 +331,9 @@ def update_catalog(
         lonely_slots.extend(s for i, s in enumerate(slots) if i not in paired_slots)
         lonely_sites.extend(s for i, s in enumerate(sites) if i not in paired_sites)
 
-    used_sites, proposed_slots = _propose(result, lonely_slots, lonely_sites, accepted_ids, cutoff)
+    used_sites, proposed_slots = _propose(
+        result, lonely_slots, lonely_sites, accepted_ids, rejected_ids, cutoff
+    )
 
     for slot in lonely_slots:
         if slot.removed or id(slot) in proposed_slots:
@@ -383,6 +388,7 @@ def _propose(
     slots: list[_Slot],
     sites: list[_Site],
     accepted_ids: set[str],
+    rejected_ids: set[str],
     cutoff: float,
 ) -> tuple[set[int], set[int]]:
     """Find changed sites for unmatched records; apply the accepted ones.
@@ -391,7 +397,7 @@ def _propose(
     """
     candidates: list[tuple[float, int, int, int, str]] = []
     for a, slot in enumerate(slots):
-        if slot.removed:
+        if slot.removed or rejected_ids & set(_ids(result.records, slot)):
             continue
         for b, site in enumerate(sites):
             if site.key == slot.key and site.file_path != slot.file_path:

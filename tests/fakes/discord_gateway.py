@@ -637,6 +637,8 @@ class FakeDiscord:
             return _json([self._registered(c) for c in r.body or []])
         if parts[0] == "applications" and parts[-1] == "commands" and method == "GET":
             return _json([])
+        if parts[0] == "channels" and len(parts) == 2 and method == "GET":
+            return _json(self.channels[parts[1]])
         if parts[0] == "channels" and len(parts) >= 3 and parts[2] == "messages":
             return self._channel_messages(r, parts)
         if parts[0] == "interactions" and parts[-1] == "callback" and method == "POST":

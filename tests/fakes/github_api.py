@@ -316,20 +316,38 @@ class FakeGitHub:
     def secondary_rate_limit(self, method: str, pattern: str, retry_after: int | None = 3) -> None:
         headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
         headers["X-RateLimit-Remaining"] = "4000"
-        self.fail(method, pattern, 403, headers=headers, body={
-            "message": SECONDARY_MESSAGE, "documentation_url": f"{DOCS}/overview/rate-limits"
-        })
+        self.fail(
+            method,
+            pattern,
+            403,
+            headers=headers,
+            body={
+                "message": SECONDARY_MESSAGE,
+                "documentation_url": f"{DOCS}/overview/rate-limits",
+            },
+        )
 
     def too_many_requests(self, method: str, pattern: str, retry_after: int = 2) -> None:
-        self.fail(method, pattern, 429, headers={"Retry-After": str(retry_after)}, body={
-            "message": SECONDARY_MESSAGE, "documentation_url": f"{DOCS}/overview/rate-limits"
-        })
+        self.fail(
+            method,
+            pattern,
+            429,
+            headers={"Retry-After": str(retry_after)},
+            body={
+                "message": SECONDARY_MESSAGE,
+                "documentation_url": f"{DOCS}/overview/rate-limits",
+            },
+        )
 
     def primary_rate_limit(self, method: str, pattern: str, reset_in: int = 5) -> None:
         reset = int(time.time()) + reset_in
-        self.fail(method, pattern, 403, headers={
-            "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(reset)
-        }, body={"message": PRIMARY_MESSAGE, "documentation_url": f"{DOCS}/overview/rate-limits"})
+        self.fail(
+            method,
+            pattern,
+            403,
+            headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(reset)},
+            body={"message": PRIMARY_MESSAGE, "documentation_url": f"{DOCS}/overview/rate-limits"},
+        )
 
     # -- inspection -----------------------------------------------------------------------------
 
@@ -343,8 +361,11 @@ class FakeGitHub:
             ]
 
     def writes(self) -> list[Recorded]:
-        return [r for r in self.calls() if r.method in ("POST", "PATCH", "PUT", "DELETE")
-                and not r.path.startswith("/app/")]
+        return [
+            r
+            for r in self.calls()
+            if r.method in ("POST", "PATCH", "PUT", "DELETE") and not r.path.startswith("/app/")
+        ]
 
     # -- JSON shapes ----------------------------------------------------------------------------
 
@@ -491,7 +512,8 @@ class FakeGitHub:
             query = dict(request.query)
             query["page"] = str(n)
             query["per_page"] = str(per_page)
-            return f'<{self._url(request.path[len(self.prefix):])}?{urllib.parse.urlencode(query)}>; rel="{rel}"'
+            url = self._url(request.path[len(self.prefix) :])
+            return f'<{url}?{urllib.parse.urlencode(query)}>; rel="{rel}"'
 
         if page < pages:
             links += [link(page + 1, "next"), link(pages, "last")]
@@ -562,9 +584,7 @@ class FakeGitHub:
                 return User(f"{self.app_slug}[bot]", 9000, "Bot")
         return None
 
-    def _route(
-        self, request: web.Request, path: str, body: Any, auth: str | None
-    ) -> web.Response:
+    def _route(self, request: web.Request, path: str, body: Any, auth: str | None) -> web.Response:
         method = request.method
         if auth is None:
             return self._error(401, "Requires authentication")
@@ -607,9 +627,7 @@ class FakeGitHub:
 
     def _route_app(self, method: str, path: str, auth: str) -> web.Response:
         if not auth.startswith("jwt:"):
-            return self._error(
-                401, "A JSON web token could not be decoded"
-            )
+            return self._error(401, "A JSON web token could not be decoded")
         if path == "/app" and method == "GET":
             return self._json(
                 {
@@ -760,8 +778,12 @@ class FakeGitHub:
         if m and method == "GET":
             login = m[1]
             permission = repo.permissions.get(login, "read")
-            role = {"admin": "admin", "maintain": "maintain", "write": "write",
-                    "triage": "triage"}.get(permission, "read")
+            role = {
+                "admin": "admin",
+                "maintain": "maintain",
+                "write": "write",
+                "triage": "triage",
+            }.get(permission, "read")
             legacy = {"maintain": "write", "triage": "read"}.get(permission, permission)
             return self._json(
                 {
@@ -901,7 +923,7 @@ def _iso(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _parse_since(value: str | None) -> datetime | None | bool:
+def _parse_since(value: str | None) -> datetime | bool | None:
     if not value:
         return None
     try:
@@ -925,8 +947,14 @@ def _check_body(body: Any) -> tuple[int, str, list[Any]] | None:
         return (
             422,
             "Validation Failed",
-            [{"resource": "IssueComment", "code": "custom", "field": "body",
-              "message": "body is too long (maximum is 65536 characters)"}],
+            [
+                {
+                    "resource": "IssueComment",
+                    "code": "custom",
+                    "field": "body",
+                    "message": "body is too long (maximum is 65536 characters)",
+                }
+            ],
         )
     return None
 

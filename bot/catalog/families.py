@@ -1,0 +1,268 @@
+"""Error families: many panic sites, one cause, one write-up.
+
+A family names a cause shared by many sites (every `Can't differentiate ... backward.` in
+burn-autodiff, every `...: unsupported dtype {:?}`), says which records belong to it, and
+carries a write-up written once. A bare site (a skeleton record) that belongs to a family is
+answered with the family's advice and labelled with its id.
+
+A catalog file holds families as `{"families": [ {...}, ... ]}`. Each family:
+
+    id                 text, required: a slug (`unimplemented-op-backward`); it is also the
+                       label, and records name their family with `backgroundTag`
+    name               text, required: a short title for people
+    repo               text: only records of this OWNER/NAME belong
+    crates             list: only records whose file is in one of these crates belong
+    messageFormats     list: Rust-format-like messages; `{}`, `{:?}`, `{name}` stand for any
+                       text. A record belongs when its whole message fits one (whitespace
+                       runs count as one space)
+    messagePatterns    list: regular expressions (RE2 syntax, checked like a record's
+                       `messagePattern`); a record belongs when one is found in its message
+    records            list: record ids that belong whatever their message
+    documentation, triggerScenarios, commonSituations, exampleFix, handlingStrategy   text
+    solutions, preventionTips, tags                                                   lists
+
+A family needs at least one of `messageFormats`, `messagePatterns` and `records`.
+
+`family_of(record, families)` decides in this order: a family that lists the record's id; the
+family named by the record's `backgroundTag`; the first family (in file order) whose repo,
+crates and messages fit. A record with its own write-up still has a family (for the label).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.catalog.patterns import (
+    PatternError,
+    check_pattern,
+    compile_safe,
+    format_to_regex,
+    normalise_message,
+)
+
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,79}$")
+_TEXT_FIELDS = {
+    "id": "id",
+    "name": "name",
+    "repo": "repo",
+    "documentation": "documentation",
+    "triggerScenarios": "trigger_scenarios",
+    "commonSituations": "common_situations",
+    "exampleFix": "example_fix",
+    "handlingStrategy": "handling_strategy",
+}
+_LIST_FIELDS = {
+    "crates": "crates",
+    "messageFormats": "message_formats",
+    "messagePatterns": "message_patterns",
+    "records": "record_ids",
+    "solutions": "solutions",
+    "preventionTips": "prevention_tips",
+    "tags": "tags",
+}
+KNOWN_KEYS = frozenset(_TEXT_FIELDS) | frozenset(_LIST_FIELDS)
+# Family write-up fields, as `Record` spells them: what an answer can show.
+WRITE_UP_ATTRS = (
+    "documentation",
+    "trigger_scenarios",
+    "common_situations",
+    "solutions",
+    "example_fix",
+    "prevention_tips",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    id: str
+    name: str
+    repo: str | None = None
+    crates: tuple[str, ...] = ()
+    message_formats: tuple[str, ...] = ()
+    message_patterns: tuple[str, ...] = ()
+    record_ids: frozenset[str] = frozenset()
+    documentation: str | None = None
+    trigger_scenarios: str | None = None
+    common_situations: str | None = None
+    solutions: tuple[str, ...] = ()
+    example_fix: str | None = None
+    handling_strategy: str | None = None
+    prevention_tips: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    origin: str = field(default="", compare=False)
+    # Compiled forms of messageFormats (anchored) and messagePatterns.
+    _regexes: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def has_write_up(self) -> bool:
+        return any(getattr(self, attr) for attr in WRITE_UP_ATTRS)
+
+    def matches_message(self, message: str) -> bool:
+        """Whether a message (a record's format string, or a pasted panic message) fits."""
+        text = normalise_message(message)
+        return any(regex.search(text) for regex in self._regexes)
+
+    def admits(self, repo: str | None, crate: str | None, *, lenient: bool = False) -> bool:
+        """Whether the family's repo and crate limits let a record of `repo`/`crate` in.
+
+        `lenient` lets an unknown (None) repo or crate through, for pasted panics whose
+        location says nothing.
+        """
+        if self.repo is not None and repo != self.repo and not (lenient and repo is None):
+            return False
+        if self.crates and crate not in self.crates:
+            return lenient and crate is None
+        return True
+
+    def matches(self, record: Any) -> bool:
+        """Whether `record` (a `Record` or a camelCase dict) belongs, by id or by message."""
+        rid, repo, message, _tag, crate = _record_view(record)
+        if rid in self.record_ids:
+            return True
+        return self.admits(repo, crate) and message is not None and self.matches_message(message)
+
+
+def _record_view(record: Any) -> tuple[str | None, str | None, str | None, str | None, str | None]:
+    """(id, repo, message, backgroundTag, crate) of a Record or a camelCase dict."""
+    if isinstance(record, Mapping):
+        path = record.get("filePath")
+        parts = path.split("/") if isinstance(path, str) else []
+        crate = parts[1] if len(parts) > 2 and parts[0] == "crates" else None
+        return (
+            record.get("id"),
+            record.get("repo"),
+            record.get("errorMessage"),
+            record.get("backgroundTag"),
+            crate,
+        )
+    return (
+        getattr(record, "id", None),
+        getattr(record, "repo", None),
+        getattr(record, "error_message", None),
+        getattr(record, "background_tag", None),
+        getattr(record, "crate", None),
+    )
+
+
+def _fail(origin: str, where: str, message: str) -> ValueError:
+    # The loader reports the file itself (`origin`); the message locates the family in it.
+    del origin
+    return ValueError(f"{where}: {message}")
+
+
+def _parse_one(item: Any, number: int, origin: str) -> Family:
+    where = f"family #{number}"
+    if not isinstance(item, dict):
+        raise _fail(origin, where, "a family must be a JSON object")
+    fid = item.get("id")
+    if isinstance(fid, str) and fid:
+        where = f"family `{fid}`"
+    unknown = sorted(set(item) - KNOWN_KEYS)
+    if unknown:
+        raise _fail(
+            origin,
+            where,
+            f"unknown field(s) {', '.join(f'`{k}`' for k in unknown)}; "
+            f"known fields: {', '.join(sorted(KNOWN_KEYS))}",
+        )
+    kwargs: dict[str, Any] = {}
+    for key, attr in _TEXT_FIELDS.items():
+        value = item.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise _fail(origin, where, f"`{key}` must be non-empty text")
+        kwargs[attr] = value
+    for key, attr in _LIST_FIELDS.items():
+        value = item.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise _fail(origin, where, f"`{key}` must be a list of non-empty texts")
+        kwargs[attr] = frozenset(value) if attr == "record_ids" else tuple(value)
+    if "id" not in kwargs or "name" not in kwargs:
+        raise _fail(origin, where, "every family needs `id` and `name`")
+    if not _SLUG.match(kwargs["id"]):
+        raise _fail(
+            origin,
+            where,
+            "`id` must be a lower-case slug (letters, digits, `-`, `_`, `.`), "
+            "since it is also used as a label",
+        )
+    repo = kwargs.get("repo")
+    if repo is not None and repo.count("/") != 1:
+        raise _fail(origin, where, f"`repo` must be OWNER/NAME, not `{repo}`")
+    if not (
+        kwargs.get("message_formats") or kwargs.get("message_patterns") or kwargs.get("record_ids")
+    ):
+        raise _fail(
+            origin,
+            where,
+            "a family needs at least one of `messageFormats`, `messagePatterns` and `records`",
+        )
+    regexes = []
+    for fmt in kwargs.get("message_formats", ()):
+        regexes.append(compile_safe("^" + format_to_regex(fmt) + "$"))
+    for pattern in kwargs.get("message_patterns", ()):
+        try:
+            check_pattern(pattern)
+        except PatternError as exc:
+            raise _fail(origin, where, f"`messagePatterns`: {exc}") from None
+        regexes.append(compile_safe(pattern))
+    return Family(**kwargs, origin=origin, _regexes=tuple(regexes))
+
+
+def parse_families(data: Mapping[str, Any], origin: str = "") -> list[Family]:
+    """The families of a `{"families": [...]}` document; ValueError says what is wrong."""
+    if not isinstance(data, Mapping) or "families" not in data:
+        raise ValueError('a families document is an object with a "families" list')
+    items = data["families"]
+    if not isinstance(items, list):
+        raise ValueError('"families" must be a list of family objects')
+    extra = sorted(set(data) - {"families", "$schema", "comment"})
+    if extra:
+        raise ValueError(f"unknown top-level field(s) next to `families`: {', '.join(extra)}")
+    families: list[Family] = []
+    seen: set[str] = set()
+    for number, item in enumerate(items, start=1):
+        family = _parse_one(item, number, origin)
+        if family.id in seen:
+            raise ValueError(f"family `{family.id}`: the id is used twice in this document")
+        seen.add(family.id)
+        families.append(family)
+    return families
+
+
+def family_of(record: Any, families: Sequence[Family] | Iterable[Family]) -> Family | None:
+    """The family `record` (a `Record` or a camelCase dict) belongs to, or None."""
+    families = list(families)
+    rid, repo, message, tag, crate = _record_view(record)
+    for family in families:
+        if rid is not None and rid in family.record_ids:
+            return family
+    if tag:
+        for family in families:
+            if family.id == tag:
+                return family
+    if message is None:
+        return None
+    for family in families:
+        if family.admits(repo, crate) and family.matches_message(message):
+            return family
+    return None
+
+
+def family_for_message(
+    message: str, families: Iterable[Family], repo: str | None = None, crate: str | None = None
+) -> Family | None:
+    """The first family whose messages fit a pasted panic message.
+
+    A repo or crate given must fit the family's limits; one not known (None) does not exclude.
+    """
+    for family in families:
+        if family.admits(repo, crate, lenient=True) and family.matches_message(message):
+            return family
+    return None

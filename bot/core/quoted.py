@@ -1,0 +1,123 @@
+"""Panic messages quoted without a `panicked at` header: in a title, a line, a code span, quotes.
+
+Such a mention is weaker evidence than a pasted panic, and it is often not a report at all (a
+pull request that removes a panic, a docs question, a review comment quoting source). Each
+snippet therefore carries the sentence around it, so the matcher can tell "I get `X`" from
+"this removes the `X` stub".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.core.extract import clean_text, split_wrapper, strip_log_prefix
+
+MAX_SNIPPETS = 400
+MAX_SNIPPET_CHARS = 500
+MIN_SNIPPET_CHARS = 8
+
+Source = Literal["title", "line", "code", "span", "tail"]
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    text: str  # the candidate message, std wrapper removed
+    raw: str  # as it stands in the text, wrapper included
+    wrapper: str | None
+    source: Source
+    context: str  # the line it stands in, for telling a report from a discussion
+
+
+_TITLE = re.compile(r"^\s{0,3}(?:title|subject)\s*:\s*", re.IGNORECASE)
+_MARKERS = re.compile(r"^\s{0,8}(?:>\s?){0,8}(?:[-*+]\s+|\d{1,3}[.)]\s+|#{1,6}\s+)?")
+_SPAN = re.compile(r"(`{1,3})([^`\n]{1,500})\1")
+_QUOTED = re.compile(r"\"([^\"\n]{12,500})\"|“([^”\n]{12,500})”")
+# `getting this when training: MESSAGE` -> MESSAGE; the lead-in is short and ends with a colon.
+_LEAD_IN = re.compile(r"^[^:`\"]{3,80}?(?::|->|—|=>)\s+")
+# Source code quoted in a review: a message inside a macro call is not a report.
+_CODE_CALL = re.compile(r"\b(?:panic|unimplemented|todo|unreachable|assert\w*)!\s*\(|\.expect\(")
+_COLOR_EYRE = re.compile(r"^(?:Message|message)\s*:\s+")
+
+
+def _strip_line(line: str) -> str:
+    line = _MARKERS.sub("", line, count=1)
+    line = strip_log_prefix(line)
+    return _COLOR_EYRE.sub("", line).strip().strip("`'\"“”").strip()
+
+
+def _looks_like_code(line: str) -> bool:
+    stripped = line.rstrip()
+    return stripped.endswith((";", "{", "}", "=>")) or bool(_CODE_CALL.search(line))
+
+
+def quoted_snippets(text: str) -> list[Snippet]:
+    """Candidate messages in a text that has no `panicked at` header, in order, deduplicated."""
+    out: list[Snippet] = []
+    seen: set[str] = set()
+
+    def add(raw: str, source: Source, context: str) -> None:
+        raw = raw.strip().strip("`'\"“”").strip()
+        if not MIN_SNIPPET_CHARS <= len(raw) <= MAX_SNIPPET_CHARS or raw in seen:
+            return
+        seen.add(raw)
+        wrapper, core = split_wrapper(raw)
+        out.append(Snippet(core.strip(), raw, wrapper, source, context))
+
+    in_fence = False
+    first = True
+    for raw_line in clean_text(text).split("\n"):
+        if len(out) >= MAX_SNIPPETS:
+            break
+        stripped = raw_line.strip()
+        if stripped.lstrip("> ").startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        if not stripped:
+            continue
+        if first:
+            first = False
+            title = _TITLE.match(stripped)
+            if title:
+                add(stripped[title.end() :], "title", stripped)
+                continue
+        if _looks_like_code(stripped):
+            continue
+        line = _strip_line(stripped)
+        if in_fence:
+            add(line, "code", line)
+            continue
+        add(line, "line", line)
+        for span in _SPAN.finditer(stripped):
+            add(span.group(2), "span", line)
+        for quote in _QUOTED.finditer(stripped):
+            add(quote.group(1) or quote.group(2), "span", line)
+        lead = _LEAD_IN.match(line)
+        if lead:
+            add(line[lead.end() :], "tail", line)
+    return out
+
+
+# Words that show a message is being discussed, not reported.
+_DISCUSSION = re.compile(
+    r"\b(?:removes?|removing|stub|implement(?:s|ing|ed|ation)?|refactor\w*|renam\w+|"
+    r"docs?|documentation|book|page|outdated|nit|pr|pull request|replace[sd]?|"
+    r"could this be|should this be|wording|typo in)\b",
+    re.IGNORECASE,
+)
+# Words that show the writer hit it.
+_REPORT = re.compile(
+    r"\b(?:panic\w*|crash\w*|error|errors|get|gets|getting|got|gives?|giving|fails?|failing|"
+    r"failed|stops?|throws?|hit|hitting|see|seeing|occurs?|happens?|received|when i|"
+    r"produces?|returns?)\b",
+    re.IGNORECASE,
+)
+
+
+def reads_like_report(snippet: Snippet) -> bool:
+    """False when the sentence around a mention talks about the message rather than hitting it."""
+    if snippet.source in ("title", "code"):
+        return True
+    context = snippet.context.replace(snippet.raw, " ")
+    return not (_DISCUSSION.search(context) and not _REPORT.search(context))

@@ -1,0 +1,213 @@
+"""Subcommands: `serve`, `poll`, `jobs list`, `jobs retry`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from datetime import timedelta
+from typing import Any
+
+from bot.settings import Settings, SettingsError
+
+log = logging.getLogger(__name__)
+
+
+def register(subparsers: Any) -> None:
+    serve = subparsers.add_parser(
+        "serve", help="run the webhook server (GitHub) and the Discord client"
+    )
+    serve.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
+    serve.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080)")
+    serve.set_defaults(handler=cmd_serve)
+
+    poll = subparsers.add_parser(
+        "poll", help="poll a repository for updated issues and comments (no webhook needed)"
+    )
+    poll.add_argument("--repo", required=True, metavar="OWNER/NAME")
+    poll.add_argument(
+        "--interval", type=float, default=60.0, metavar="S", help="seconds between polls"
+    )
+    poll.add_argument("--once", action="store_true", help="poll once, handle the jobs, exit")
+    poll.add_argument(
+        "--lookback",
+        type=float,
+        default=24.0,
+        metavar="HOURS",
+        help="on the first poll, look this far back (default 24)",
+    )
+    poll.set_defaults(handler=cmd_poll)
+
+    jobs = subparsers.add_parser("jobs", help="show and replay the GitHub job queue")
+    jobs_sub = jobs.add_subparsers(dest="jobs_command", metavar="ACTION")
+    listing = jobs_sub.add_parser("list", help="list dead-lettered (and pending) jobs")
+    listing.add_argument(
+        "--state",
+        choices=["dead", "queued", "running", "done", "all"],
+        default=None,
+        help="only jobs in this state (default: dead, queued and running)",
+    )
+    listing.set_defaults(handler=cmd_jobs_list)
+    retry = jobs_sub.add_parser("retry", help="replay dead-lettered jobs")
+    retry.add_argument("id", nargs="?", type=int, help="the job to replay")
+    retry.add_argument("--all", action="store_true", help="replay every dead-lettered job")
+    retry.set_defaults(handler=cmd_jobs_retry)
+    jobs.set_defaults(handler=lambda args: _usage(jobs))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _settings() -> Settings | None:
+    try:
+        settings = Settings.load()
+    except SettingsError as exc:
+        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
+        return None
+    logging.basicConfig(
+        level=settings.log_level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    return settings
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    settings = _settings()
+    if settings is None:
+        return 2
+    try:
+        if settings.github_enabled:
+            settings.require_github(webhook=True)
+        elif not settings.discord_enabled:
+            raise SettingsError(
+                "nothing to serve: set GITHUB_TOKEN or GITHUB_APP_ID (with "
+                "GITHUB_WEBHOOK_SECRET) for GitHub, and/or DISCORD_TOKEN for Discord",
+                ("GITHUB_TOKEN", "GITHUB_APP_ID", "DISCORD_TOKEN"),
+            )
+        from bot.github.labels import load_label_config
+
+        load_label_config(settings.triage_config)  # validate before serving
+    except SettingsError as exc:
+        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
+        return 2
+    from bot.server import run
+
+    log.info("serving on %s:%d (%r)", args.host, args.port, settings)
+    run(settings, args.host, args.port)
+    return 0
+
+
+def cmd_poll(args: argparse.Namespace) -> int:
+    settings = _settings()
+    if settings is None:
+        return 2
+    if args.repo.count("/") != 1 or not all(args.repo.split("/")):
+        print("triage-bot: --repo must be OWNER/NAME", file=sys.stderr)
+        return 2
+    try:
+        settings.require_github()
+        from bot.github.labels import load_label_config
+
+        labels = load_label_config(settings.triage_config)
+    except SettingsError as exc:
+        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
+        return 2
+    return asyncio.run(_poll(settings, labels, args))
+
+
+async def _poll(settings: Settings, labels: Any, args: argparse.Namespace) -> int:
+    from bot.github.adapter import GitHubAdapter
+    from bot.github.auth import GitHubClients
+    from bot.github.pipeline import IssuePipeline
+    from bot.github.poll import poll_once
+    from bot.github.worker import Worker
+    from bot.server import load_triage
+    from bot.store import Store
+
+    store = Store(settings.triage_db)
+    clients = GitHubClients(settings)
+    try:
+        triage = load_triage(settings)
+        pipeline = IssuePipeline(
+            triage, GitHubAdapter(clients), store, labels, dry_run=settings.triage_dry_run
+        )
+        worker = Worker(store, pipeline.handle_job)
+        lookback = timedelta(hours=args.lookback)
+        if args.once:
+            result = await asyncio.to_thread(
+                poll_once, clients, store, args.repo, lookback=lookback
+            )
+            await worker.drain(timeout=max(60.0, 10.0 * len(result.issues)))
+            counts = store.job_counts()
+            print(
+                f"polled {args.repo}: {len(result.issues)} issue(s) changed; "
+                f"{counts['dead']} job(s) dead-lettered"
+            )
+            return 0 if counts["dead"] == 0 else 1
+        worker.start()
+        try:
+            while True:
+                try:
+                    await asyncio.to_thread(poll_once, clients, store, args.repo, lookback=lookback)
+                    worker.wake()
+                except Exception as exc:  # keep polling through GitHub's bad moments
+                    log.warning("poll %s failed: %s", args.repo, exc)
+                await asyncio.sleep(args.interval)
+        finally:
+            await worker.stop()
+    finally:
+        await asyncio.to_thread(clients.close)
+        store.close()
+
+
+def _open_store() -> Any:
+    settings = _settings()
+    if settings is None:
+        return None
+    from bot.store import Store
+
+    return Store(settings.triage_db)
+
+
+def cmd_jobs_list(args: argparse.Namespace) -> int:
+    store = _open_store()
+    if store is None:
+        return 2
+    with store:
+        if args.state == "all":
+            states: tuple[str, ...] = ("queued", "running", "dead", "done")
+        elif args.state:
+            states = (args.state,)
+        else:
+            states = ("dead", "queued", "running")
+        jobs = store.list_jobs(states)
+        if not jobs:
+            print("no jobs")
+            return 0
+        print(f"{'ID':>6}  {'STATE':<8} {'TRIES':>5}  {'ISSUE':<40} LAST ERROR")
+        for job in jobs:
+            issue = f"{job.repo}#{job.number}"
+            print(
+                f"{job.id:>6}  {job.state:<8} {job.attempts:>5}  {issue:<40} "
+                f"{(job.last_error or '').splitlines()[0] if job.last_error else ''}"
+            )
+    return 0
+
+
+def cmd_jobs_retry(args: argparse.Namespace) -> int:
+    if (args.id is None) == (not args.all):
+        print("triage-bot: give a job ID or --all", file=sys.stderr)
+        return 2
+    store = _open_store()
+    if store is None:
+        return 2
+    with store:
+        count = store.requeue_dead(None if args.all else args.id)
+    if count == 0:
+        print("no dead-lettered job to replay" + (f" with id {args.id}" if args.id else ""))
+        return 1
+    print(f"requeued {count} job(s); a running `triage-bot serve` or `poll` picks them up")
+    return 0

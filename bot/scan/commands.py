@@ -1,0 +1,221 @@
+"""`triage-bot catalog scan` and `triage-bot catalog update`.
+
+`register_catalog(catalog_subparsers)` adds both to the `catalog` group (the sub-subparsers
+object that `bot.catalog.commands` creates). Records go to stdout or files; progress, summaries
+and problems go to stderr. Each handler returns the exit code: 0 done, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+_REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
+# Progress is shown for trees with at least this many files.
+PROGRESS_MIN_FILES = 50
+
+
+def _err(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def register_catalog(catalog_subparsers: Any) -> None:
+    scan = catalog_subparsers.add_parser(
+        "scan",
+        help="find the panic sites of a Rust checkout",
+        description="Walk a Rust checkout and emit a skeleton record for every panic site with "
+        "a literal message (panic!, unimplemented!, todo!, unreachable!, assert*! with a "
+        'message, .expect("...")). Tests, benches, examples and #[cfg(test)] code are left '
+        "out unless --include-tests. Records go to stdout as JSON lines, or with --out to "
+        "DIR/scan-<commit>.jsonl; progress goes to stderr.",
+    )
+    scan.add_argument("path", metavar="PATH", help="the checkout (or one .rs file)")
+    scan.add_argument("--repo", required=True, metavar="OWNER/NAME", help="GitHub repository")
+    scan.add_argument("--commit", required=True, metavar="SHA", help="the checkout's commit")
+    scan.add_argument("--out", metavar="DIR", help="write DIR/scan-<commit>.jsonl")
+    scan.add_argument(
+        "--include-tests", action="store_true", help="also scan tests, benches and examples"
+    )
+    scan.add_argument(
+        "--format",
+        choices=("records", "sites"),
+        default="records",
+        help="skeleton records (default), or the panic-site list format "
+        "(file_path, line, kind, message_format, commit)",
+    )
+    scan.set_defaults(handler=cmd_scan)
+
+    update = catalog_subparsers.add_parser(
+        "update",
+        help="bring a catalog in step with a fresh scan",
+        description="Compare the catalog with a scan of a newer commit. Sites with the same "
+        "file and message get the new line, commit and pinned URL (their analysis is kept); "
+        "slightly changed messages are proposed, not applied (see --accept and --reject); "
+        "sites that are gone are kept and tagged removed-at:<commit>; new sites get skeleton "
+        "records. Prints a summary on stderr. Without --out nothing is written and the diff "
+        "goes to stdout; with --out, DIR/catalog/ holds the updated catalog, DIR/update.md the "
+        "review page, DIR/update.diff the JSON diff and DIR/proposals.json the proposals.",
+    )
+    update.add_argument("--catalog", required=True, metavar="PATH", help="catalog file or folder")
+    update.add_argument(
+        "--scan", required=True, metavar="PATH", help="records written by `catalog scan`"
+    )
+    update.add_argument("--out", metavar="DIR", help="where to write the updated catalog")
+    update.add_argument(
+        "--accept",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="apply the proposed change of this record (repeatable)",
+    )
+    update.add_argument(
+        "--reject",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="refuse the proposed change of this record: it is marked removed and the new "
+        "site added (repeatable)",
+    )
+    update.add_argument(
+        "--cutoff",
+        type=float,
+        default=None,
+        metavar="SCORE",
+        help="least message similarity (0-100) for a change proposal (default 85)",
+    )
+    update.set_defaults(handler=cmd_update)
+
+
+def register(subparsers: Any) -> None:
+    """Stand-alone registration (a `catalog` group holding only scan and update)."""
+    catalog = subparsers.add_parser("catalog", help="scan sources and update the catalog")
+    register_catalog(catalog.add_subparsers(dest="catalog_command", required=True))
+
+
+class _Progress:
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.tty = sys.stderr.isatty()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int, sites: int) -> None:
+        if total < PROGRESS_MIN_FILES:
+            return
+        now = time.monotonic()
+        if done != total and now - self.last < (0.2 if self.tty else 2.0):
+            return
+        self.last = now
+        line = f"scan: {done}/{total} files, {sites} sites"
+        if self.tty:
+            print("\r" + line, end="\n" if done == total else "", file=sys.stderr, flush=True)
+        else:
+            _err(line)
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from bot.scan.rust_sites import scan_tree, skeletons
+
+    if not _REPO.match(args.repo):
+        _err(f"error: --repo must be OWNER/NAME, not `{args.repo}`")
+        return 2
+    if not _SHA.match(args.commit):
+        _err(f"error: --commit must be a commit SHA (7 to 40 hex digits), not `{args.commit}`")
+        return 2
+    root = Path(args.path)
+    if not root.exists():
+        _err(f"error: {root}: no such file or folder")
+        return 2
+    started = time.monotonic()
+    sites = scan_tree(root, include_tests=args.include_tests, progress=_Progress())
+    if args.format == "sites":
+        rows: list[dict[str, Any]] = [s.as_panic_site(args.commit) for s in sites]
+    else:
+        rows = skeletons(sites, repo=args.repo, commit=args.commit)
+    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    elapsed = time.monotonic() - started
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        name = "panic_sites" if args.format == "sites" else "scan"
+        target = out / f"{name}-{args.commit[:12]}.jsonl"
+        target.write_text(text, encoding="utf-8")
+        _err(f"scan: {len(rows)} sites in {elapsed:.1f}s, written to {target}")
+    else:
+        sys.stdout.write(text)
+        _err(f"scan: {len(rows)} sites in {elapsed:.1f}s")
+    return 0
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    from bot.catalog.loader import CatalogError, load_catalog
+    from bot.scan.catalog_io import read_catalog, read_records_file, write_catalog
+    from bot.scan.update import (
+        DEFAULT_CUTOFF,
+        proposals_json,
+        record_diff,
+        report_markdown,
+        scan_identity,
+        update_catalog,
+    )
+
+    catalog_path, scan_path = Path(args.catalog), Path(args.scan)
+    for path in (catalog_path, scan_path):
+        if not path.exists():
+            _err(f"error: {path}: no such file or folder")
+            return 2
+    try:
+        load_catalog([catalog_path])  # the catalog must be sound before it is rewritten
+    except CatalogError as exc:
+        _err(f"error: the catalog has problems; fix them first:\n{exc}")
+        return 2
+    try:
+        catalog = read_catalog(catalog_path)
+        scan = read_records_file(scan_path)
+        _repo, commit = scan_identity(scan)
+    except (ValueError, KeyError) as exc:
+        _err(f"error: {exc}")
+        return 2
+    cutoff = DEFAULT_CUTOFF if args.cutoff is None else args.cutoff
+    result = update_catalog(
+        catalog.records, scan, accept=args.accept, reject=args.reject, cutoff=cutoff
+    )
+    unknown = set(args.accept + args.reject) - {
+        rid for p in result.proposals for rid in p.record_ids
+    }
+    for rid in sorted(unknown):
+        _err(f"warning: no proposal for record {rid}; --accept/--reject ignored for it")
+    new_file = f"new-sites-{commit[:12]}.jsonl"
+    origins = [catalog.origin(i) for i in range(len(catalog.records))]
+    diff = record_diff(catalog.records, result, origins, new_origin=new_file)
+    hint = f"triage-bot catalog update --catalog {args.catalog} --scan {args.scan} --accept ID"
+    report = report_markdown(result, accept_hint=hint)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        write_catalog(
+            catalog,
+            result.records,
+            result.changed,
+            out / "catalog",
+            new_records=result.new,
+            new_file=new_file,
+        )
+        (out / "update.md").write_text(report, encoding="utf-8")
+        (out / "update.diff").write_text(diff, encoding="utf-8")
+        (out / "proposals.json").write_text(
+            json.dumps(proposals_json(result), indent=2, ensure_ascii=False) + "\n",
+            encoding="utf-8",
+        )
+        _err(f"update: wrote {out / 'catalog'}, update.md, update.diff and proposals.json")
+    else:
+        sys.stdout.write(diff)
+    _err("update: " + result.summary())
+    for warning in result.warnings:
+        _err(f"warning: {warning}")
+    return 0

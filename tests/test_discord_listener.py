@@ -1,0 +1,196 @@
+"""The pure part of the Discord adapter: which messages, which text, cooldowns, lookups."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.app import Triage
+from bot.catalog.loader import load_bundled_catalog
+from bot.discord import listener as L
+from bot.discord.listener import AttachmentInfo, CooldownPolicy, Cooldowns, IncomingMessage
+from bot.render.answer import build_answer
+from bot.render.discord import render_message
+
+AVG_POOL = "8d1d2fa6df3880bd"
+AVG_PANIC = (
+    "thread 'main' panicked at crates/burn-autodiff/src/ops/module.rs:1498:9:\n"
+    "Can't differentiate avg pool 2d backward.\n"
+)
+WATCHED, THREAD, OTHER, ME = 10, 11, 20, 99
+
+
+@pytest.fixture(scope="module")
+def triage() -> Triage:
+    return Triage(load_bundled_catalog())
+
+
+def message(**changes: object) -> IncomingMessage:
+    fields: dict[str, object] = dict(
+        message_id=1,
+        channel_id=WATCHED,
+        parent_id=None,
+        author_id=5,
+        author_is_bot=False,
+        content=AVG_PANIC,
+    )
+    fields.update(changes)
+    return IncomingMessage(**fields)  # type: ignore[arg-type]
+
+
+WATCH = L.Watch(frozenset({WATCHED}), ME)
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({}, None),
+        ({"channel_id": THREAD, "parent_id": WATCHED}, None),  # a thread or forum post
+        ({"author_id": ME}, "self"),
+        ({"author_is_bot": True}, "bot"),
+        ({"webhook": True}, "webhook"),
+        ({"channel_id": OTHER}, "unwatched"),
+        ({"channel_id": THREAD, "parent_id": OTHER}, "unwatched"),
+        ({"content": "  "}, "empty"),
+        ({"content": "", "attachments": (AttachmentInfo("a.png", 9, "u", "image/png"),)}, "empty"),
+        ({"content": "", "attachments": (AttachmentInfo("message.txt", 9, "u", None),)}, None),
+    ],
+)
+def test_ignore_reason(changes: dict[str, object], reason: str | None) -> None:
+    assert L.ignore_reason(message(**changes), WATCH) == reason
+
+
+def test_readable_attachments_by_name_or_type_and_limited() -> None:
+    items = [
+        AttachmentInfo("message.txt", 1, "u1", "text/plain; charset=utf-8"),
+        AttachmentInfo("screenshot.png", 1, "u2", "image/png"),
+        AttachmentInfo("build.LOG", 1, "u3", None),
+        AttachmentInfo("main.rs", 1, "u4", None),
+        AttachmentInfo("output", 1, "u5", "text/x-rust"),
+        AttachmentInfo("more.txt", 1, "u6", None),
+    ]
+    assert [a.url for a in L.readable_attachments(items)] == ["u1", "u3", "u4"]
+    assert [a.url for a in L.readable_attachments(items, limit=10)] == [
+        "u1",
+        "u3",
+        "u4",
+        "u5",
+        "u6",
+    ]
+
+
+def test_decode_and_compose_are_capped() -> None:
+    assert L.decode_attachment(b"abc\xffdef", cap=5) == "abc\ufffdd"
+    assert L.compose_text("hello", ["", "world"]) == "hello\n\nworld"
+    assert L.compose_text("  ", ["log"]) == "log"
+    assert L.compose_text("x" * 10, ["y" * 10], cap=15) == "x" * 10 + "\n\n" + "yyy"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_cooldown_per_user_then_window_passes() -> None:
+    clock = Clock()
+    cooldowns = Cooldowns(CooldownPolicy(per_user=2, per_channel=10, window=60), clock)
+    assert cooldowns.allow(1, WATCHED)
+    clock.now += 1
+    assert cooldowns.allow(1, WATCHED)
+    assert not cooldowns.allow(1, WATCHED)
+    assert not cooldowns.allow(1, OTHER), "the user limit holds in every channel"
+    assert cooldowns.retry_after(1, WATCHED) == pytest.approx(59.0)
+    assert cooldowns.allow(2, WATCHED), "another user is not held back"
+    clock.now += 59
+    assert cooldowns.allow(1, WATCHED)
+
+
+def test_cooldown_per_channel() -> None:
+    clock = Clock()
+    cooldowns = Cooldowns(CooldownPolicy(per_user=10, per_channel=3, window=30), clock)
+    assert all(cooldowns.allow(user, WATCHED) for user in (1, 2, 3))
+    assert not cooldowns.allow(4, WATCHED)
+    assert cooldowns.allow(4, OTHER)
+    assert cooldowns.retry_after(5, WATCHED) == pytest.approx(30.0)
+    clock.now += 30
+    assert cooldowns.allow(4, WATCHED)
+
+
+def test_a_refused_answer_does_not_count() -> None:
+    clock = Clock()
+    cooldowns = Cooldowns(CooldownPolicy(per_user=1, per_channel=5, window=10), clock)
+    assert cooldowns.allow(1, WATCHED)
+    for _ in range(5):
+        assert not cooldowns.allow(1, WATCHED)
+    assert cooldowns.allow(2, WATCHED)  # the refusals did not fill the channel
+
+
+def test_plan_message(triage: Triage) -> None:
+    match = triage.analyse(AVG_PANIC)
+    none = triage.analyse("thanks, that fixed it")
+    assert match.verdict == "match" and none.verdict == "no-panic"
+    assert L.answered_ids(match) == (AVG_POOL,)
+    assert L.answered_ids(none) == ()
+    assert L.plan_message(match, has_reply=False) == "reply"
+    assert L.plan_message(none, has_reply=False) == "none"
+    assert L.plan_message(match, has_reply=True) == "edit"
+    assert L.plan_message(none, has_reply=True) == "delete"
+    uncatalogued = triage.analyse(
+        "thread 'main' panicked at src/main.rs:3:5:\nmy own invariant broke: 42\n"
+    )
+    assert uncatalogued.verdict != "match"
+    assert L.plan_message(uncatalogued, has_reply=True) == "delete"
+
+
+def test_search_records_for_autocomplete(triage: Triage) -> None:
+    records = [(r.id, r.error_message) for r in triage.catalog]
+    found = L.search_records(records, "avg pool 2d backward")
+    assert found[0] == (AVG_POOL, "Can't differentiate avg pool 2d backward.")
+    assert len(found) <= L.AUTOCOMPLETE_LIMIT
+    assert L.search_records(records, AVG_POOL)[0][0] == AVG_POOL
+    typo = L.search_records(records, "cant diferentiate avg pol 2d backwrd")
+    assert AVG_POOL in [rid for rid, _ in typo[:5]]
+    listing = L.search_records(records, "", limit=5)
+    assert len(listing) == 5
+    assert [m.lower() for _, m in listing] == sorted(m.lower() for _, m in listing)
+    assert L.search_records(records, "zzzz qqqq xxxx") == []
+
+
+def test_choice_fits_discord_limits() -> None:
+    name, value = L.choice("abc", "m" * 300)
+    assert len(name) == 100 and name.endswith("…") and value == "abc"
+    assert L.choice("abc", "short") == ("short", "abc")
+
+
+def test_analysis_for_record_renders_the_record(triage: Triage) -> None:
+    record = triage.catalog.get(AVG_POOL)
+    assert record is not None
+    analysis = L.analysis_for_record(record.id, record.error_message)
+    assert L.answered_ids(analysis) == (AVG_POOL,)
+    rendered = render_message(build_answer(analysis, triage.catalog))
+    assert rendered["embeds"][0]["title"] == record.error_message
+
+
+def test_button_ids() -> None:
+    assert L.feedback_id("up", AVG_POOL) == f"triage:fb:up:{AVG_POOL}"
+    assert L.feedback_id("down", AVG_POOL) == f"triage:fb:down:{AVG_POOL}"
+    assert L.dismiss_id(42) == "triage:x:42"
+    assert len(L.feedback_id("down", "x" * 64)) <= 100  # Discord caps custom ids at 100
+
+
+def test_invite_url_matches_the_setup_guide() -> None:
+    from pathlib import Path
+
+    from bot.discord.client import PERMISSIONS, invite_url
+
+    url = invite_url(123)
+    assert url == (
+        "https://discord.com/oauth2/authorize?client_id=123"
+        f"&scope=bot+applications.commands&permissions={PERMISSIONS.value}"
+    )
+    guide = (Path(__file__).parents[1] / "bot" / "discord" / "SETUP.md").read_text()
+    assert f"permissions={PERMISSIONS.value}" in guide
+    assert not PERMISSIONS.attach_files and not PERMISSIONS.mention_everyone
+    assert not PERMISSIONS.manage_messages

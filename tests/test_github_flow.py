@@ -1,0 +1,582 @@
+"""End to end: GitHub's example deliveries -> the real server -> the worker -> real PyGithub ->
+the fake GitHub REST API over HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import logging
+import uuid
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+from fakes.github_api import FakeGitHub
+
+from bot.app import Triage
+from bot.github.auth import ClientOptions
+from bot.github.webhook import sign
+from bot.github.worker import RetryPolicy
+from bot.render.github import parse_marker
+from bot.server import STATE, create_app
+from bot.settings import Settings
+from bot.store import Store
+
+FIXTURES = Path(__file__).parent / "fixtures" / "webhooks"
+REPO = "Codertocat/Hello-World"  # the repository GitHub's example payloads name
+SECRETS = "first-secret,second-secret"
+
+INTERPOLATE = "cf30438606d06d30"  # "Can't differentiate interpolate backward."
+AVG_POOL = "8d1d2fa6df3880bd"  # "Can't differentiate avg pool 2d backward."
+PANIC = (
+    "thread 'main' panicked at /home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f/"
+    "burn-autodiff-0.18.0/src/ops/module.rs:1933:9:\n"
+    "Can't differentiate interpolate backward.\n"
+    "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"
+)
+PANIC_AVG_POOL = (
+    "thread 'main' panicked at /home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f/"
+    "burn-autodiff-0.18.0/src/ops/module.rs:1498:9:\n"
+    "Can't differentiate avg pool 2d backward.\n"
+)
+UNKNOWN_PANIC = (
+    "thread 'main' panicked at src/main.rs:3:5:\n"
+    "the flux capacitor overheated while reticulating splines\n"
+)
+
+
+def fixture(name: str) -> dict[str, Any]:
+    return json.loads((FIXTURES / f"{name}.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def triage() -> Triage:
+    return Triage.from_paths(None)  # the bundled catalog
+
+
+@pytest.fixture
+def fake():
+    with FakeGitHub() as gh:
+        gh.add_token("ghp_bot_token", "triage-helper")
+        gh.add_repo(REPO)
+        yield gh
+
+
+class Harness:
+    """The real server app on 127.0.0.1, its worker, and helpers to deliver and wait."""
+
+    def __init__(self, fake: FakeGitHub, db: Path, triage: Triage, **env: str) -> None:
+        values = {
+            "GITHUB_TOKEN": "ghp_bot_token",
+            "GITHUB_WEBHOOK_SECRET": SECRETS,
+            "GITHUB_API_URL": fake.base_url,
+            "TRIAGE_DB": str(db),
+        }
+        values.update(env)
+        self.settings = Settings.from_mapping(values)
+        self.fake = fake
+        self.triage = triage
+        self.server: TestServer | None = None
+        self.session: aiohttp.ClientSession | None = None
+
+    async def start(self, policy: RetryPolicy | None = None, start_worker: bool = True) -> Harness:
+        self.app = create_app(
+            self.settings,
+            triage=self.triage,
+            client_options=ClientOptions(timeout=5, seconds_between_writes=0),
+            worker_options={
+                "policy": policy or RetryPolicy(scale=0.001, max_attempts=4),
+                "idle_interval": 0.05,
+            },
+        )
+        if not start_worker:
+            self.app.on_startup.clear()
+        self.server = TestServer(self.app, host="127.0.0.1")
+        await self.server.start_server()
+        self.session = aiohttp.ClientSession()
+        return self
+
+    @property
+    def state(self):
+        return self.app[STATE]
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return str(self.server.make_url("/github/webhook"))
+
+    async def post(
+        self,
+        event: str,
+        payload: Any,
+        *,
+        delivery: str | None = None,
+        secret: str | None = "first-secret",
+        raw: bytes | None = None,
+    ) -> aiohttp.ClientResponse:
+        body = raw if raw is not None else json.dumps(payload).encode()
+        headers = {
+            "X-GitHub-Event": event,
+            "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+            "Content-Type": "application/json",
+            "User-Agent": "GitHub-Hookshot/test",
+        }
+        if secret is not None:
+            headers["X-Hub-Signature-256"] = sign(secret, body)
+        assert self.session is not None
+        async with self.session.post(self.url, data=body, headers=headers) as response:
+            await response.read()
+            return response
+
+    async def settle(self, timeout: float = 10.0) -> None:
+        await self.state.worker.drain(timeout)
+
+    async def stop(self) -> None:
+        if self.session is not None:
+            await self.session.close()
+        if self.server is not None:
+            await self.server.close()
+
+
+@pytest.fixture
+async def harness(fake, tmp_path, triage):
+    h = await Harness(fake, tmp_path / "triage.sqlite3", triage).start()
+    yield h
+    await h.stop()
+
+
+def issue_payload(action: str, number: int, title: str, body: str) -> dict[str, Any]:
+    payload = copy.deepcopy(fixture(f"issues.{action}"))
+    payload["issue"]["number"] = number
+    payload["issue"]["title"] = title
+    payload["issue"]["body"] = body
+    payload["repository"]["full_name"] = REPO
+    return payload
+
+
+def comment_payload(
+    action: str, number: int, comment_id: int, body: str, login="octocat", user_type="User"
+) -> dict[str, Any]:
+    payload = copy.deepcopy(fixture(f"issue_comment.{action}"))
+    payload["issue"]["number"] = number
+    payload["comment"]["id"] = comment_id
+    payload["comment"]["body"] = body
+    payload["comment"]["user"]["login"] = login
+    payload["comment"]["user"]["type"] = user_type
+    payload.pop("installation", None)
+    return payload
+
+
+def bot_comments(fake: FakeGitHub, number: int) -> list[Any]:
+    return [c for c in fake.comments_on(REPO, number) if parse_marker(c.body)]
+
+
+# --- signatures and bodies --------------------------------------------------------------------
+
+
+async def test_missing_and_bad_signatures_are_refused_and_nothing_is_stored(harness, fake):
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    payload = issue_payload("opened", issue.number, issue.title, PANIC)
+    missing = await harness.post("issues", payload, secret=None, delivery="d-missing")
+    wrong = await harness.post("issues", payload, secret="not-the-secret", delivery="d-wrong")
+    assert (missing.status, wrong.status) == (401, 401)
+    tampered_body = json.dumps(payload).encode()
+    good_signature = sign("first-secret", tampered_body)
+    assert harness.session is not None
+    async with harness.session.post(
+        harness.url,
+        data=tampered_body + b" ",
+        headers={
+            "X-GitHub-Event": "issues",
+            "X-GitHub-Delivery": "d-tampered",
+            "X-Hub-Signature-256": good_signature,
+        },
+    ) as tampered:
+        assert tampered.status == 401
+    await harness.settle()
+    store = harness.state.store
+    assert store.list_jobs() == []
+    assert not any(store.delivery_seen(d) for d in ("d-missing", "d-wrong", "d-tampered"))
+    assert fake.writes() == []
+    metrics = harness.state.metrics
+    assert metrics.value("triage_deliveries_refused_total", reason="missing-signature") == 1
+    assert metrics.value("triage_deliveries_refused_total", reason="bad-signature") == 2
+
+
+async def test_both_rotated_secrets_are_accepted(harness, fake):
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    payload = issue_payload("opened", issue.number, issue.title, PANIC)
+    one = await harness.post("issues", payload, secret="first-secret")
+    two = await harness.post("issues", payload, secret="second-secret")
+    assert (one.status, two.status) == (202, 202)
+
+
+async def test_malformed_bodies_are_400(harness):
+    not_json = await harness.post("issues", None, raw=b"{not json")
+    not_object = await harness.post("issues", None, raw=b"[1, 2, 3]")
+    no_issue = await harness.post("issues", {"action": "opened", "repository": {}})
+    assert [r.status for r in (not_json, not_object, no_issue)] == [400, 400, 400]
+    assert harness.state.store.list_jobs() == []
+
+
+async def test_oversized_body_is_refused_without_reading_it(harness):
+    """A declared length over 25 MB is refused at once; only the first bytes are ever sent."""
+    sent = 0
+
+    async def body():
+        nonlocal sent
+        chunk = b"x" * (1024 * 1024)
+        for _ in range(40):  # 40 MB if it were all read
+            sent += len(chunk)
+            yield chunk
+
+    host, port = harness.server.host, harness.server.port
+    reader, writer = await asyncio.open_connection(host, port)
+    head = (
+        "POST /github/webhook HTTP/1.1\r\n"
+        f"Host: {host}\r\n"
+        "X-GitHub-Event: issues\r\nX-GitHub-Delivery: big\r\n"
+        "X-Hub-Signature-256: sha256=00\r\n"
+        f"Content-Length: {26 * 1024 * 1024}\r\n\r\n"
+    )
+    writer.write(head.encode() + b"{")
+    await writer.drain()
+    status_line = await asyncio.wait_for(reader.readline(), 5)
+    writer.close()
+    assert b" 413 " in status_line
+    assert harness.state.metrics.value("triage_deliveries_refused_total", reason="too-large") == 1
+
+    # chunked, no length: read only up to the cap, then refused
+    async with harness.session.post(
+        harness.url,
+        data=body(),
+        headers={"X-GitHub-Event": "issues", "X-GitHub-Delivery": "big2"},
+    ) as response:
+        assert response.status == 413
+    assert sent < 40 * 1024 * 1024
+    assert not harness.state.store.delivery_seen("big2")
+
+
+async def test_ping_and_other_events_are_acknowledged_and_ignored(harness, fake):
+    ping = await harness.post("ping", fixture("ping"))
+    star = await harness.post("star", fixture("star.created"))
+    closed = await harness.post("issues", {**fixture("issues.opened"), "action": "closed"})
+    assert [r.status for r in (ping, star, closed)] == [200, 200, 200]
+    await harness.settle()
+    assert harness.state.store.list_jobs() == []
+    assert fake.calls() == []
+
+
+# --- answering ----------------------------------------------------------------------------------
+
+
+async def test_open_with_a_catalogued_panic_gets_one_comment_and_labels(harness, fake):
+    issue = fake.add_issue(REPO, "Training crashes", "When I train:\n```\n" + PANIC + "```")
+    response = await harness.post(
+        "issues", issue_payload("opened", issue.number, issue.title, issue.body)
+    )
+    assert response.status == 202
+    await harness.settle()
+    comments = bot_comments(fake, issue.number)
+    assert len(comments) == 1
+    marker = parse_marker(comments[0].body)
+    assert marker["kind"] == "answer" and marker["ids"] == [INTERPOLATE]
+    assert "Can't differentiate interpolate backward." in comments[0].body
+    assert fake.repo(REPO).issues[issue.number].labels == ["panic: known"]
+    state = harness.state.store.get_issue_state(REPO, issue.number)
+    assert state.comment_id == comments[0].id and state.labels_added == ("panic: known",)
+    # every URL was built from the repository name and the number
+    assert {r.path for r in fake.writes()} == {
+        f"/repos/{REPO}/issues/{issue.number}/comments",
+        f"/repos/{REPO}/issues/{issue.number}/labels",
+    }
+
+
+async def test_open_then_edit_updates_the_one_comment(harness, fake):
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    await harness.post("issues", issue_payload("opened", issue.number, issue.title, PANIC))
+    await harness.settle()
+    fake.edit_issue(REPO, issue.number, body=PANIC_AVG_POOL)
+    await harness.post("issues", issue_payload("edited", issue.number, issue.title, PANIC_AVG_POOL))
+    await harness.settle()
+    comments = bot_comments(fake, issue.number)
+    assert len(comments) == 1
+    assert parse_marker(comments[0].body)["ids"] == [AVG_POOL]
+    assert len(fake.calls("POST", r"/comments$")) == 1
+    assert len(fake.calls("PATCH", r"/issues/comments/\d+$")) == 1
+
+
+async def test_edit_right_after_open_never_makes_two_comments(harness, fake):
+    """Both deliveries are queued before the worker runs; per-issue ordering keeps one comment."""
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    opened = issue_payload("opened", issue.number, issue.title, PANIC)
+    edited = issue_payload("edited", issue.number, issue.title, PANIC + "\nmore details")
+    await asyncio.gather(harness.post("issues", opened), harness.post("issues", edited))
+    fake.edit_issue(REPO, issue.number, body=PANIC + "\nmore details")
+    await harness.settle()
+    assert len(bot_comments(fake, issue.number)) == 1
+    assert len(fake.calls("POST", r"/comments$")) == 1
+
+
+async def test_removing_the_panic_leaves_a_one_line_note_and_removes_bot_labels(harness, fake):
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    fake.edit_issue(REPO, issue.number, labels=[])
+    await harness.post("issues", issue_payload("opened", issue.number, issue.title, PANIC))
+    await harness.settle()
+    # a maintainer adds a label of their own; the bot must leave it alone
+    fake.repo(REPO).labels["bug"] = {"id": 1, "name": "bug", "color": "d73a4a"}
+    fake.repo(REPO).issues[issue.number].labels.append("bug")
+    fake.edit_issue(REPO, issue.number, body="never mind, my fault")
+    await harness.post(
+        "issues", issue_payload("edited", issue.number, issue.title, "never mind, my fault")
+    )
+    await harness.settle()
+    comments = bot_comments(fake, issue.number)
+    assert len(comments) == 1
+    assert parse_marker(comments[0].body)["kind"] == "no-longer"
+    assert len(comments[0].body.strip().splitlines()) == 2  # the marker and one line
+    assert fake.repo(REPO).issues[issue.number].labels == ["bug"]
+
+
+async def test_a_panic_in_a_later_comment_is_answered_in_the_same_single_comment(harness, fake):
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    await harness.post("issues", issue_payload("opened", issue.number, issue.title, PANIC))
+    await harness.settle()
+    later = fake.add_comment(REPO, issue.number, "Also got this:\n" + PANIC_AVG_POOL)
+    await harness.post(
+        "issue_comment", comment_payload("created", issue.number, later.id, later.body)
+    )
+    await harness.settle()
+    comments = bot_comments(fake, issue.number)
+    assert len(comments) == 1
+    assert parse_marker(comments[0].body)["ids"] == [INTERPOLATE, AVG_POOL]
+
+
+async def test_a_panic_first_pasted_in_a_comment_is_answered(harness, fake):
+    issue = fake.add_issue(REPO, "it crashes", "Steps below.")
+    await harness.post("issues", issue_payload("opened", issue.number, issue.title, "Steps below."))
+    await harness.settle()
+    assert fake.writes() == []
+    later = fake.add_comment(REPO, issue.number, PANIC)
+    await harness.post(
+        "issue_comment", comment_payload("created", issue.number, later.id, later.body)
+    )
+    await harness.settle()
+    assert [parse_marker(c.body)["ids"] for c in bot_comments(fake, issue.number)] == [
+        [INTERPOLATE]
+    ]
+
+
+async def test_uncatalogued_panic_gets_a_label_and_no_comment(harness, fake):
+    issue = fake.add_issue(REPO, "crash", UNKNOWN_PANIC)
+    await harness.post("issues", issue_payload("opened", issue.number, issue.title, UNKNOWN_PANIC))
+    await harness.settle()
+    assert bot_comments(fake, issue.number) == []
+    assert fake.repo(REPO).issues[issue.number].labels == ["panic: uncatalogued"]
+    assert harness.state.metrics.value("triage_verdicts_total", verdict="uncatalogued-panic") == 1
+
+
+async def test_no_panic_does_nothing(harness, fake):
+    issue = fake.add_issue(REPO, "Feature request", "Please add a tanh kernel.")
+    await harness.post(
+        "issues", issue_payload("opened", issue.number, issue.title, "Please add a tanh kernel.")
+    )
+    await harness.settle()
+    assert fake.writes() == []
+    # and an ordinary comment on it costs no API call at all
+    calls_before = len(fake.calls())
+    note = fake.add_comment(REPO, issue.number, "+1, would love this")
+    await harness.post("issue_comment", comment_payload("created", issue.number, note.id, note.body))
+    await harness.settle()
+    assert len(fake.calls()) == calls_before
+
+
+async def test_bots_and_the_bot_itself_are_ignored(harness, fake):
+    issue = fake.add_issue(REPO, "question", "How do I do X?")
+    other_bot = fake.add_comment(REPO, issue.number, PANIC, "ci-bot[bot]", user_type="Bot")
+    await harness.post(
+        "issue_comment",
+        comment_payload("created", issue.number, other_bot.id, PANIC, "ci-bot[bot]", "Bot"),
+    )
+    own = "<!-- triage-bot:answer ids=x fp=y -->\n" + PANIC
+    mine = fake.add_comment(REPO, issue.number, own, "triage-helper")
+    await harness.post(
+        "issue_comment", comment_payload("created", issue.number, mine.id, own, "triage-helper")
+    )
+    await harness.settle()
+    assert harness.state.store.list_jobs() == []
+    # and when the issue is processed for another reason, bot comments are not part of its text:
+    # the only panics here are in bot comments, so the verdict is no-panic, and nothing is posted
+    await harness.post("issues", issue_payload("edited", issue.number, issue.title, issue.body))
+    await harness.settle()
+    assert harness.state.store.get_issue_state(REPO, issue.number).verdict == "no-panic"
+    assert fake.calls("POST") == []
+
+
+async def test_redelivery_is_processed_once(harness, fake):
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    payload = issue_payload("opened", issue.number, issue.title, PANIC)
+    first = await harness.post("issues", payload, delivery="same-id")
+    again = await harness.post("issues", payload, delivery="same-id")
+    assert (first.status, again.status) == (202, 200)
+    await harness.settle()
+    assert len(harness.state.store.list_jobs()) == 1
+    assert len(fake.calls("GET", rf"/issues/{issue.number}$")) == 1
+
+
+async def test_dry_run_writes_nothing_and_logs_the_plan(fake, tmp_path, triage, caplog):
+    h = await Harness(fake, tmp_path / "db.sqlite3", triage, TRIAGE_DRY_RUN="1").start()
+    try:
+        issue = fake.add_issue(REPO, "crash", PANIC)
+        caplog.set_level(logging.INFO, logger="bot.github.pipeline")
+        await h.post("issues", issue_payload("opened", issue.number, issue.title, PANIC))
+        await h.settle()
+    finally:
+        await h.stop()
+    assert fake.writes() == []
+    assert fake.calls("GET")  # it did read the issue
+    text = caplog.text
+    assert "DRY RUN" in text and "comment=create" in text and "add_labels=panic: known" in text
+    assert f"triage-bot:answer ids={INTERPOLATE}" in text
+
+
+async def test_pull_request_comments_are_handled(harness, fake):
+    pr = fake.add_issue(REPO, "Add op", "This PR adds an op.", pull_request=True)
+    later = fake.add_comment(REPO, pr.number, "CI log:\n" + PANIC)
+    await harness.post("issue_comment", comment_payload("created", pr.number, later.id, later.body))
+    await harness.settle()
+    assert len(bot_comments(fake, pr.number)) == 1
+
+
+# --- failures -------------------------------------------------------------------------------------
+
+
+async def test_502s_then_success(harness, fake):
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    fake.fail("POST", r"/issues/\d+/comments$", 502, times=2)
+    await harness.post("issues", issue_payload("opened", issue.number, issue.title, PANIC))
+    await harness.settle()
+    assert len(bot_comments(fake, issue.number)) == 1
+    statuses = [r.status for r in fake.calls("POST", r"/comments$")]
+    assert statuses == [502, 502, 201]
+    job = harness.state.store.list_jobs()[0]
+    assert job.state == "done" and job.attempts == 2
+
+
+async def test_secondary_rate_limit_waits_as_told_then_succeeds(harness, fake):
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    fake.secondary_rate_limit("POST", r"/issues/\d+/comments$", retry_after=7)
+    await harness.post("issues", issue_payload("opened", issue.number, issue.title, PANIC))
+    await harness.settle()
+    assert len(bot_comments(fake, issue.number)) == 1
+    failure = harness.state.worker.last_failure
+    assert failure.retry and failure.delay == 7.0  # Retry-After honoured (scaled down in tests)
+    assert [r.status for r in fake.calls("POST", r"/comments$")] == [403, 201]
+
+
+async def test_secondary_rate_limit_without_retry_after_waits_at_least_a_minute(harness, fake):
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    fake.secondary_rate_limit("GET", rf"/issues/{issue.number}$", retry_after=None)
+    await harness.post("issues", issue_payload("opened", issue.number, issue.title, PANIC))
+    await harness.settle()
+    assert harness.state.worker.last_failure.delay >= 60
+    assert len(bot_comments(fake, issue.number)) == 1
+
+
+async def test_429_and_primary_rate_limit_reset(harness, fake):
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    fake.too_many_requests("GET", rf"/issues/{issue.number}$", retry_after=2)
+    await harness.post("issues", issue_payload("opened", issue.number, issue.title, PANIC))
+    await harness.settle()
+    assert harness.state.worker.last_failure.delay == 2.0
+    fake.primary_rate_limit("POST", r"/labels$", reset_in=30)
+    other = fake.add_issue(REPO, "crash again", PANIC)
+    await harness.post("issues", issue_payload("opened", other.number, other.title, PANIC))
+    await harness.settle()
+    assert 25 <= harness.state.worker.last_failure.delay <= 35
+    assert fake.repo(REPO).issues[other.number].labels == ["panic: known"]
+    assert len(bot_comments(fake, other.number)) == 1  # the retry did not comment twice
+
+
+async def test_a_failing_job_ends_in_dead_letters_and_can_be_replayed(harness, fake):
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    fake.fail("POST", r"/issues/\d+/comments$", 502, times=10)
+    await harness.post("issues", issue_payload("opened", issue.number, issue.title, PANIC))
+    await harness.settle()
+    store = harness.state.store
+    [job] = store.list_jobs(["dead"])
+    assert job.attempts == 4 and "502" in (job.last_error or "")
+    fake.faults.clear()
+    assert store.requeue_dead(job.id) == 1
+    harness.state.worker.wake()
+    await harness.settle()
+    assert store.get_job(job.id).state == "done"
+    assert len(bot_comments(fake, issue.number)) == 1
+
+
+async def test_a_404_is_permanent(harness, fake):
+    await harness.post("issues", issue_payload("opened", 999, "gone", PANIC))
+    await harness.settle()
+    [job] = harness.state.store.list_jobs(["dead"])
+    assert job.attempts == 1 and "404" in job.last_error
+
+
+async def test_a_job_acknowledged_before_a_crash_is_done_after_restart(fake, tmp_path, triage):
+    db = tmp_path / "triage.sqlite3"
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    first = await Harness(fake, db, triage).start(start_worker=False)  # dies before working
+    response = await first.post("issues", issue_payload("opened", issue.number, issue.title, PANIC))
+    assert response.status == 202
+    # simulate a crash mid-job: the job was claimed (running) when the process died
+    assert first.state.store.claim_job() is not None
+    await first.stop()
+    first.state.store.close()
+    assert fake.writes() == []
+
+    second = await Harness(fake, db, triage).start()  # a new process on the same DB file
+    try:
+        await second.settle()
+        assert len(bot_comments(fake, issue.number)) == 1
+        assert second.state.store.list_jobs()[0].state == "done"
+    finally:
+        await second.stop()
+
+
+# --- health and metrics ------------------------------------------------------------------------
+
+
+async def test_healthz_and_metrics(harness, fake):
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    await harness.post("issues", issue_payload("opened", issue.number, issue.title, PANIC))
+    await harness.settle()
+    base = str(harness.server.make_url("/"))
+    async with harness.session.get(base + "healthz") as response:
+        assert response.status == 200
+        assert (await response.json())["worker"] == "ok"
+    async with harness.session.get(base + "metrics") as response:
+        assert response.status == 200
+        assert response.headers["Content-Type"].startswith("text/plain")
+        text = await response.text()
+    assert 'triage_deliveries_total{event="issues",outcome="queued"} 1' in text
+    assert 'triage_verdicts_total{verdict="match"} 1' in text
+    assert 'triage_github_api_calls_total{operation="create_comment"} 1' in text
+    assert "triage_queue_depth 0" in text
+    assert "triage_reply_seconds_count 1" in text
+    await harness.state.worker.stop()
+    async with harness.session.get(base + "healthz") as response:
+        assert response.status == 503
+
+
+# --- a store that is not the file's first --------------------------------------------------------
+
+
+def test_store_reopens_with_jobs_intact(tmp_path):
+    db = tmp_path / "s.sqlite3"
+    with Store(db) as store:
+        assert store.accept_delivery("d1", "issues", "opened", {"repo": REPO, "number": 1})
+    with Store(db) as store:
+        assert not store.accept_delivery("d1", "issues", "opened", {"repo": REPO, "number": 1})
+        assert [j.number for j in store.list_jobs()] == [1]
