@@ -16,6 +16,10 @@ from collections.abc import Sequence
 COMMAND_MODULES: dict[str, str] = {
     "catalog": "bot.catalog.commands",
     "match": "bot.match_command",
+    "serve": "bot.github.commands",
+    "poll": "bot.github.commands",
+    "jobs": "bot.github.commands",
+    "handle-event": "bot.github.commands",
 }
 
 

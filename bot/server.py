@@ -23,7 +23,7 @@ from aiohttp import web
 
 from bot.github import webhook
 from bot.github.metrics import Metrics
-from bot.settings import Settings
+from bot.settings import Settings, SettingsError
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -46,10 +46,20 @@ STATE = web.AppKey("triage_state", ServerState)
 
 
 def load_triage(settings: Settings) -> Any:
+    """The pipeline over TRIAGE_CATALOG (or the bundled catalog); SettingsError if unusable."""
     from bot.app import Triage
+    from bot.catalog.loader import CatalogError
 
     paths = [settings.triage_catalog] if settings.triage_catalog else None
-    return Triage.from_paths(paths)
+    try:
+        return Triage.from_paths(paths)
+    except CatalogError as exc:
+        where = settings.triage_catalog or "the bundled catalog"
+        shown = "; ".join(str(p) for p in exc.problems[:3])
+        more = f" (and {len(exc.problems) - 3} more)" if len(exc.problems) > 3 else ""
+        raise SettingsError(
+            f"TRIAGE_CATALOG: {where} cannot be loaded: {shown}{more}", ("TRIAGE_CATALOG",)
+        ) from exc
 
 
 def create_app(
@@ -245,12 +255,9 @@ async def handle_health(request: web.Request) -> web.Response:
 
 async def handle_metrics(request: web.Request) -> web.Response:
     state = request.app[STATE]
-    text = state.metrics.render()
     return web.Response(
-        text=text,
-        content_type="text/plain",
-        charset="utf-8",
-        headers={"X-Content-Type-Options": "nosniff"},
+        body=state.metrics.render().encode(),
+        headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
     )
 
 

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -301,8 +301,43 @@ class Store:
                     "UPDATE jobs SET state = 'running', updated_at = ? WHERE id = ?",
                     (now, row["id"]),
                 )
-                return _job(row, state="running")
+                job = _job(row, state="running")
+                if row["kind"] != "issue":
+                    return job
+                # A job reads the issue afresh when it runs, so later queued jobs of the same
+                # issue add nothing: they are done by this one.
+                later = [
+                    r["id"]
+                    for r in conn.execute(
+                        "SELECT id FROM jobs WHERE issue_key = ? AND state = 'queued'"
+                        " AND kind = 'issue' AND id > ?",
+                        (row["issue_key"], row["id"]),
+                    )
+                ]
+                if later:
+                    marks = ",".join("?" for _ in later)
+                    conn.execute(
+                        f"UPDATE jobs SET state = 'done', last_error = ?, updated_at = ?"
+                        f" WHERE id IN ({marks})",
+                        (f"superseded by job {row['id']}", now, *later),
+                    )
+                    # the hints of one delivery no longer describe all that changed
+                    payload = {"superseded": later}
+                    job = replace(job, payload=payload)
+                return job
         return None
+
+    def prune(self, older_than: float = 30 * 86400) -> int:
+        """Forget finished jobs and old deliveries (redeliveries come within days)."""
+        cutoff = self.clock() - older_than
+        with self._tx() as conn:
+            jobs = conn.execute(
+                "DELETE FROM jobs WHERE state = 'done' AND updated_at < ?", (cutoff,)
+            ).rowcount
+            deliveries = conn.execute(
+                "DELETE FROM deliveries WHERE received_at < ?", (cutoff,)
+            ).rowcount
+        return jobs + deliveries
 
     def finish_job(self, job_id: int) -> None:
         with self._tx() as conn:

@@ -30,7 +30,6 @@ from bot.app import Triage
 from bot.catalog.loader import load_bundled_catalog
 from bot.discord import listener as L
 from bot.discord.client import TriageBot, run_discord
-from bot.render import texts
 from bot.store import Store
 
 AVG_POOL = "8d1d2fa6df3880bd"
@@ -123,7 +122,7 @@ async def start(tmp_path: Path, triage: Triage) -> AsyncIterator[Starter]:
             if watched is None:
                 watched = (fake.watched["id"], fake.forum["id"])
             settings = FakeSettings(discord_channel_ids=tuple(int(c) for c in watched))
-            store = Store(tmp_path / "triage.sqlite3")
+            store = options.pop("store_class", Store)(tmp_path / "triage.sqlite3")
             options.setdefault("cooldowns", L.Cooldowns(L.CooldownPolicy(100, 100, 60.0)))
             bot = TriageBot(
                 settings=settings,
@@ -277,17 +276,25 @@ async def test_attachment_is_read(start: Starter) -> None:
     assert attachment["url"].endswith("/message.txt")
 
 
-async def test_attachment_beyond_the_cap_and_binary_files_are_not_read(start: Starter) -> None:
-    env = await start(attachment_cap=2048)
+async def test_long_attachment_is_read_head_and_tail_and_binary_files_not_at_all(
+    start: Starter,
+) -> None:
+    env = await start(attachment_cap=4096)
     fake = env.fake
-    big = fake.attachment("build.log", b"x" * 4096 + AVG_PANIC.encode())
+    filler = b"[INFO] step ok\n" * 1000  # 15,000 bytes
+    at_end = fake.attachment("build.log", filler + AVG_PANIC.encode())
+    in_middle = fake.attachment("train.log", filler + INTERP_PANIC.encode() + filler)
     image = fake.attachment("panic.png", AVG_PANIC.encode(), content_type="image/png")
-    capped = await fake.send_message(fake.watched, env.alice, "log", attachments=[big])
+    tail = await fake.send_message(fake.watched, env.alice, "log", attachments=[at_end])
+    reply = await env.reply_to(tail)
+    assert AVG_POOL in embed_text(reply.body)
+    middle = await fake.send_message(fake.watched, env.alice, "log", attachments=[in_middle])
     binary = await fake.send_message(fake.watched, env.alice, "", attachments=[image])
     later = await fake.send_message(fake.watched, env.bob, INTERP_PANIC)
     await env.reply_to(later)
     await asyncio.sleep(QUIET)
-    assert env.replies_to(capped) == [] and env.replies_to(binary) == []
+    assert env.replies_to(middle) == [] and env.replies_to(binary) == []
+    assert not [r for r in fake.files_served if r.endswith("/panic.png")]
 
 
 async def test_rs_attachment_with_message_text(start: Starter) -> None:
@@ -332,6 +339,21 @@ async def test_edit_adding_a_panic_gets_an_answer(start: Starter) -> None:
     await fake.edit_message(message, "it crashes:\n" + AVG_PANIC)
     reply = await env.reply_to(message)
     assert AVG_POOL in embed_text(reply.body)
+
+
+async def test_edit_after_a_moderator_removed_the_answer(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
+    reply = env.reply_message(await env.reply_to(message))
+    await fake.delete_message(reply)  # a moderator deletes the answer
+    await fake.edit_message(message, INTERP_PANIC)
+    edit = await fake.wait_request(
+        "PATCH", rf"/channels/{fake.watched['id']}/messages/{reply['id']}"
+    )
+    assert edit.status == 404
+    await eventually(lambda: env.store.get_discord_reply(int(message["id"])) is None)
+    assert len(env.replies_to(message)) == 1, "the removed answer is not posted again"
 
 
 async def test_delete_removes_the_answer(start: Starter) -> None:
@@ -601,6 +623,17 @@ async def test_command_cooldown_answers_with_a_short_message(start: Starter) -> 
     assert re.fullmatch(L.COOLDOWN.replace("{seconds}", r"\d+"), callback.body["data"]["content"])
 
 
+async def test_reconnect_is_left_to_discord_py(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    await fake.request_reconnect()
+    await asyncio.wait_for(fake.resumed.wait(), 5)
+    assert fake.resumes[0]["session_id"] == "fake-session"
+    assert fake.resumes[0]["token"] == "fake-token"
+    message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
+    await env.reply_to(message)
+
+
 class BrokenTriage:
     def __init__(self, catalog: Any) -> None:
         self.catalog = catalog
@@ -629,6 +662,24 @@ async def test_errors_reach_the_user_as_a_short_message(start: Starter, triage: 
     assert not any("Traceback" in repr(r.body) or "exploded" in repr(r.body) for r in fake.requests)
 
 
+class BrokenFeedbackStore(Store):
+    def record_feedback(self, *args: Any, **kwargs: Any) -> None:
+        raise OSError("disk full")
+
+
+async def test_a_failing_button_answers_privately_and_keeps_the_answer(start: Starter) -> None:
+    env = await start(store_class=BrokenFeedbackStore)
+    fake = env.fake
+    message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
+    reply = env.reply_message(await env.reply_to(message))
+    before = dict(reply)
+    click = await fake.click(reply, L.feedback_id("up", AVG_POOL), user=env.bob)
+    callback = await fake.wait_callback(click)
+    assert callback.body["data"]["content"] == L.SOMETHING_WENT_WRONG
+    assert callback.body["data"]["flags"] & EPHEMERAL
+    assert fake.messages[reply["id"]] == before
+
+
 async def test_run_discord_entry_point(tmp_path: Path, triage: Triage) -> None:
     async with patched_discord() as fake:
         settings = FakeSettings(discord_channel_ids=(int(fake.watched["id"]),))
@@ -644,4 +695,3 @@ async def test_run_discord_entry_point(tmp_path: Path, triage: Triage) -> None:
             with pytest.raises(asyncio.CancelledError):
                 await task
             store.close()
-    assert texts.FOOTER_ONE  # the renderer's words are in use (imported for the record)

@@ -79,10 +79,32 @@ def test_readable_attachments_by_name_or_type_and_limited() -> None:
 
 
 def test_decode_and_compose_are_capped() -> None:
-    assert L.decode_attachment(b"abc\xffdef", cap=5) == "abc\ufffdd"
+    assert L.decode_attachment(b"abc\xffdef", cap=10) == "abc\ufffddef"
+    assert L.decode_attachment(b"line1\nline2\nline3\nline4\n", cap=14) == "line1\n\nline4\n"
     assert L.compose_text("hello", ["", "world"]) == "hello\n\nworld"
     assert L.compose_text("  ", ["log"]) == "log"
     assert L.compose_text("x" * 10, ["y" * 10], cap=15) == "x" * 10 + "\n\n" + "yyy"
+
+
+def test_capped_text_keeps_head_and_tail_of_a_stream() -> None:
+    body = b"".join(b"line %05d\n" % i for i in range(10_000))  # 110,000 bytes
+    kept = L.CappedText(cap=1100, download_limit=10**9)
+    for start in range(0, len(body), 777):  # odd chunk sizes cross line ends
+        kept.feed(body[start : start + 777])
+    text = kept.text()
+    lines = text.splitlines()
+    assert lines[0] == "line 00000" and lines[-1] == "line 09999"
+    assert "" in lines  # the cut
+    assert all(line == "" or len(line) == 10 for line in lines), "only whole lines"
+    assert len(text.encode()) <= 1100 + 1
+    small = L.CappedText(cap=1100)
+    small.feed(body[:500])
+    assert small.text() == body[:500].decode()
+    limited = L.CappedText(cap=100, download_limit=300)
+    limited.feed(body[:200])
+    assert not limited.full
+    limited.feed(body[200:400])
+    assert limited.full
 
 
 class Clock:

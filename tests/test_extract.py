@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.core.extract import candidate_lines, clean_text, extract_panics
 from bot.core.panic import Frame, Panic
@@ -285,20 +287,37 @@ def _with_header(message: str) -> str:
     ("message", "wrapper", "core"),
     [
         (
-            'called `Result::unwrap()` on an `Err` value: Os { code: 2, kind: NotFound, message: "No such file or directory" }',
+            "called `Result::unwrap()` on an `Err` value: "
+            'Os { code: 2, kind: NotFound, message: "No such file or directory" }',
             "unwrap-err",
             'Os { code: 2, kind: NotFound, message: "No such file or directory" }',
         ),
         ("called `Option::unwrap()` on a `None` value", "unwrap-none", ""),
         ("assertion failed: index < self.len()", "assert", "index < self.len()"),
-        ("not implemented: Unsupported operation for quantized tensors", "unimplemented", "Unsupported operation for quantized tensors"),
+        (
+            "not implemented: Unsupported operation for quantized tensors",
+            "unimplemented",
+            "Unsupported operation for quantized tensors",
+        ),
         ("not implemented", "unimplemented", ""),
-        ("not yet implemented: Int tensors are not supported", "todo", "Int tensors are not supported"),
+        (
+            "not yet implemented: Int tensors are not supported",
+            "todo",
+            "Int tensors are not supported",
+        ),
         ("not yet implemented", "todo", ""),
-        ("internal error: entered unreachable code: Invalid dtype F16", "unreachable", "Invalid dtype F16"),
+        (
+            "internal error: entered unreachable code: Invalid dtype F16",
+            "unreachable",
+            "Invalid dtype F16",
+        ),
         ("internal error: entered unreachable code", "unreachable", ""),
         # `.expect("MSG")` prints `MSG: ErrDebug`: left alone, the matcher handles the suffix.
-        ("Failed to load the model: Io(Os { code: 2 })", None, "Failed to load the model: Io(Os { code: 2 })"),
+        (
+            "Failed to load the model: Io(Os { code: 2 })",
+            None,
+            "Failed to load the model: Io(Os { code: 2 })",
+        ),
         # Not wrappers, only similar words.
         ("not implementedyet", None, "not implementedyet"),
     ],
@@ -340,7 +359,9 @@ def test_assert_eq_without_message_and_assert_ne() -> None:
     eq = only(_with_header("assertion `left == right` failed\n  left: 4\n right: 5"))
     assert (eq.wrapper, eq.core_message) == ("assert-eq", "")
     assert eq.message == "assertion `left == right` failed left: 4 right: 5"
-    ne = only(_with_header("assertion `left != right` failed: ids must differ\n  left: 1\n right: 1"))
+    ne = only(
+        _with_header("assertion `left != right` failed: ids must differ\n  left: 1\n right: 1")
+    )
     assert (ne.wrapper, ne.core_message) == ("assert-ne", "ids must differ")
 
 
@@ -395,7 +416,10 @@ def test_anyhow_main_error_with_cause_and_backtrace() -> None:
     assert panic.message == (
         "Error: failed to import ONNX model Caused by: Unsupported op: NonMaxSuppression"
     )
-    assert panic.core_message == "failed to import ONNX model Caused by: Unsupported op: NonMaxSuppression"
+    assert (
+        panic.core_message
+        == "failed to import ONNX model Caused by: Unsupported op: NonMaxSuppression"
+    )
     assert [f.function for f in panic.frames] == [
         "anyhow::error::<impl anyhow::Error>::msg",
         "import::main",
@@ -437,11 +461,23 @@ def test_headerless_in_code_span_and_prose() -> None:
 @pytest.mark.parametrize(
     ("line", "wrapper", "core"),
     [
-        ("assertion failed: shape.num_elements() == data.len()", "assert", "shape.num_elements() == data.len()"),
-        ("not implemented: Cannot call bool_not on wgpu", "unimplemented", "Cannot call bool_not on wgpu"),
+        (
+            "assertion failed: shape.num_elements() == data.len()",
+            "assert",
+            "shape.num_elements() == data.len()",
+        ),
+        (
+            "not implemented: Cannot call bool_not on wgpu",
+            "unimplemented",
+            "Cannot call bool_not on wgpu",
+        ),
         ("not yet implemented: conv3d backward", "todo", "conv3d backward"),
         ("internal error: entered unreachable code: bad kind", "unreachable", "bad kind"),
-        ("  ERROR burn_core::record: not yet implemented: conv3d backward", "todo", "conv3d backward"),
+        (
+            "  ERROR burn_core::record: not yet implemented: conv3d backward",
+            "todo",
+            "conv3d backward",
+        ),
     ],
 )
 def test_line_start_wrappers_without_header(line: str, wrapper: str, core: str) -> None:
@@ -545,7 +581,8 @@ def test_full_backtrace_with_addresses_and_hashes() -> None:
         "thread 'main' panicked at src/main.rs:3:5:\n"
         "boom\n"
         "stack backtrace:\n"
-        "   0:     0x55d5c0a1b2c3 - std::backtrace_rs::backtrace::libunwind::trace::h1a2b3c4d5e6f7a8b\n"
+        "   0:     0x55d5c0a1b2c3 - "
+        "std::backtrace_rs::backtrace::libunwind::trace::h1a2b3c4d5e6f7a8b\n"
         f"                               at {RUSTC}/library/std/src/../../backtrace/src/backtrace/"
         "libunwind.rs:116:5\n"
         "   3: 0x55d5c0a1c000 - burn_ndarray::ops::tensor::reshape::h0011223344556677\n"
@@ -606,7 +643,8 @@ BURN_SHAPE_ISSUE = (
     "```console\n"
     "     Running `target/debug/mnist`\n"
     "=== PANIC ===\n"
-    "A fatal error happened, you can check the experiment logs here => '/tmp/guide/experiment.log'\n"
+    "A fatal error happened, you can check the experiment logs here => "
+    "'/tmp/guide/experiment.log'\n"
     "=============\n"
     f"thread 'main' panicked at {REG}/burn-tensor-0.15.0/src/tensor/api/base.rs:722:9:\n"
     "=== Tensor Operation Error ===\n"
@@ -796,8 +834,8 @@ def test_clean_text() -> None:
 def test_five_megabytes_of_garbage() -> None:
     rng = random.Random(7)
     chunks = [
-        "".join(chr(rng.randrange(0, 0x3000)) for _ in range(2000)) for _ in range(50)
-    ] + [
+        rng.randbytes(4000).decode("latin-1"),  # binary, C0/C1 controls, lone CRs
+        rng.randbytes(4000).decode("utf-16-le", "surrogatepass"),  # any BMP char, surrogates
         "panicked at " * 300,
         "'" * 4000 + "panicked at '" + "', " * 2000,
         ":1:1" * 3000,
@@ -805,6 +843,9 @@ def test_five_megabytes_of_garbage() -> None:
         "\x1b[" * 5000,
         "0: " * 3000,
         ">" * 9000,
+        "called `" * 1000,
+        "Error: " * 1000 + "\n",
+        "\n" * 3000,
     ]
     pieces = []
     size = 0
@@ -839,13 +880,15 @@ def test_candidate_lines_strip_markdown_logs_and_quotes() -> None:
     text = (
         "# Panic: Can't differentiate interpolate backward.\n"
         "> - `Tensors are not on the same device`\n"
-        "1. \"Parameter was moved, call clone first\"\n"
+        '1. "Parameter was moved, call clone first"\n'
         "2024-05-01T10:00:03.001Z  INFO burn_train::learner: Executing epoch 1\n"
         "[2024-05-01T10:00:03Z ERROR my_app] Unable to allocate buffer\n"
         "It fails with `Stream not found` and then `short` exits.\n"
         "let x = tensor.reshape([4, 2]);\n"
         "fn main() {\n"
+        "    if ok { run() }\n"
         "}\n"
+        "Invalid record: Record { version: 3 }\n"
         "https://github.com/tracel-ai/burn/issues/1234\n"
         "ok\n"
         "```rust\n"
@@ -859,6 +902,7 @@ def test_candidate_lines_strip_markdown_logs_and_quotes() -> None:
         "Unable to allocate buffer",
         "It fails with `Stream not found` and then `short` exits.",
         "Stream not found",
+        "Invalid record: Record { version: 3 }",
     ]
 
 
@@ -869,7 +913,9 @@ def test_candidate_lines_trim_and_cap() -> None:
     assert len(lines[0]) <= 500
     assert lines[0].startswith("word word")
     many = "\n".join(f"distinct message number {n}" for n in range(100))
-    assert candidate_lines(many, max_lines=10) == [f"distinct message number {n}" for n in range(10)]
+    assert candidate_lines(many, max_lines=10) == [
+        f"distinct message number {n}" for n in range(10)
+    ]
 
 
 def test_candidate_lines_include_quoted_wrapper_lines() -> None:
@@ -878,3 +924,210 @@ def test_candidate_lines_include_quoted_wrapper_lines() -> None:
         "called `Option::unwrap()` on a `None` value",
         "Option::unwrap()",
     ]
+
+
+# --- more shapes --------------------------------------------------------------------------------
+
+
+def test_old_format_without_terminator_stops_at_note() -> None:
+    text = (
+        "thread 'main' panicked at 'Unable to find a device\n"
+        f"{NOTE}\n"
+        "thread 'x' panicked at 'other', src/x.rs:1:1\n"
+    )
+    first, second = extract_panics(text)
+    assert (first.message, first.location) == ("Unable to find a device", None)
+    assert first.has_header is True
+    assert second.message == "other"
+    assert second.location is not None
+    assert second.location.path == "src/x.rs"
+
+
+def test_omitted_frames_marker_and_windows_frames() -> None:
+    text = (
+        "thread 'main' panicked at src\\main.rs:12:10:\r\n"
+        "called `Result::unwrap()` on an `Err` value: AdapterNotFound\r\n"
+        "stack backtrace:\r\n"
+        "   0: std::panicking::begin_panic_handler\r\n"
+        "             at /rustc/abc/library\\std\\src\\panicking.rs:652\r\n"
+        "      [... omitted 2 frames ...]\r\n"
+        "   3: wgpu_app::main\r\n"
+        "             at C:\\Users\\me\\wgpu_app\\src\\main.rs:12\r\n"
+        "   4: <unknown>\r\n"
+    )
+    panic = only(text)
+    assert panic.wrapper == "unwrap-err"
+    assert panic.core_message == "AdapterNotFound"
+    assert panic.location is not None
+    assert panic.location.path == "src/main.rs"
+    assert [(f.index, f.function, f.crate) for f in panic.frames] == [
+        (0, "std::panicking::begin_panic_handler", "std"),
+        (3, "wgpu_app::main", "wgpu-app"),
+        (4, "<unknown>", None),
+    ]
+    std_loc = panic.frames[0].location
+    assert std_loc is not None
+    assert (std_loc.kind, std_loc.crate, std_loc.line, std_loc.column) == ("std", "std", 652, None)
+    app_loc = panic.frames[1].location
+    assert app_loc is not None
+    assert (app_loc.path, app_loc.line, app_loc.kind) == (
+        "C:/Users/me/wgpu_app/src/main.rs",
+        12,
+        "other",
+    )
+    assert text[: panic.end].endswith("   4: <unknown>")
+
+
+def test_backtrace_without_any_panic_is_ignored() -> None:
+    text = "stack backtrace:\n   0: rust_begin_unwind\n   1: core::panicking::panic_fmt\n"
+    assert extract_panics(text) == []
+
+
+def test_prose_after_panic_is_not_a_frame() -> None:
+    text = (
+        "thread 'main' panicked at src/main.rs:1:1:\nboom\n\n"
+        "Steps:\n1: see below\n2: run it\n"
+        "stack backtrace:\n   0: my_app::main\n"
+    )
+    panic = only(text)
+    assert panic.message == "boom"
+    assert [f.function for f in panic.frames] == ["my_app::main"]
+
+
+def test_quoted_panic_with_quoted_backtrace() -> None:
+    text = (
+        "> thread '<unnamed>' panicked at crates/burn-ndarray/src/ops/base.rs:300:14:\n"
+        "> index out of bounds: the len is 2 but the index is 2\n"
+        "> stack backtrace:\n"
+        ">    0: rust_begin_unwind\n"
+        ">    1: burn_ndarray::ops::base::NdArrayOps::gather\n"
+        ">              at ./crates/burn-ndarray/src/ops/base.rs:300:14\n"
+    )
+    panic = only(text)
+    assert panic.message == "index out of bounds: the len is 2 but the index is 2"
+    assert [f.crate for f in panic.frames] == [None, "burn-ndarray"]
+    loc = panic.frames[1].location
+    assert loc is not None
+    assert (loc.kind, loc.crate, loc.crate_path) == ("workspace", "burn-ndarray", "src/ops/base.rs")
+
+
+def test_wrapper_text_inside_a_message_is_not_a_second_panic() -> None:
+    text = (
+        "thread 'main' panicked at src/main.rs:3:3:\n"
+        "Failed to import: called `Option::unwrap()` on a `None` value\n"
+        "assertion failed: this is part of the same message\n"
+        f"{NOTE}\n"
+    )
+    panic = only(text)
+    assert panic.message == (
+        "Failed to import: called `Option::unwrap()` on a `None` value "
+        "assertion failed: this is part of the same message"
+    )
+    assert panic.wrapper is None
+
+
+def test_candidate_lines_clean_ansi_crlf_and_details() -> None:
+    text = (
+        "<details><summary>Log</summary>\r\n"
+        "\x1b[31mERROR\x1b[0m burn_core::record: Unable to load record file\r\n"
+        "</details>\r\n"
+    )
+    assert candidate_lines(text) == ["Unable to load record file"]
+
+
+def test_full_backtrace_with_inlined_frames() -> None:
+    text = (
+        "thread 'tokio-runtime-worker' panicked at 'called `Result::unwrap()` on an `Err` value: "
+        "RecvError', src/server.rs:40:22\n"
+        "stack backtrace:\n"
+        "  19:     0x56102b9af43f - "
+        "tokio::runtime::task::harness::Harness<T,S>::poll::h75d9e5ed16e8a542\n"
+        "                               at /root/.cargo/registry/src/github.com-1ecc6299db9ec823/"
+        "tokio-1.37.0/src/runtime/task/harness.rs:100\n"
+        "                           "
+        "tokio::loom::std::unsafe_cell::UnsafeCell<T>::with_mut::he13ac1ba8e921412\n"
+        "                               at /root/.cargo/registry/src/github.com-1ecc6299db9ec823/"
+        "tokio-1.37.0/src/loom/std/unsafe_cell.rs:16:9\n"
+        "  20:     0x56102b9af500 - server::handle\n"
+    )
+    panic = only(text)
+    assert (panic.wrapper, panic.core_message, panic.thread) == (
+        "unwrap-err",
+        "RecvError",
+        "tokio-runtime-worker",
+    )
+    assert [(f.index, f.function) for f in panic.frames] == [
+        (19, "tokio::runtime::task::harness::Harness<T,S>::poll"),
+        (None, "tokio::loom::std::unsafe_cell::UnsafeCell<T>::with_mut"),
+        (20, "server::handle"),
+    ]
+    inlined = panic.frames[1].location
+    assert inlined is not None
+    assert (inlined.crate, inlined.crate_version, inlined.crate_path, inlined.line) == (
+        "tokio",
+        "1.37.0",
+        "src/loom/std/unsafe_cell.rs",
+        16,
+    )
+
+
+def test_log_panics_crate_format() -> None:
+    text = (
+        "09:50:21.959 [panic][ERROR] thread 'main' panicked at 'called `Result::unwrap()` on an "
+        "`Err` value: InitializationFailed': C:\\Users\\me\\.cargo\\registry\\src\\"
+        "github.com-1ecc6299db9ec823\\wgpu-core-0.5.6\\src\\instance.rs:552\n"
+        "   0: <unknown>\n"
+    )
+    panic = only(text)
+    assert (panic.wrapper, panic.core_message) == ("unwrap-err", "InitializationFailed")
+    assert panic.location is not None
+    assert (panic.location.crate, panic.location.crate_version, panic.location.line) == (
+        "wgpu-core",
+        "0.5.6",
+        552,
+    )
+    assert [f.function for f in panic.frames] == ["<unknown>"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=80),
+            st.sampled_from(
+                [
+                    "thread 'main' panicked at ",
+                    "src/main.rs:1:2:",
+                    "panicked at '",
+                    "', src/a.rs:3:4",
+                    "called `Result::unwrap()` on an `Err` value: ",
+                    "Error: ",
+                    "stack backtrace:",
+                    "   0: a::b",
+                    "      at ./x.rs:1:1",
+                    "\n",
+                    "\r\n",
+                    "> ",
+                    "\x1b[31m",
+                    "```",
+                    "assertion `left == right` failed",
+                    "  left: 1",
+                    "\ud800",
+                ]
+            ),
+        ),
+        max_size=30,
+    )
+)
+def test_any_text_is_safe(parts: list[str]) -> None:
+    text = "".join(parts)
+    panics = extract_panics(text)
+    assert len(panics) <= 20
+    for panic in panics:
+        assert 0 <= panic.start <= panic.end <= len(text)
+        assert panic.message == " ".join(panic.message.split())
+        if panic.wrapper is None:
+            assert panic.core_message == panic.message
+    for line in candidate_lines(text):
+        assert 8 <= len(line) <= 500
+    assert "\r" not in clean_text(text)

@@ -174,7 +174,7 @@ def bot_comments(fake: FakeGitHub, number: int) -> list[Any]:
     return [c for c in fake.comments_on(REPO, number) if parse_marker(c.body)]
 
 
-# --- signatures and bodies --------------------------------------------------------------------
+# --- signatures and bodies -----------
 
 
 async def test_missing_and_bad_signatures_are_refused_and_nothing_is_stored(harness, fake):
@@ -270,7 +270,7 @@ async def test_ping_and_other_events_are_acknowledged_and_ignored(harness, fake)
     assert fake.calls() == []
 
 
-# --- answering ----------------------------------------------------------------------------------
+# --- answering -----------
 
 
 async def test_open_with_a_catalogued_panic_gets_one_comment_and_labels(harness, fake):
@@ -319,6 +319,26 @@ async def test_edit_right_after_open_never_makes_two_comments(harness, fake):
     await harness.settle()
     assert len(bot_comments(fake, issue.number)) == 1
     assert len(fake.calls("POST", r"/comments$")) == 1
+
+
+async def test_queued_jobs_of_one_issue_are_coalesced(fake, tmp_path, triage):
+    """Three deliveries for one issue queued while the worker is busy: one read, one answer."""
+    h = await Harness(fake, tmp_path / "db.sqlite3", triage).start(start_worker=False)
+    try:
+        issue = fake.add_issue(REPO, "crash", "details follow")
+        await h.post("issues", issue_payload("opened", issue.number, issue.title, "details"))
+        comment = fake.add_comment(REPO, issue.number, PANIC)
+        await h.post("issue_comment", comment_payload("created", issue.number, comment.id, PANIC))
+        quiet = fake.add_comment(REPO, issue.number, "thanks")
+        await h.post("issue_comment", comment_payload("created", issue.number, quiet.id, "thanks"))
+        await h.settle()
+        jobs = h.state.store.list_jobs()
+    finally:
+        await h.stop()
+    assert len(fake.calls("GET", rf"/issues/{issue.number}$")) == 1
+    assert len(bot_comments(fake, issue.number)) == 1
+    assert [j.state for j in jobs] == ["done", "done", "done"]
+    assert [j.last_error for j in jobs][1:] == [f"superseded by job {jobs[0].id}"] * 2
 
 
 async def test_removing_the_panic_leaves_a_one_line_note_and_removes_bot_labels(harness, fake):
@@ -389,7 +409,9 @@ async def test_no_panic_does_nothing(harness, fake):
     # and an ordinary comment on it costs no API call at all
     calls_before = len(fake.calls())
     note = fake.add_comment(REPO, issue.number, "+1, would love this")
-    await harness.post("issue_comment", comment_payload("created", issue.number, note.id, note.body))
+    await harness.post(
+        "issue_comment", comment_payload("created", issue.number, note.id, note.body)
+    )
     await harness.settle()
     assert len(fake.calls()) == calls_before
 
@@ -451,7 +473,7 @@ async def test_pull_request_comments_are_handled(harness, fake):
     assert len(bot_comments(fake, pr.number)) == 1
 
 
-# --- failures -------------------------------------------------------------------------------------
+# --- failures -----------
 
 
 async def test_502s_then_success(harness, fake):
@@ -501,6 +523,23 @@ async def test_429_and_primary_rate_limit_reset(harness, fake):
     assert len(bot_comments(fake, other.number)) == 1  # the retry did not comment twice
 
 
+async def test_a_write_that_landed_before_a_502_is_not_repeated_and_stays_the_bots(harness, fake):
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    fake.fail("POST", r"/issues/\d+/comments$", 502, after=True)
+    fake.fail("POST", r"/issues/\d+/labels$", 502, after=True)
+    await harness.post("issues", issue_payload("opened", issue.number, issue.title, PANIC))
+    await harness.settle()
+    assert len(bot_comments(fake, issue.number)) == 1  # found by its marker, not posted again
+    assert fake.repo(REPO).issues[issue.number].labels == ["panic: known"]
+    state = harness.state.store.get_issue_state(REPO, issue.number)
+    assert state.labels_added == ("panic: known",)
+    # so when the panic goes away, the bot still removes the label it added
+    fake.edit_issue(REPO, issue.number, body="solved")
+    await harness.post("issues", issue_payload("edited", issue.number, issue.title, "solved"))
+    await harness.settle()
+    assert fake.repo(REPO).issues[issue.number].labels == []
+
+
 async def test_a_failing_job_ends_in_dead_letters_and_can_be_replayed(harness, fake):
     issue = fake.add_issue(REPO, "crash", PANIC)
     fake.fail("POST", r"/issues/\d+/comments$", 502, times=10)
@@ -545,7 +584,7 @@ async def test_a_job_acknowledged_before_a_crash_is_done_after_restart(fake, tmp
         await second.stop()
 
 
-# --- health and metrics ------------------------------------------------------------------------
+# --- health and metrics -----------
 
 
 async def test_healthz_and_metrics(harness, fake):
@@ -580,3 +619,104 @@ def test_store_reopens_with_jobs_intact(tmp_path):
     with Store(db) as store:
         assert not store.accept_delivery("d1", "issues", "opened", {"repo": REPO, "number": 1})
         assert [j.number for j in store.list_jobs()] == [1]
+
+
+# --- `serve` as a separate process, configured only by its environment ---
+
+
+async def test_serve_process_answers_a_delivery_and_stops_cleanly(fake, tmp_path):
+    import os
+    import signal
+    import socket
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        **os.environ,
+        "GITHUB_TOKEN": "ghp_bot_token",
+        "GITHUB_WEBHOOK_SECRET": SECRETS,
+        "GITHUB_API_URL": fake.base_url,
+        "TRIAGE_DB": str(tmp_path / "serve.sqlite3"),
+        "LOG_LEVEL": "INFO",
+    }
+    env.pop("DISCORD_TOKEN", None)
+    code = (
+        "import argparse, sys; from bot.github import commands; p = argparse.ArgumentParser(); "
+        "commands.register(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); "
+        "sys.exit(a.handler(a))"
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        code,
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        env=env,
+        cwd=str(tmp_path),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    try:
+        async with aiohttp.ClientSession() as session:
+            for _ in range(200):
+                try:
+                    async with session.get(f"http://127.0.0.1:{port}/healthz") as response:
+                        if response.status == 200:
+                            break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.05)
+            issue = fake.add_issue(REPO, "crash", PANIC)
+            body = json.dumps(issue_payload("opened", issue.number, issue.title, PANIC)).encode()
+            headers = {
+                "X-GitHub-Event": "issues",
+                "X-GitHub-Delivery": "serve-1",
+                "X-Hub-Signature-256": sign("second-secret", body),
+            }
+            async with session.post(
+                f"http://127.0.0.1:{port}/github/webhook", data=body, headers=headers
+            ) as response:
+                assert response.status == 202
+            for _ in range(200):
+                if bot_comments(fake, issue.number):
+                    break
+                await asyncio.sleep(0.05)
+        assert len(bot_comments(fake, issue.number)) == 1
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output, _ = await asyncio.wait_for(process.communicate(), 20)
+    assert process.returncode == 0, output.decode()
+    assert b"delivery serve-1" in output and b"verdict=match" in output
+
+
+async def test_discord_client_starts_only_with_a_token(fake, tmp_path, triage, monkeypatch):
+    import bot.discord.client as discord_client
+
+    calls = []
+    stopped = asyncio.Event()
+
+    async def fake_run_discord(settings, triage_arg, store):
+        calls.append((settings, triage_arg, store))
+        try:
+            await asyncio.Event().wait()
+        finally:
+            stopped.set()
+
+    monkeypatch.setattr(discord_client, "run_discord", fake_run_discord)
+    without = await Harness(fake, tmp_path / "a.sqlite3", triage).start()
+    await without.stop()
+    assert calls == []
+    with_token = await Harness(
+        fake, tmp_path / "b.sqlite3", triage, DISCORD_TOKEN="discord-token", DISCORD_CHANNEL_IDS="5"
+    ).start()
+    await asyncio.sleep(0.01)
+    assert len(calls) == 1
+    settings, triage_arg, store = calls[0]
+    assert settings.discord_channel_ids == frozenset({5}) and triage_arg is triage
+    assert store is with_token.state.store
+    await with_token.stop()
+    assert stopped.is_set()  # cancelled at shutdown

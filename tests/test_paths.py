@@ -139,7 +139,12 @@ def test_git_checkout_single_crate_repo_and_old_layout() -> None:
 @pytest.mark.parametrize(
     ("raw", "crate", "crate_path", "path"),
     [
-        ("crates/burn-wgpu/src/lib.rs:10:5", "burn-wgpu", "src/lib.rs", "crates/burn-wgpu/src/lib.rs"),
+        (
+            "crates/burn-wgpu/src/lib.rs:10:5",
+            "burn-wgpu",
+            "src/lib.rs",
+            "crates/burn-wgpu/src/lib.rs",
+        ),
         (
             "/home/u/burn/crates/burn-ndarray/src/ops/x.rs:7:1",
             "burn-ndarray",
@@ -200,8 +205,18 @@ def test_vendored_crates_are_registry_like() -> None:
             "alloc",
             "src/vec/mod.rs",
         ),
-        ("/rustc/4b91a6ea7258a947e59c6522cd5898e7c0a6a88f/src/libcore/result.rs:1188:5", "core", "result.rs"),
+        (
+            "/rustc/4b91a6ea7258a947e59c6522cd5898e7c0a6a88f/src/libcore/result.rs:1188:5",
+            "core",
+            "result.rs",
+        ),
         ("libcore/result.rs:945:5", "core", "result.rs"),
+        ("../src/libstd/thread/mod.rs:277", "std", "thread/mod.rs"),
+        (
+            "/rustc/73528e339aae0f17a15ffa49a8ac608f50c6cf14\\/src\\libstd\\panicking.rs:77",
+            "std",
+            "panicking.rs",
+        ),
     ],
 )
 def test_std_paths(raw: str, crate: str, crate_path: str) -> None:
@@ -244,8 +259,14 @@ def test_not_a_location(raw: str) -> None:
 @pytest.mark.parametrize(
     ("function", "crate"),
     [
-        ("burn_autodiff::ops::module::<impl burn_tensor::ops::ModuleOps<Autodiff<B>>>::f", "burn-autodiff"),
-        ("<burn_autodiff::Autodiff<B> as burn_tensor::ops::FloatTensorOps>::float_reshape", "burn-autodiff"),
+        (
+            "burn_autodiff::ops::module::<impl burn_tensor::ops::ModuleOps<Autodiff<B>>>::f",
+            "burn-autodiff",
+        ),
+        (
+            "<burn_autodiff::Autodiff<B> as burn_tensor::ops::FloatTensorOps>::float_reshape",
+            "burn-autodiff",
+        ),
         ("<alloc::boxed::Box<F,A> as core::ops::function::FnOnce<Args>>::call_once", "alloc"),
         ("<&T as core::fmt::Debug>::fmt", "core"),
         ("<[T] as core::slice::index::Index<I>>::index", "core"),

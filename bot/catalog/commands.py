@@ -102,6 +102,10 @@ def register(subparsers: Any) -> None:
     )
     imp.set_defaults(handler=cmd_import)
 
+    from bot.scan.commands import register_catalog  # `catalog scan` and `catalog update`
+
+    register_catalog(sub)
+
 
 # ---------------------------------------------------------------------------------------------
 

@@ -198,9 +198,17 @@ def _add_record(
 
 def _drop_superseded_skeletons(records: dict[str, Record]) -> dict[str, Record]:
     """Where a written-up record and a bare site describe one site, keep only the write-up."""
-    written = {_site_key(r) for r in records.values() if r.has_write_up}
-    written.discard(None)
-    return {rid: r for rid, r in records.items() if r.has_write_up or _site_key(r) not in written}
+    written_ups = [r for r in records.values() if r.has_write_up]
+    written = {_site_key(r) for r in written_ups} - {None}
+    if not written:
+        return records
+    files = {key[1] for key in written}
+    superseded = {
+        rid
+        for rid, r in records.items()
+        if r.file_path in files and not r.has_write_up and _site_key(r) in written
+    }
+    return {rid: r for rid, r in records.items() if rid not in superseded}
 
 
 def _parse_families(document: dict, file: str, errors: list[Problem]) -> list[Any]:

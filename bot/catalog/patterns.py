@@ -17,12 +17,13 @@ import re2
 
 MAX_PATTERN_LENGTH = 2_000
 # A placeholder stands for at most this many characters of message: bounded, so a pattern
-# made of placeholders cannot swallow a whole log.
+# made of placeholders cannot swallow a whole log. The regex itself uses `(.*?)` (a counted
+# repetition would multiply RE2's program size by the bound); `placeholders_fit` checks the
+# bound on the groups after a match.
 PLACEHOLDER_MAX = 400
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False
-_RE2_OPTIONS.max_mem = 8 << 20
 
 
 class PatternError(ValueError):
@@ -97,15 +98,20 @@ def _escape_literal(text: str) -> str:
     return r"\s*".join(re.escape(p) for p in parts)
 
 
-def format_to_regex(fmt: str) -> str:
-    """A regex for the messages a Rust format string can produce (not anchored)."""
-    out = []
-    for segment in parse_format(normalise_message(fmt)):
-        if segment.is_placeholder:
-            out.append(f"(.{{0,{PLACEHOLDER_MAX}}}?)")
-        else:
-            out.append(_escape_literal(segment.text))
-    return "".join(out)
+def format_to_regex(fmt: str | list[Segment]) -> str:
+    """A regex for the messages a Rust format string can produce (not anchored).
+
+    Each placeholder is a capturing group; see `placeholders_fit` for its bound.
+    """
+    segments = parse_format(normalise_message(fmt)) if isinstance(fmt, str) else fmt
+    return "".join(
+        "(.*?)" if segment.is_placeholder else _escape_literal(segment.text) for segment in segments
+    )
+
+
+def placeholders_fit(match) -> bool:
+    """True when every placeholder group of a derived pattern's match is within the bound."""
+    return all(len(group or "") <= PLACEHOLDER_MAX for group in match.groups())
 
 
 def check_pattern(pattern: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bot.catalog.model import FIELDS, REQUIRED, TYPE_BY_KEY
+from bot.catalog.model import REQUIRED, TYPE_BY_KEY
 from bot.catalog.patterns import PatternError, check_pattern
 
 _TYPE_WORDS = {"str": "text", "int": "a whole number", "list": "a list of texts"}
@@ -74,11 +74,14 @@ def check_record(
             error(key, "is missing; every record needs `id`, `repo` and `errorMessage`")
         elif not isinstance(value, str) or not value.strip():
             error(key, f"must be non-empty text, not {_describe(value)}")
-    for key, _attr, kind in FIELDS:
-        if key in REQUIRED or key not in data:
-            continue
-        if not _type_ok(kind, data[key]):
-            error(key, f"must be {_TYPE_WORDS[kind]}, not {_describe(data[key])}")
+    for key, value in data.items():
+        kind = TYPE_BY_KEY.get(key)
+        if kind is None:
+            warnings.append(
+                Problem(file, "is not a known field; it is kept as is", line, key, record_id)
+            )
+        elif key not in REQUIRED and not _type_ok(kind, value):
+            error(key, f"must be {_TYPE_WORDS[kind]}, not {_describe(value)}")
     if isinstance(data.get("repo"), str) and data["repo"].count("/") != 1:
         error("repo", f"must be OWNER/NAME, not `{data['repo']}`")
     pattern = data.get("messagePattern")
@@ -87,9 +90,4 @@ def check_record(
             check_pattern(pattern)
         except PatternError as exc:
             error("messagePattern", str(exc))
-    for key in data:
-        if key not in TYPE_BY_KEY:
-            warnings.append(
-                Problem(file, "is not a known field; it is kept as is", line, key, record_id)
-            )
     return errors, warnings

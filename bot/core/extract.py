@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from bot.core.panic import Frame, Location, Panic, Wrapper
 from bot.core.paths import crate_from_function, parse_location, strip_symbol_hash
@@ -23,41 +24,99 @@ MAX_CANDIDATE_CHARS = 500
 
 # --- cleaning -----------------------------------------------------------------------------
 
+# Cleaning works on UTF-8 bytes: `bytes.translate` drops C0 controls at C speed, and decoding
+# with errors="ignore" drops lone surrogates (encoded with "surrogatepass"), so a huge binary
+# paste costs a few passes over memory rather than millions of regex matches.
+
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), DCS/SOS/PM/APC strings, two-char escapes.
 _ANSI_ESC = re.compile(
-    r"\x1b\[[0-?]{0,64}[ -/]{0,16}[@-~]?"
-    r"|\x1b\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)?"
-    r"|\x1b[PX^_][^\x1b\n]{0,4096}(?:\x1b\\)?"
-    r"|\x1b[ -/]{0,4}[0-~]?"
+    rb"\x1b\[[0-?]{0,64}[ -/]{0,16}[@-~]?"
+    rb"|\x1b\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)?"
+    rb"|\x1b[PX^_][^\x1b\n]{0,4096}(?:\x1b\\)?"
+    rb"|\x1b[ -/]{0,4}[0-~]?"
 )
-_ANSI_C1 = re.compile(r"\x9b[0-?]{0,64}[ -/]{0,16}[@-~]?")
-# Escapes whose ESC got lost or was shown as a glyph: `^[[31m`, `␛[1m`, and a bare `[0m`.
-_ANSI_CARET = re.compile(r"(?:\^\[|\u241b)\[[0-?]{0,32}[ -/]{0,8}[@-~]?")
-_ANSI_ORPHAN_SGR = re.compile(r"\[[0-9][0-9;]{0,31}m")
-_CONTROL = re.compile(
-    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200d\u2060\ufeff\ud800-\udfff]"
+_ANSI_C1 = re.compile(rb"\xc2\x9b[0-?]{0,64}[ -/]{0,16}[@-~]?")  # U+009B, the 8-bit CSI
+# Escapes whose ESC got lost or was shown as a glyph: `^[[31m`, `\u241b[1m`, and a bare `[0m`.
+_ANSI_CARET = re.compile(rb"\^\[\[[0-?]{0,32}[ -/]{0,8}[@-~]?")
+_ANSI_GLYPH = re.compile(rb"\xe2\x90\x9b\[[0-?]{0,32}[ -/]{0,8}[@-~]?")
+_ANSI_ORPHAN_SGR = re.compile(rb"\[[0-9][0-9;]{0,31}m")
+# C0 controls except TAB and LF (CR is turned into LF first), and DEL.
+_ASCII = bytes(range(0x80))
+_C0 = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+# C1 controls (U+0080..U+009F). A binary paste holds millions, so they are removed from each
+# line when it is read (`_Cleaned.line`), not from the whole text up front.
+_C1 = re.compile(r"[\x80-\x9f]")
+_C1_BYTES = re.compile(rb"\xc2[\x80-\x9f]")
+# Zero-width space/non-joiner/joiner, word joiner, BOM: dropped.
+_INVISIBLE = tuple(
+    (char, char.encode()) for char in ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
 )
-_SPACE_LIKE = re.compile(r"[\xa0\u2028\u2029\u202f\u3000]")
-_HTML_TAG = re.compile(r"</?(?:details|summary|pre|code|br|kbd)\b[^<>\n]{0,200}>", re.IGNORECASE)
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+# NBSP, line/paragraph separators, narrow NBSP, ideographic space: become spaces.
+_SPACE_LIKE = tuple(
+    (char, char.encode()) for char in ("\xa0", "\u2028", "\u2029", "\u202f", "\u3000")
+)
+_HTML_TAG = re.compile(rb"</?(?:details|summary|pre|code|br|kbd)\b[^<>\n]{0,200}>", re.IGNORECASE)
+_NEWLINE_SPLIT = re.compile(r"(\r\n|\r|\n)")
+
+
+@dataclass(frozen=True, slots=True)
+class _Cleaned:
+    decoded: str  # the cleaned text, C1 controls and trailing padding still in
+    raw_lines: list[str]  # its lines: one per line of the input (CRLF, CR and LF)
+    c1: bool  # whether C1 controls are left to remove line by line
+
+    def line(self, index: int, limit: int | None = None) -> str:
+        """Line `index`, cleaned, its first `limit` characters when given."""
+        line = self.raw_lines[index]
+        if limit is not None and len(line) > limit:
+            line = line[:limit]
+        if self.c1:
+            line = _C1.sub("", line)
+        return line.rstrip(" \t")
+
+
+def _clean(text: str) -> _Cleaned:
+    data = text.encode("utf-8", "surrogatepass")
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if b"\x1b" in data:
+        data = _ANSI_ESC.sub(b"", data)
+    if b"^[[" in data:
+        data = _ANSI_CARET.sub(b"", data)
+    if b"\xe2\x90\x9b[" in data:
+        data = _ANSI_GLYPH.sub(b"", data)
+    if b"[" in data:
+        data = _ANSI_ORPHAN_SGR.sub(b"", data)
+    data = data.translate(None, _C0)
+    c1 = False
+    invisible: list[str] = []
+    space_like: list[str] = []
+    if not data.isascii():
+        # The non-ASCII bytes alone (whole characters, still aligned) are usually a short
+        # string: test it first, and rewrite the text only when something is there.
+        high = data.translate(None, _ASCII)
+        if b"\xc2\x9b" in high:
+            data = _ANSI_C1.sub(b"", data)
+        c1 = b"\xc2" in high and _C1_BYTES.search(high) is not None
+        invisible = [char for char, seq in _INVISIBLE if seq in high]
+        space_like = [char for char, seq in _SPACE_LIKE if seq in high]
+    if b"<" in data:
+        data = _HTML_TAG.sub(b"", data)
+    # "ignore" drops the surrogates and anything an escape sequence cut in half.
+    decoded = data.decode("utf-8", "ignore")
+    for char in invisible:
+        decoded = decoded.replace(char, "")
+    for char in space_like:
+        decoded = decoded.replace(char, " ")
+    return _Cleaned(decoded, decoded.split("\n"), c1)
 
 
 def _clean_lines(text: str) -> list[str]:
     """The cleaned text as lines; one line per line of the input (CRLF, CR and LF)."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if "\x1b" in text:
-        text = _ANSI_ESC.sub("", text)
-    if "\x9b" in text:
-        text = _ANSI_C1.sub("", text)
-    if "^[" in text or "\u241b" in text:
-        text = _ANSI_CARET.sub("", text)
-    if "[" in text:
-        text = _ANSI_ORPHAN_SGR.sub("", text)
-    text = _CONTROL.sub("", text)
-    text = _SPACE_LIKE.sub(" ", text)
-    if "<" in text:
-        text = _HTML_TAG.sub("", text)
-    return [line.rstrip(" \t") for line in text.split("\n")]
+    cleaned = _clean(text)
+    if cleaned.c1:
+        return [cleaned.line(index) for index in range(len(cleaned.raw_lines))]
+    return [line.rstrip(" \t") for line in cleaned.raw_lines]
 
 
 def clean_text(text: str) -> str:
@@ -69,47 +128,74 @@ def clean_text(text: str) -> str:
 
 # --- line helpers ----------------------------------------------------------------------------
 
-_QUOTE = re.compile(r" {0,3}>(?:[ \t]?>){0,15} ?")
 _FENCE_PREFIXES = ("```", "~~~")
-_LOG_PREFIX = re.compile(
-    r"(?:\[[^\]\n]{0,200}\][ \t]*)?"  # [2024-05-01T10:00:00Z ERROR foo] or [INFO]
-    r"(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?[ \t]+"
-    r"|\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?[ \t]+)?"  # a timestamp
-    r"(?:(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)[ \t]+"  # a level ...
-    r"(?:[A-Za-z_](?:[A-Za-z0-9_]|::){0,150}(?:\{[^{}\n]{0,200}\})?:[ \t]+)?)?"  # ... target:
+# A log prefix is read in three optional steps, each a flat regex anchored where the last
+# one stopped: `[...]`, a timestamp, a level with an optional `target:`.
+_LOG_BRACKET = re.compile(r"\[[^\]\n]{0,200}\][ \t]{0,8}")
+_LOG_TIME = re.compile(
+    r"(?:\d{4}-\d{2}-\d{2}[T ])?\d{2}:\d{2}:\d{2}[0-9.,]{0,10}[Z+:0-9-]{0,6}[ \t]{1,8}"
 )
+_LOG_LEVEL = re.compile(r"(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)[ \t]{1,8}")
+_LOG_TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_:]{0,200}(?:\{[^{}\n]{0,200}\})?:[ \t]{1,8}")
 _LOG_START = re.compile(
     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"
     r"|\[\d{4}-\d{2}-\d{2}"
     r"|\[?(?:TRACE|DEBUG|INFO|WARN|ERROR)\]?[ \t]+[A-Za-z_]{1,100}(?:::|\]|:)"
 )
 _LOG_BRACKET_WORDS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "CRITICAL")
+_LEVEL_INITIALS = frozenset(word[0] for word in _LOG_BRACKET_WORDS)
 
 
 def _unquote(line: str) -> tuple[str, int, bool]:
-    """The line without markdown blockquote markers, the column it starts at, quoted or not."""
-    if ">" not in line[:64]:
+    """The line without markdown blockquote markers, the column it starts at, quoted or not.
+
+    `> text`, `>> text`, `> > text` and up to three spaces before the first `>`; one space
+    after the last marker belongs to it, further indentation to the text.
+    """
+    if ">" not in line[:4]:
         return line, 0, False
-    match = _QUOTE.match(line)
-    if not match:
+    position = len(line) - len(line.lstrip(" "))
+    if position > 3 or not line.startswith(">", position):
         return line, 0, False
-    return line[match.end() :], match.end(), True
+    for _ in range(16):
+        position += 1  # the `>`
+        after = position + 1 if line.startswith((" ", "\t"), position) else position
+        if line.startswith(">", after):
+            position = after
+            continue
+        return line[after:], after, True
+    return line[position:], position, True
 
 
 def strip_log_prefix(text: str) -> str:
     """Drop a leading log prefix: timestamps, `[... ERROR target]`, `INFO foo::bar:`."""
-    if not text or not (text[0].isdigit() or text[0] == "[" or text[0].isupper()):
+    if not text:
         return text
-    match = _LOG_PREFIX.match(text)
-    if not match or not match.end():
+    first = text[0]
+    if not (
+        first.isdigit()
+        or first == "["
+        or (first in _LEVEL_INITIALS and text.startswith(_LOG_BRACKET_WORDS))
+    ):
         return text
-    prefix = text[: match.end()]
-    if prefix.startswith("[") and "]" in prefix:
-        inside = prefix[1 : prefix.index("]")]
-        # A bracket alone is a log prefix only when it carries a level or a timestamp.
+    position = 0
+    match = _LOG_BRACKET.match(text)
+    if match:
+        inside = text[1 : text.index("]")]
+        # A bracket is a log prefix only when it carries a level or a timestamp.
         if not (inside[:1].isdigit() or any(word in inside for word in _LOG_BRACKET_WORDS)):
             return text
-    return text[match.end() :].lstrip()
+        position = match.end()
+    match = _LOG_TIME.match(text, position)
+    if match:
+        position = match.end()
+    match = _LOG_LEVEL.match(text, position)
+    if match:
+        position = match.end()
+        match = _LOG_TARGET.match(text, position)
+        if match:
+            position = match.end()
+    return text[position:].lstrip() if position else text
 
 
 def _collapse(text: str) -> str:
@@ -118,7 +204,8 @@ def _collapse(text: str) -> str:
 
 # --- frames ---------------------------------------------------------------------------------
 
-_FRAME = re.compile(r"(\d{1,5}):[ \t]+(?:(0x[0-9a-fA-F]{1,20})(?:[ \t]+-[ \t]+|$))?(.*)")
+_FRAME = re.compile(r"(\d{1,5}):[ \t]+(\S.*)")
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{1,20}")
 _FUNCTION_START = re.compile(r"[A-Za-z_<{\[(&*]")
 _AT = re.compile(r"at[ \t]+(\S.*)")
 _OMITTED = re.compile(r"\[ ?\.\.\. omitted")
@@ -132,22 +219,38 @@ class _FrameLine:
 
 
 def _parse_frame(stripped: str) -> _FrameLine | None:
+    """`N: function`, `N: 0xADDR - function` or `N: 0xADDR` (a frame without a symbol)."""
     if not stripped[:1].isdigit():
         return None
     match = _FRAME.match(stripped)
     if not match:
         return None
-    function = match.group(3).strip()
-    addressed = match.group(2) is not None
-    if not function:
-        if not addressed:
-            return None
-        function = "<unknown>"
-    elif not _FUNCTION_START.match(function):
+    function = match.group(2)
+    addressed = False
+    if function.startswith("0x"):
+        address = _ADDRESS.match(function)
+        if address is not None:
+            rest = function[address.end() :].lstrip()
+            if not rest:
+                function, addressed = "<unknown>", True
+            elif rest.startswith("- "):
+                function, addressed = rest[2:].strip() or "<unknown>", True
+    if not _FUNCTION_START.match(function):
         return None
     if " " in function and "<" not in function and not function.startswith("{"):
         return None  # prose such as `1: see below`
     return _FrameLine(int(match.group(1)), strip_symbol_hash(function), addressed)
+
+
+def _is_inlined_frame(stripped: str) -> bool:
+    """A bare `crate::path::function` line inside a full backtrace (an inlined frame)."""
+    return (
+        "::" in stripped
+        and _FUNCTION_START.match(stripped) is not None
+        and not stripped.startswith("at ")
+        and (" " not in stripped or "<" in stripped)
+        and not stripped.endswith((":", ";", "{", "}", ")"))
+    )
 
 
 def _looks_like_backtrace(frame: _FrameLine) -> bool:
@@ -261,6 +364,7 @@ _MESSAGE_STOPS = (
     "thread caused non-unwinding panic",
 )
 _BACKTRACE_HEADERS = ("stack backtrace:", "Stack backtrace:", "Backtrace:", "backtrace:")
+_BACKTRACE_AND_NOTE = (*_BACKTRACE_HEADERS, "note:")
 
 
 @dataclass(slots=True)
@@ -284,8 +388,9 @@ class _View:
 
 
 class _Scanner:
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
+    def __init__(self, cleaned: _Cleaned) -> None:
+        self.cleaned = cleaned
+        self.lines = cleaned.raw_lines  # for counts and line ends (clamped later)
         self.views: dict[int, _View] = {}
         self.drafts: list[_Draft] = []
 
@@ -293,10 +398,7 @@ class _Scanner:
         cached = self.views.get(index)
         if cached is not None:
             return cached
-        line = self.lines[index]
-        if len(line) > MAX_LINE:
-            line = line[:MAX_LINE]
-        text, column, quoted = _unquote(line)
+        text, column, quoted = _unquote(self.cleaned.line(index, MAX_LINE))
         result = _View(text, text.strip(), column, quoted)
         if len(self.views) > 256:
             self.views.clear()
@@ -305,43 +407,41 @@ class _Scanner:
 
     # -- main loop --
 
-    def run(self, max_panics: int) -> list[_Draft]:
-        count = len(self.lines)
+    def run(self, triggers: list[int], max_panics: int) -> list[_Draft]:
+        """Look at the trigger lines in order; messages and backtraces are read from there."""
         index = 0
-        backtrace_target: _Draft | None = None
-        while index < count:
-            view = self.view(index)
-            stripped = view.stripped
-            if backtrace_target is not None:
-                consumed = self.backtrace_line(backtrace_target, index, view)
-                if consumed:
-                    index += 1
-                    continue
-                backtrace_target = None
-            if not stripped:
-                index += 1
-                continue
-            if stripped.startswith(_BACKTRACE_HEADERS):
+        keys: set[tuple[object, ...]] = set()
+        for trigger in triggers:
+            if trigger < index:
+                continue  # inside a message or backtrace already read
+            index = trigger + 1
+            view = self.view(trigger)
+            if view.stripped.startswith(_BACKTRACE_HEADERS):
                 target = self.drafts[-1] if self.drafts else None
                 if target is not None and not target.frames:
-                    backtrace_target = target
-                index += 1
+                    index = self.walk_backtrace(target, index)
                 continue
-            draft, next_index = self.detect(index, view)
+            draft, next_index = self.detect(trigger, view)
             if draft is None:
-                index += 1
                 continue
             self.drafts.append(draft)
-            if len(self.drafts) >= max_panics * 50:
-                break
-            backtrace_target = draft
-            index = next_index
+            index = self.walk_backtrace(draft, next_index)
+            keys.add(_key(draft))
+            if len(keys) >= 2 * max_panics:
+                break  # enough distinct panics even if some turn out to repeat the title
         return self.drafts
+
+    def walk_backtrace(self, target: _Draft, index: int) -> int:
+        """Read the backtrace lines after `index` into `target`; the first line after them."""
+        count = len(self.lines)
+        while index < count and self.backtrace_line(target, index, self.view(index)):
+            index += 1
+        return index
 
     def backtrace_line(self, target: _Draft, index: int, view: _View) -> bool:
         """Consume one line of the backtrace that follows `target`; False at its end."""
         stripped = view.stripped
-        if not stripped or stripped.startswith(_BACKTRACE_HEADERS + ("note:",)):
+        if not stripped or stripped.startswith(_BACKTRACE_AND_NOTE):
             return True
         if stripped.startswith(_FENCE_PREFIXES) or _OMITTED.match(stripped):
             return True
@@ -350,6 +450,13 @@ class _Scanner:
             if len(target.frames) < MAX_FRAMES:
                 function = frame.function
                 target.frames.append(Frame(frame.index, function, _crate_of(function), None))
+            target.end = (index, len(self.lines[index]))
+            return True
+        if target.frames and _is_inlined_frame(stripped):
+            # Full backtraces list inlined functions under one index, without a number.
+            if len(target.frames) < MAX_FRAMES:
+                function = strip_symbol_hash(stripped)
+                target.frames.append(Frame(None, function, _crate_of(function), None))
             target.end = (index, len(self.lines[index]))
             return True
         location = _parse_at(stripped)
@@ -434,7 +541,10 @@ class _Scanner:
         probe = index + 1
         while found is None and probe < limit:
             line = self.view(probe).text
-            if line.strip().startswith(_FENCE_PREFIXES) or _PANICKED in line:
+            stripped = line.strip()
+            if stripped.startswith(_FENCE_PREFIXES) or _PANICKED in line:
+                break
+            if stripped.startswith(_MESSAGE_STOPS) and not line[:1].isspace():
                 break
             parts.append(line)
             found = _old_terminator(line)
@@ -588,7 +698,8 @@ def _old_terminator(line: str) -> tuple[int, Location] | None:
     """Where `', PATH:LINE[:COL]` ends an old-format message on this line, and the location."""
     end = len(line)
     for _ in range(8):
-        position = line.rfind("', ", 0, end)
+        # `', ` as std prints it; `': ` as the log-panics crate does.
+        position = max(line.rfind("', ", 0, end), line.rfind("': ", 0, end))
         if position < 0:
             return None
         location = parse_location(line[position + 3 :])
@@ -618,17 +729,74 @@ def _crate_of(function: str) -> str | None:
     return crate_from_function(function)
 
 
+# Literal strings one of which is on every line where a report can start.
+_TRIGGERS = (
+    _PANICKED,
+    "called `",
+    _MAIN_ERROR,
+    "assertion",
+    "implemented",
+    _UNREACHABLE[:14],  # "internal error"
+    "acktrace:",
+)
+
+
+def _trigger_lines(decoded: str) -> list[int]:
+    """Indices of the lines holding a trigger, in order, by plain string search."""
+    positions: list[int] = []
+    for literal in _TRIGGERS:
+        position = decoded.find(literal)
+        while position >= 0:
+            positions.append(position)
+            newline = decoded.find("\n", position)
+            if newline < 0:
+                break
+            position = decoded.find(literal, newline)
+    positions.sort()
+    lines: list[int] = []
+    line = 0
+    last = 0
+    for position in positions:
+        line += decoded.count("\n", last, position)
+        last = position
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def _key(draft: _Draft) -> tuple[object, ...]:
+    location = draft.location
+    return (
+        draft.message,
+        location.path if location else None,
+        location.line if location else None,
+        location.column if location else None,
+    )
+
+
 # --- public API -----------------------------------------------------------------------------
 
 
-def _line_spans(text: str) -> tuple[list[int], list[int]]:
-    starts = [0]
-    ends: list[int] = []
-    for match in _NEWLINE.finditer(text):
-        ends.append(match.start())
-        starts.append(match.end())
-    ends.append(len(text))
-    return starts, ends
+class _Spans:
+    """Where each line of the original text starts and ends (before any cleaning)."""
+
+    def __init__(self, text: str) -> None:
+        if "\r" in text:
+            pieces = _NEWLINE_SPLIT.split(text)  # line, separator, line, ...
+            self.step = 2
+        else:
+            pieces = text.split("\n")
+            self.step = 1
+        self.pieces = pieces
+        self.before = list(accumulate(map(len, pieces), initial=0))
+
+    def start(self, index: int) -> int:
+        if self.step == 2:
+            return self.before[2 * index]
+        return self.before[index] + index  # one `\n` per line before
+
+    def end(self, index: int) -> int:
+        return self.start(index) + len(self.pieces[self.step * index])
 
 
 def extract_panics(text: str, *, max_panics: int = 20) -> list[Panic]:
@@ -639,11 +807,11 @@ def extract_panics(text: str, *, max_panics: int = 20) -> list[Panic]:
     """
     if not text or max_panics <= 0:
         return []
-    lines = _clean_lines(text)
-    drafts = _Scanner(lines).run(max_panics)
+    cleaned = _clean(text)
+    drafts = _Scanner(cleaned).run(_trigger_lines(cleaned.decoded), max_panics)
     if not drafts:
         return []
-    starts, ends = _line_spans(text)
+    spans = _Spans(text)
     header_messages = {draft.message for draft in drafts if draft.has_header}
     seen: dict[tuple[object, ...], int] = {}
     result: list[Panic] = []
@@ -651,12 +819,7 @@ def extract_panics(text: str, *, max_panics: int = 20) -> list[Panic]:
         if not draft.has_header and not draft.main_error and draft.message in header_messages:
             continue  # the same message quoted again (an issue title) next to the full panic
         location = draft.location
-        key = (
-            draft.message,
-            location.path if location else None,
-            location.line if location else None,
-            location.column if location else None,
-        )
+        key = _key(draft)
         if key in seen:
             first = seen[key]
             if not result[first].frames and draft.frames:
@@ -690,28 +853,24 @@ def extract_panics(text: str, *, max_panics: int = 20) -> list[Panic]:
                 location=location,
                 has_header=draft.has_header,
                 frames=tuple(draft.frames),
-                start=_offset(text, lines, starts, ends, draft.start, False),
-                end=_offset(text, lines, starts, ends, draft.end, True),
+                start=_offset(text, cleaned, spans, draft.start, False),
+                end=_offset(text, cleaned, spans, draft.end, True),
             )
         )
     return result
 
 
 def _offset(
-    text: str,
-    lines: list[str],
-    starts: list[int],
-    ends: list[int],
-    point: tuple[int, int],
-    is_end: bool,
+    text: str, cleaned_text: _Cleaned, spans: _Spans, point: tuple[int, int], is_end: bool
 ) -> int:
     index, column = point
-    begin = starts[index]
-    cleaned = lines[index]
+    begin = spans.start(index)
+    end = spans.end(index)
+    cleaned = cleaned_text.line(index)
     # Exact where the cleaned line is a prefix of the original (only padding was dropped).
-    if text.startswith(cleaned, begin) and begin + len(cleaned) <= ends[index]:
+    if begin + len(cleaned) <= end and text.startswith(cleaned, begin):
         return begin + min(column, len(cleaned))
-    return ends[index] if is_end else begin
+    return end if is_end else begin
 
 
 # --- candidate lines ------------------------------------------------------------------------
@@ -721,17 +880,23 @@ _LIST_MARKER = re.compile(r"(?:[-*+]|\d{1,3}[.)])[ \t]+")
 _CODE_SPAN = re.compile(r"`([^`\n]{1,4000})`")
 _URL_ONLY = re.compile(r"<?https?://\S{1,4000}$")
 _QUOTE_CHARS = ("`", '"', "'")
+_CODE_ENDINGS = (";", "{")
+_MARKER_INITIALS = frozenset("#-*+0123456789")
 
 
 def _candidate(text: str) -> str | None:
-    text = text.strip()
     for _ in range(4):
         if len(text) >= 2 and text[0] == text[-1] and text[0] in _QUOTE_CHARS:
             text = text[1:-1].strip()
         else:
             break
-    text = _collapse(text)
-    if len(text) < 8 or text.endswith((";", "{", "}")) or _URL_ONLY.match(text):
+    if "  " in text or "\t" in text:
+        text = _collapse(text)
+    if len(text) < 8 or text.endswith(_CODE_ENDINGS):
+        return None
+    if text.endswith("}") and not (": " in text and " { " in text):
+        return None  # a block's end; `msg: Struct { .. }` (a Debug value) is kept
+    if text[0] in "<h" and _URL_ONLY.match(text):
         return None
     return text[:MAX_CANDIDATE_CHARS].rstrip()
 
@@ -741,18 +906,29 @@ def candidate_lines(text: str, *, max_lines: int = 2000) -> list[str]:
     if not text or max_lines <= 0:
         return []
     seen: dict[str, None] = {}
-    for line in _clean_lines(text):
+    cleaned = _clean(text)
+    c1 = cleaned.c1
+    for line in cleaned.raw_lines:
+        if len(line) < 8:
+            continue  # cleaning and markers only ever remove characters
         if len(line) > MAX_LINE:
             line = line[:MAX_LINE]
-        body, _, _ = _unquote(line)
-        body = body.strip()
+        body = _C1.sub("", line).strip() if c1 else line.strip()
+        if len(body) < 8:
+            continue
+        if body[0] == ">":
+            body = _unquote(body)[0].strip()
         if not body or body.startswith(_FENCE_PREFIXES):
             continue
-        match = _HEADING.match(body) or _LIST_MARKER.match(body)
-        if match:
-            body = body[match.end() :]
+        if body[0] in _MARKER_INITIALS:
+            match = _HEADING.match(body) or _LIST_MARKER.match(body)
+            if match:
+                body = body[match.end() :]
         body = strip_log_prefix(body)
-        for item in (body, *(m.group(1) for m in _CODE_SPAN.finditer(body) if "`" in body)):
+        items = [body]
+        if "`" in body:
+            items.extend(match.group(1).strip() for match in _CODE_SPAN.finditer(body))
+        for item in items:
             candidate = _candidate(item)
             if candidate is not None and candidate not in seen:
                 seen[candidate] = None

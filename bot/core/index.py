@@ -6,14 +6,17 @@ its rarer words, and only those are verified against their patterns and scored.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 
 from bot.catalog.loader import Catalog
 from bot.catalog.model import Record
 from bot.catalog.patterns import (
+    Segment,
     compile_safe,
     format_to_regex,
     normalise_message,
@@ -23,7 +26,7 @@ from bot.catalog.patterns import (
 _WORD = re.compile(r"[A-Za-z0-9_']+")
 # Words that say little about which error this is. Kept short: burn's messages are terse.
 STOPWORDS = frozenset(
-    "a an the to of in on for be is are was not and or with it its this that "
+    "a an the to of in on for be is are was and or with it its this that "
     "at by as yet from into than then has have had no can cannot".split()
 )
 # Words so frequent in panic messages that they weigh half.
@@ -50,9 +53,12 @@ def words(text: str) -> list[str]:
     return [w.lower().strip("'") for w in _WORD.findall(text)]
 
 
+@lru_cache(maxsize=65536)
 def _word_weight(word: str) -> float:
     if word in STOPWORDS or len(word) < 2:
         return 0.0
+    if word in ("not", "eq", "ne"):
+        return 0.5  # short, but they are what `not eq` / `not approx eq` messages say
     weight = min(len(word) / 6, 1.5)
     if word in WEAK_WORDS:
         weight *= 0.5
@@ -61,32 +67,52 @@ def _word_weight(word: str) -> float:
     return weight
 
 
+def _specificity(literal: str) -> float:
+    if literal.lower().strip(" .:") in GENERIC_MESSAGES:
+        return 0.0
+    score = sum(_word_weight(word) for word in set(words(literal)))
+    return max(0.0, min(1.0, (score - 0.5) / 3.0))
+
+
 def specificity(message_format: str) -> float:
     """How much a message says on its own, in [0, 1]: 0 for placeholders only or std phrases."""
-    literal = " ".join(s.text for s in parse_format(message_format) if not s.is_placeholder)
-    if normalise_message(literal).lower().strip(" .:") in GENERIC_MESSAGES:
-        return 0.0
-    seen = set()
-    score = 0.0
-    for word in words(literal):
-        if word not in seen:
-            seen.add(word)
-            score += _word_weight(word)
-    return max(0.0, min(1.0, (score - 1.0) / 3.0))
+    segments = parse_format(normalise_message(message_format))
+    return _specificity(
+        normalise_message(" ".join(s.text for s in segments if not s.is_placeholder))
+    )
+
+
+def squash(text: str) -> str:
+    """Text without any whitespace: how literal fragments are looked for before a regex runs."""
+    return _SPACE.sub("", text)
+
+
+_SPACE = re.compile(r"\s+")
 
 
 @dataclass(slots=True)
 class IndexedRecord:
     record: Record
     message: str  # normalised errorMessage
+    segments: list[Segment]
     literal: str  # the literal text, placeholders as single spaces, normalised
     first_fragment: str  # the literal text before the first placeholder
     has_placeholders: bool
     specificity: float
-    tokens: frozenset[str]
-    pattern_source: str
+    # The literal fragments without whitespace, in order: every one must appear in a message
+    # for the derived pattern to match, which is far cheaper to check than running the regex.
+    squashed_fragments: tuple[str, ...]
     _regex: object | None = None
     _prefix_regex: object | None = None
+
+    @property
+    def derived(self) -> bool:
+        """True when the pattern comes from the message format, not from `messagePattern`."""
+        return not self.record.message_pattern
+
+    @property
+    def pattern_source(self) -> str:
+        return self.record.message_pattern or format_to_regex(self.segments)
 
     @property
     def regex(self):
@@ -101,31 +127,53 @@ class IndexedRecord:
             self._prefix_regex = compile_safe(f"(?:{self.pattern_source})(?:\\s*[:,]\\s.*)?")
         return self._prefix_regex
 
+    def may_match(self, squashed_query: str) -> bool:
+        """False when the derived pattern certainly cannot match (a fragment is missing)."""
+        if not self.derived:
+            return True
+        position = 0
+        for fragment in self.squashed_fragments:
+            found = squashed_query.find(fragment, position)
+            if found < 0:
+                return False
+            position = found + len(fragment)
+        return True
+
 
 class CatalogIndex:
     """Everything the matcher looks up, computed once per catalog."""
 
     def __init__(self, catalog: Catalog):
         self.catalog = catalog
-        self.entries: dict[str, IndexedRecord] = {}
+        # Each record's full analysis (pattern, specificity, fragments) is built the first
+        # time it is a candidate: start-up pays only for the word postings.
+        self._entries: dict[str, IndexedRecord] = {}
         postings: dict[str, list[str]] = defaultdict(list)
         self.by_file: dict[str, list[str]] = defaultdict(list)
         # crate name -> repository folder, learned from the catalog's paths
         self.crate_folders: dict[str, str] = {}
         for record in catalog:
-            entry = _index_record(record)
-            self.entries[record.id] = entry
-            for token in entry.tokens:
-                postings[token].append(record.id)
+            rid = record.id
+            for token in _message_tokens(record.error_message):
+                postings[token].append(rid)
             if record.file_path:
-                self.by_file[record.file_path].append(record.id)
+                self.by_file[record.file_path].append(rid)
                 folder = _crate_folder(record.file_path)
                 if folder:
                     self.crate_folders.setdefault(folder[0], folder[1])
-        total = max(len(self.entries), 1)
+        total = max(len(catalog), 1)
+        self.project_prefixes = {
+            name.split("-", 1)[0] for name in self.crate_folders if "-" in name
+        }
         self.postings = dict(postings)
         self.idf = {token: math.log(1 + total / len(ids)) for token, ids in self.postings.items()}
         self.max_df = max(50, total // 20)
+
+    def entry(self, record_id: str) -> IndexedRecord:
+        entry = self._entries.get(record_id)
+        if entry is None:
+            entry = self._entries[record_id] = _index_record(self.catalog.records[record_id])
+        return entry
 
     def repo_path(self, crate: str | None, crate_path: str | None) -> str | None:
         """`burn-autodiff` + `src/ops/module.rs` -> `crates/burn-autodiff/src/ops/module.rs`."""
@@ -136,6 +184,14 @@ class CatalogIndex:
 
     def knows_crate(self, crate: str) -> bool:
         return crate in self.crate_folders
+
+    def in_project(self, crate: str) -> bool:
+        """A crate of the catalog's project: a known crate, or one named like them.
+
+        burn's catalog has no site in burn-wgpu, yet burn-wgpu is burn's: crates share the
+        project's name prefix (`burn-`).
+        """
+        return crate in self.crate_folders or crate.split("-", 1)[0] in self.project_prefixes
 
     def candidates(self, text: str, limit: int = 40) -> list[str]:
         """Record ids sharing the most informative words with `text`, best first."""
@@ -149,7 +205,15 @@ class CatalogIndex:
                 scores[rid] += weight
         if not scores:
             return []
-        return sorted(scores, key=lambda rid: (-scores[rid], rid))[:limit]
+        return heapq.nsmallest(limit, scores, key=lambda rid: (-scores[rid], rid))
+
+
+_PLACEHOLDER_TEXT = re.compile(r"\{[^{}]*\}")
+
+
+def _message_tokens(message: str) -> set[str]:
+    """The informative words of a message format, placeholders left out."""
+    return {w for w in words(_PLACEHOLDER_TEXT.sub(" ", message)) if _word_weight(w) > 0}
 
 
 def _crate_folder(file_path: str) -> tuple[str, str] | None:
@@ -162,21 +226,20 @@ def _crate_folder(file_path: str) -> tuple[str, str] | None:
 def _index_record(record: Record) -> IndexedRecord:
     message = normalise_message(record.error_message)
     segments = parse_format(message)
-    has_placeholders = any(s.is_placeholder for s in segments)
-    literal = normalise_message(" ".join(s.text for s in segments if not s.is_placeholder))
-    first = ""
+    literal_parts = [s.text for s in segments if not s.is_placeholder]
+    literal = normalise_message(" ".join(literal_parts))
+    first = []
     for segment in segments:
         if segment.is_placeholder:
             break
-        first += segment.text
-    pattern = record.message_pattern or format_to_regex(message)
+        first.append(segment.text)
     return IndexedRecord(
         record=record,
         message=message,
+        segments=segments,
         literal=literal,
-        first_fragment=normalise_message(first),
-        has_placeholders=has_placeholders,
-        specificity=specificity(message),
-        tokens=frozenset(w for w in words(literal) if _word_weight(w) > 0),
-        pattern_source=pattern,
+        first_fragment=normalise_message("".join(first)),
+        has_placeholders=len(literal_parts) != len(segments),
+        specificity=_specificity(literal),
+        squashed_fragments=tuple(f for f in (squash(p) for p in literal_parts) if f),
     )

@@ -15,17 +15,19 @@ from rapidfuzz import fuzz, utils
 
 from bot.catalog.loader import Catalog
 from bot.catalog.model import Record
-from bot.catalog.patterns import normalise_message
+from bot.catalog.patterns import normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Verdict
 from bot.core.extract import extract_panics
-from bot.core.index import CatalogIndex, IndexedRecord
+from bot.core.index import CatalogIndex, IndexedRecord, squash
 from bot.core.panic import Location, Panic
-from bot.core.quoted import quoted_snippets, reads_like_report
+from bot.core.quoted import looks_like_change_description, quoted_snippets, reads_like_report
 
 # Confidence at or above which the bot answers. Set for almost no false matches.
 MATCH_THRESHOLD = 0.80
 # A record whose message says less than this on its own never matches on the message alone.
 MIN_SPECIFICITY = 0.15
+# A message quoted without a `panicked at` header must say at least this much on its own.
+QUOTED_MIN_SPECIFICITY = 0.45
 FUZZY_CUTOFF = 88.0
 MAX_QUERY_CHARS = 1_000
 
@@ -72,11 +74,21 @@ class Matcher:
                     ids.append(rid)
         scored = []
         for rid in ids:
-            entry = self.index.entries[rid]
+            entry = self.index.entry(rid)
             candidate = self._score(panic, query, location_path, entry, in_sentence)
             if candidate is not None:
                 scored.append(candidate)
-        scored.sort(key=lambda c: (-c.confidence, -c.message_score, c.record_id))
+        # Confidence is capped at 1, so the location breaks ties between records that share
+        # a message (burn has `{other:?} reduction is not supported` in fifteen files).
+        scored.sort(
+            key=lambda c: (
+                -c.confidence,
+                "location" not in c.evidence,
+                "line" not in c.evidence,
+                -c.message_score,
+                c.record_id,
+            )
+        )
         scored = _settle_ties(scored, self.index)[:limit]
         matched = bool(scored) and scored[0].confidence >= MATCH_THRESHOLD
         return PanicMatch(panic=panic, candidates=tuple(scored), matched=matched)
@@ -112,6 +124,8 @@ class Matcher:
         confidence = message.score * (0.5 + 0.4 * entry.specificity)
         if entry.specificity < MIN_SPECIFICITY:
             confidence = min(confidence, 0.5)
+        if not panic.has_header and entry.specificity < QUOTED_MIN_SPECIFICITY:
+            confidence = min(confidence, 0.6)
         record = entry.record
         line_distance = None
         location = panic.location
@@ -126,7 +140,7 @@ class Matcher:
                 elif line_distance <= 60:
                     confidence += 0.05
         elif location is not None:
-            confidence *= self._location_penalty(location, location_path, record)
+            confidence = self._weigh_other_location(confidence, message.score, location, record)
         if record.crate and record.crate in panic.stack_crates and "location" not in evidence:
             evidence.append("crate")
             confidence += 0.05
@@ -143,27 +157,39 @@ class Matcher:
             line_distance=line_distance,
         )
 
-    def _location_penalty(
-        self, location: Location, location_path: str | None, record: Record
+    def _weigh_other_location(
+        self, confidence: float, message_score: float, location: Location, record: Record
     ) -> float:
-        """How much a location that is not the record's file weakens the match."""
+        """Confidence given a pasted location that is not the record's file."""
         if location.kind == "std":
-            return 1.0  # old Rust reported unwrap/expect inside the standard library
-        record_file = (record.file_path or "").rsplit("/", 1)[-1]
-        pasted_file = location.path.rsplit("/", 1)[-1]
-        crate = location.crate or (location_path.split("/")[1] if location_path else None)
-        if crate and self.index.knows_crate(crate):
-            # A file of the same project: code moves between files and crates across
-            # versions (burn-core/src/nn/... became burn-nn/src/modules/...).
-            return 1.0 if pasted_file == record_file else 0.9
+            return confidence  # old Rust reported unwrap/expect inside the standard library
+        crate = location.crate or self._crate_in_path(location.path)
+        if crate and self.index.in_project(crate):
+            # The panic is the project's own. Code moves between files and crates across
+            # versions (burn-core/src/nn/.. became burn-nn/src/modules/..), and #[track_caller]
+            # functions report their caller's file, so the message decides; a full pattern
+            # match is backed by knowing it is the project's panic.
+            record_file = (record.file_path or "").rsplit("/", 1)[-1]
+            if location.path.rsplit("/", 1)[-1] == record_file or message_score >= 1.0:
+                return confidence + 0.1 * message_score
+            return confidence * 0.9
         # Raised in another project's crate (wgpu, cubecl) or in the user's own code.
-        return 0.45
+        return confidence * 0.45
+
+    def _crate_in_path(self, path: str) -> str | None:
+        parts = path.split("/")
+        for i, part in enumerate(parts[:-1]):
+            if parts[i + 1] in ("src", "tests") and self.index.in_project(part):
+                return part
+        return None
 
     # -- messages quoted without a header -------------------------------------------------
 
     def _quoted_matches(self, text: str, seen: set[str]) -> list[PanicMatch]:
         found: list[PanicMatch] = []
         found_ids: set[str] = set()
+        if looks_like_change_description(text):
+            return found  # a pull request or changelog names messages; nobody hit them
         for snippet in quoted_snippets(text):
             query = normalise_message(snippet.text)[:MAX_QUERY_CHARS]
             if query in seen or not reads_like_report(snippet):
@@ -200,17 +226,24 @@ def _score_message(query: str, entry: IndexedRecord, in_sentence: bool = False) 
     """How well a pasted message matches a record's message, and how we know."""
     if not query:
         return _MessageScore(0.0, ())
-    if entry.regex.fullmatch(query):
-        return _MessageScore(1.0, ("pattern",))
-    if entry.prefix_regex.fullmatch(query):
-        # `.expect("MSG")` prints `MSG: ErrDebug`; other kinds rarely carry a tail.
-        score = 1.0 if entry.record.error_type == "expect" else 0.95
-        return _MessageScore(score, ("pattern", "prefix"))
-    if in_sentence:
-        # A mention followed by more prose: the message must open the text and say enough.
-        found = entry.regex.match(query)
-        if found and found.end() >= 20 and query[found.end() : found.end() + 1] in _CLAUSE_ENDS:
-            return _MessageScore(0.95, ("pattern",))
+    if entry.may_match(squash(query)):
+        found = _fullmatch(entry.regex, query, entry)
+        if found:
+            return _MessageScore(1.0, ("pattern",))
+        if _fullmatch(entry.prefix_regex, query, entry):
+            # `.expect("MSG")` prints `MSG: ErrDebug`; other kinds rarely carry a tail.
+            score = 1.0 if entry.record.error_type == "expect" else 0.95
+            return _MessageScore(score, ("pattern", "prefix"))
+        if in_sentence:
+            # A mention followed by more prose: the message must open the text and say enough.
+            found = entry.regex.match(query)
+            if (
+                found
+                and (not entry.derived or placeholders_fit(found))
+                and found.end() >= 20
+                and query[found.end() : found.end() + 1] in _CLAUSE_ENDS
+            ):
+                return _MessageScore(0.95, ("pattern",))
     if _is_older_wording(query, entry):
         # Only as strong as a full match when a pasted panic backs it (see `_score`).
         return _MessageScore(0.9, ("prefix",))
@@ -218,6 +251,13 @@ def _score_message(query: str, entry: IndexedRecord, in_sentence: bool = False) 
     if ratio >= FUZZY_CUTOFF:
         return _MessageScore(ratio / 100 * 0.95, ("fuzzy",))
     return _MessageScore(0.0, ())
+
+
+def _fullmatch(regex, query: str, entry: IndexedRecord):
+    found = regex.fullmatch(query)
+    if found and entry.derived and not placeholders_fit(found):
+        return None
+    return found
 
 
 _CLAUSE_ENDS = ("", " ", ",", ")", "(")
@@ -244,12 +284,14 @@ def _fuzzy(query: str, entry: IndexedRecord) -> float:
     if entry.has_placeholders:
         # Values fill the placeholders, so the query is longer; align the literal inside it,
         # but only when the literal is most of the query.
-        if len(target) < 0.6 * len(query):
+        if len(target) < 0.6 * len(query) or len(query) < 0.9 * len(target):
             return 0.0
         return fuzz.partial_ratio(
             target, query, processor=utils.default_process, score_cutoff=FUZZY_CUTOFF
         )
     # Compare against the same length of query, so an `: err` tail does not count against.
+    if len(query) < 0.85 * len(target):
+        return 0.0
     head = query[: len(target) + 2]
     return fuzz.ratio(head, target, processor=utils.default_process, score_cutoff=FUZZY_CUTOFF)
 
@@ -259,8 +301,8 @@ def _settle_ties(scored: list[Candidate], index: CatalogIndex) -> list[Candidate
     if len(scored) < 2:
         return scored
     best, second = scored[0], scored[1]
-    best_message = index.entries[best.record_id].message
-    second_message = index.entries[second.record_id].message
+    best_message = index.entry(best.record_id).message
+    second_message = index.entry(second.record_id).message
     if best_message != second_message and best.confidence - second.confidence < 0.05:
         lowered = Candidate(
             record_id=best.record_id,

@@ -41,8 +41,9 @@ _STD_LIBRARY = re.compile(
 )
 # Before 1.47 the library lived in `src/libcore/...`; very old panics print `libcore/...`.
 _STD_OLD = re.compile(
-    r"^(?:/rustc/[0-9a-f]{6,64}/)?(?:src/)?lib(core|std|alloc|proc_macro|test)/(.+)$"
+    r"^(?:/rustc/[0-9a-f]{6,64}/|\.\./)?(?:src/)?lib(core|std|alloc|proc_macro|test|panic_unwind)/(.+)$"
 )
+_SLASHES = re.compile(r"/{2,}")
 # `~/.cargo/registry/src/INDEX-DIR/NAME-VERSION/REST`, whatever CARGO_HOME is.
 _REGISTRY = re.compile(r"(?:^|/)registry/src/[^/]{1,200}/([^/]{1,200})/(.*)$")
 # `~/.cargo/git/checkouts/REPO-HASH/SHA/REST`
@@ -66,6 +67,9 @@ def normalise_path(path: str) -> str:
     path = path.replace("\\", "/")
     if path.startswith("//?/"):
         path = path[4:]
+    if "//" in path[1:]:
+        # `/rustc/HASH\/src\libstd\...` (old Windows backtraces) has doubled separators.
+        path = path[:1] + _SLASHES.sub("/", path[1:])
     return path
 
 

@@ -120,4 +120,31 @@ def reads_like_report(snippet: Snippet) -> bool:
     if snippet.source in ("title", "code"):
         return True
     context = snippet.context.replace(snippet.raw, " ")
-    return not (_DISCUSSION.search(context) and not _REPORT.search(context))
+    if _DISCUSSION.search(context) and not _REPORT.search(context):
+        return False
+    if snippet.source == "span" and len(context.strip(" `'\"“”:.,-")) > 12:
+        # Code spans in a sentence name many things; only a sentence about hitting it counts.
+        return bool(_REPORT.search(context))
+    return True
+
+
+# A pull request, a changelog or a release note: conventional-commit titles, PR templates.
+_CHANGE_TITLE = re.compile(
+    r"^\s{0,3}(?:title\s*:\s*)?(?:feat|fix|chore|refactor|docs|perf|test|ci|build|style)"
+    r"(?:\([^)\n]{0,40}\))?!?:",
+    re.IGNORECASE,
+)
+_CHANGE_SECTIONS = re.compile(
+    r"^\s{0,3}(?:#{1,4}\s*)?(?:changes|changelog|release notes|test plan|testing|"
+    r"checklist|related issues?|pull request)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def looks_like_change_description(text: str) -> bool:
+    """True for pull requests and changelogs: they name messages without having hit them."""
+    head = text[:20_000]
+    first_line = head.lstrip().split("\n", 1)[0]
+    if _CHANGE_TITLE.match(first_line):
+        return True
+    return len(_CHANGE_SECTIONS.findall(head)) >= 2 or "- [x]" in head or "- [ ]" in head

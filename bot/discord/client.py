@@ -10,9 +10,10 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from typing import Any, Protocol
 
+import aiohttp
 import discord
 from discord import app_commands
 
@@ -39,9 +40,16 @@ def invite_url(application_id: int) -> str:
 
 
 class DiscordSettings(Protocol):
-    discord_token: str | None
-    discord_channel_ids: frozenset[int]
-    discord_guild_id: int | None
+    """What the Discord side reads from `bot.settings.Settings`."""
+
+    @property
+    def discord_token(self) -> str | None: ...
+
+    @property
+    def discord_channel_ids(self) -> Collection[int]: ...
+
+    @property
+    def discord_guild_id(self) -> int | None: ...
 
 
 def incoming(message: discord.Message) -> IncomingMessage:
@@ -58,7 +66,7 @@ def incoming(message: discord.Message) -> IncomingMessage:
         attachments=tuple(
             AttachmentInfo(a.filename, a.size, a.url, a.content_type) for a in message.attachments
         ),
-        webhook=message.webhook_id is not None and message.interaction_metadata is None,
+        webhook=message.webhook_id is not None,
     )
 
 
@@ -198,6 +206,7 @@ class TriageBot(discord.Client):
         self._records: list[tuple[str, str]] = []
         self._parents: dict[int, int | None] = {}  # channel id -> parent id, for uncached threads
         self._locks: dict[int, _Held] = {}
+        self._http_session: aiohttp.ClientSession | None = None  # for attachments
 
     # ------------------------------------------------------------------ start-up
 
@@ -263,12 +272,28 @@ class TriageBot(discord.Client):
             if attachment.url not in wanted:
                 continue
             try:
-                data = await _read_capped(attachment, self.attachment_cap)
-            except (discord.HTTPException, OSError) as exc:
+                texts.append(await self._read_attachment(attachment.url))
+            except (TimeoutError, aiohttp.ClientError, OSError) as exc:
                 log.warning("could not read attachment %s: %s", attachment.filename, exc)
-                continue
-            texts.append(L.decode_attachment(data, self.attachment_cap))
         return L.compose_text(msg.content, texts, self.text_cap)
+
+    async def _read_attachment(self, url: str) -> str:
+        """Stream an attachment from the CDN, keeping its head and tail within the cap."""
+        if self._http_session is None or self._http_session.closed:
+            self._http_session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
+        kept = L.CappedText(self.attachment_cap)
+        async with self._http_session.get(url) as response:
+            response.raise_for_status()
+            async for chunk in response.content.iter_chunked(64 * 1024):
+                kept.feed(chunk)
+                if kept.full:
+                    break
+        return kept.text()
+
+    async def close(self) -> None:
+        await super().close()
+        if self._http_session is not None:
+            await self._http_session.close()
 
     async def _with_parent(self, msg: IncomingMessage) -> IncomingMessage:
         """Fill in the parent of a thread discord.py did not have cached."""
@@ -321,7 +346,7 @@ class TriageBot(discord.Client):
         analysis = await self.analyse(text)
         if L.plan_message(analysis, has_reply=False) != "reply":
             return
-        if not self.cooldowns.allow(msg.author_id, msg.channel_id) and False:
+        if not self.cooldowns.allow(msg.author_id, msg.channel_id):
             log.info("discord: cooldown, not answering message %s", msg.message_id)
             return
         reply = await message.reply(
@@ -369,7 +394,7 @@ class TriageBot(discord.Client):
             await self._delete_reply(message.channel, row)
             self.store.delete_discord_reply(msg.message_id)
         elif action == "reply":
-            if not self.cooldowns.allow(msg.author_id, msg.channel_id) and False:
+            if not self.cooldowns.allow(msg.author_id, msg.channel_id):
                 return
             reply = await message.reply(
                 mention_author=False, **self.render(analysis, author_id=msg.author_id)
@@ -419,15 +444,23 @@ class TriageBot(discord.Client):
         await self.report_error(interaction, original)
 
     async def short(self, interaction: discord.Interaction, text: str) -> None:
-        """A one-line ephemeral answer (or follow-up, once answered)."""
+        """A one-line ephemeral answer; once deferred, it replaces the "thinking" message.
+
+        A button's interaction is answered with a follow-up instead: its original message is
+        the answer the button sits under, which must stay.
+        """
         if interaction.response.is_done():
+            if interaction.type is discord.InteractionType.component:
+                await interaction.followup.send(text, ephemeral=True, allowed_mentions=NONE)
+                return
             await interaction.edit_original_response(
                 content=text, embeds=[], view=None, allowed_mentions=NONE
             )
         else:
             await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NONE)
 
-    def _cooldown_text(self, interaction: discord.Interaction) -> str | None:
+    def command_busy(self, interaction: discord.Interaction) -> str | None:
+        """The cooldown message when this user (or channel) asked too often, else None."""
         channel_id = interaction.channel_id or 0
         wait = self.command_cooldowns.retry_after(interaction.user.id, channel_id)
         if wait > 0:
@@ -439,7 +472,7 @@ class TriageBot(discord.Client):
         self, interaction: discord.Interaction, text: str, *, ephemeral: bool
     ) -> None:
         """Answer a paste given to a command: the rendered answer, or why there is none."""
-        busy = self._cooldown_text(interaction)
+        busy = self.command_busy(interaction)
         if busy:
             await self.short(interaction, busy)
             return
@@ -501,14 +534,6 @@ class TriageBot(discord.Client):
         return best[0] if best else None
 
 
-async def _read_capped(attachment: discord.Attachment, cap: int) -> bytes:
-    """The first `cap` bytes of an attachment (whole file when small)."""
-    if attachment.size <= cap:
-        return await attachment.read()
-    data = await attachment.read()  # discord.py has no ranged read; cap what we keep
-    return data[:cap]
-
-
 def _default_renderer(analysis: Any, catalog: Any) -> dict[str, Any]:
     from bot.render.answer import build_answer
     from bot.render.discord import render_message
@@ -558,9 +583,10 @@ async def error_command(interaction: discord.Interaction, query: str, share: boo
     bot = _bot(interaction)
     found = bot.lookup(query)
     if found is None:
-        await bot.short(interaction, L.ERROR_NOT_FOUND.format(query=query[:100]))
+        shown = query[:100].replace("`", "'")
+        await bot.short(interaction, L.ERROR_NOT_FOUND.format(query=shown))
         return
-    busy = bot._cooldown_text(interaction)
+    busy = bot.command_busy(interaction)
     if busy:
         await bot.short(interaction, busy)
         return

@@ -40,6 +40,7 @@ EXPLAIN_MENU = "Explain this panic"
 # --- limits ---------------------------------------------------------------------------------------
 TEXT_EXTENSIONS = (".txt", ".log", ".rs", ".md", ".out", ".err", ".text", ".toml")
 DEFAULT_ATTACHMENT_CAP = 256 * 1024  # bytes read per attachment
+DOWNLOAD_LIMIT = 16 * 1024 * 1024  # bytes downloaded at most per attachment
 DEFAULT_TEXT_CAP = 512 * 1024  # characters analysed per message, content and attachments together
 MAX_ATTACHMENTS = 3
 AUTOCOMPLETE_LIMIT = 25  # Discord's maximum number of choices
@@ -114,9 +115,52 @@ def readable_attachments(
     return out
 
 
+class CappedText:
+    """Keeps the head and the tail of a streamed attachment, at most `cap` bytes in all.
+
+    A long log usually ends with the panic (or starts with it, when the program died early), so
+    a file over the cap is read as its first and last halves. `download_limit` stops the
+    download altogether; what was kept so far is used.
+    """
+
+    def __init__(self, cap: int = DEFAULT_ATTACHMENT_CAP, download_limit: int = DOWNLOAD_LIMIT):
+        self.cap = cap
+        self.download_limit = download_limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.seen = 0
+
+    @property
+    def full(self) -> bool:
+        """True when no more bytes should be downloaded."""
+        return self.seen >= self.download_limit
+
+    def feed(self, chunk: bytes) -> None:
+        self.seen += len(chunk)
+        take = max(0, self.cap - len(self.head))
+        self.head += chunk[:take]
+        self.tail += chunk[take:]
+        del self.tail[: max(0, len(self.tail) - self.cap)]
+
+    def text(self) -> str:
+        if self.seen <= self.cap:
+            return bytes(self.head).decode("utf-8", errors="replace")
+        # Over the cap: the first half and the last half, cut at line ends.
+        half = self.cap // 2
+        head = bytes(self.head[:half])
+        tail = bytes(self.head + self.tail)[-(self.cap - half) :]
+        if b"\n" in head:
+            head = head[: head.rfind(b"\n") + 1]
+        if b"\n" in tail:
+            tail = tail[tail.find(b"\n") + 1 :]
+        return (head + b"\n" + tail).decode("utf-8", errors="replace")
+
+
 def decode_attachment(data: bytes, cap: int = DEFAULT_ATTACHMENT_CAP) -> str:
-    """Bytes of a text attachment as text, at most `cap` bytes, invalid UTF-8 replaced."""
-    return data[:cap].decode("utf-8", errors="replace")
+    """Bytes of a whole text attachment as text, head and tail kept when over `cap`."""
+    kept = CappedText(cap, download_limit=max(len(data), 1))
+    kept.feed(data)
+    return kept.text()
 
 
 def compose_text(content: str, attachment_texts: Iterable[str], cap: int = DEFAULT_TEXT_CAP) -> str:

@@ -29,11 +29,14 @@ class ClientOptions:
     per_page: int = 100
 
 
+DEFAULT_OPTIONS = ClientOptions()
+
+
 class GitHubClients:
     def __init__(self, settings: Settings, options: ClientOptions | None = None) -> None:
         settings.require_github()
         self.settings = settings
-        self.options = options or ClientOptions()
+        self.options = options or DEFAULT_OPTIONS
         self._lock = threading.Lock()
         self._by_installation: dict[int, Github] = {}
         self._installation_by_repo: dict[str, int] = {}

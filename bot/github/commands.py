@@ -1,4 +1,4 @@
-"""Subcommands: `serve`, `poll`, `jobs list`, `jobs retry`."""
+"""Subcommands: `serve`, `poll`, `handle-event`, `jobs list`, `jobs retry`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 from bot.settings import Settings, SettingsError
 
 log = logging.getLogger(__name__)
+HANDLE_EVENT_POLICY: Any = None  # a RetryPolicy for `handle-event` (tests make it fast)
 
 
 def register(subparsers: Any) -> None:
@@ -39,6 +40,17 @@ def register(subparsers: Any) -> None:
     )
     poll.set_defaults(handler=cmd_poll)
 
+    event = subparsers.add_parser(
+        "handle-event",
+        help="handle one GitHub event file (the GitHub Action: no server, no queue)",
+    )
+    event.add_argument("--event-path", required=True, help="the event JSON ($GITHUB_EVENT_PATH)")
+    event.add_argument("--event-name", required=True, help="the event name ($GITHUB_EVENT_NAME)")
+    event.add_argument(
+        "--attempts", type=int, default=3, help="tries on transient GitHub errors (default 3)"
+    )
+    event.set_defaults(handler=cmd_handle_event)
+
     jobs = subparsers.add_parser("jobs", help="show and replay the GitHub job queue")
     jobs_sub = jobs.add_subparsers(dest="jobs_command", metavar="ACTION")
     listing = jobs_sub.add_parser("list", help="list dead-lettered (and pending) jobs")
@@ -52,6 +64,11 @@ def register(subparsers: Any) -> None:
     retry = jobs_sub.add_parser("retry", help="replay dead-lettered jobs")
     retry.add_argument("id", nargs="?", type=int, help="the job to replay")
     retry.add_argument("--all", action="store_true", help="replay every dead-lettered job")
+    retry.add_argument(
+        "--run",
+        action="store_true",
+        help="run the queue now, in this process, instead of leaving it to `serve` or `poll`",
+    )
     retry.set_defaults(handler=cmd_jobs_retry)
     jobs.set_defaults(handler=lambda args: _usage(jobs))
 
@@ -96,7 +113,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from bot.server import run
 
     log.info("serving on %s:%d (%r)", args.host, args.port, settings)
-    run(settings, args.host, args.port)
+    try:
+        run(settings, args.host, args.port)
+    except SettingsError as exc:
+        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -115,7 +136,11 @@ def cmd_poll(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
-    return asyncio.run(_poll(settings, labels, args))
+    try:
+        return asyncio.run(_poll(settings, labels, args))
+    except SettingsError as exc:
+        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
+        return 2
 
 
 async def _poll(settings: Settings, labels: Any, args: argparse.Namespace) -> int:
@@ -209,5 +234,121 @@ def cmd_jobs_retry(args: argparse.Namespace) -> int:
     if count == 0:
         print("no dead-lettered job to replay" + (f" with id {args.id}" if args.id else ""))
         return 1
-    print(f"requeued {count} job(s); a running `triage-bot serve` or `poll` picks them up")
-    return 0
+    if not args.run:
+        print(f"requeued {count} job(s); a running `triage-bot serve` or `poll` picks them up")
+        return 0
+    settings = Settings.load()
+    try:
+        settings.require_github()
+        from bot.github.labels import load_label_config
+
+        labels = load_label_config(settings.triage_config)
+    except SettingsError as exc:
+        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
+        return 2
+    dead = asyncio.run(_run_queue(settings, labels))
+    print(f"replayed {count} job(s); {dead} job(s) dead-lettered")
+    return 0 if dead == 0 else 1
+
+
+async def _run_queue(settings: Settings, labels: Any) -> int:
+    """Run every queued job now; returns how many are dead-lettered afterwards."""
+    from bot.github.adapter import GitHubAdapter
+    from bot.github.auth import GitHubClients
+    from bot.github.pipeline import IssuePipeline
+    from bot.github.worker import Worker
+    from bot.server import load_triage
+    from bot.store import Store
+
+    store = Store(settings.triage_db)
+    clients = GitHubClients(settings)
+    try:
+        pipeline = IssuePipeline(
+            load_triage(settings),
+            GitHubAdapter(clients),
+            store,
+            labels,
+            dry_run=settings.triage_dry_run,
+        )
+        await Worker(store, pipeline.handle_job).drain(timeout=3600)
+        return store.job_counts()["dead"]
+    finally:
+        await asyncio.to_thread(clients.close)
+        store.close()
+
+
+def cmd_handle_event(args: argparse.Namespace) -> int:
+    """The same pipeline as a webhook delivery, minus the server and the queue."""
+    from pathlib import Path
+
+    from bot.github import webhook
+
+    settings = _settings()
+    if settings is None:
+        return 2
+    try:
+        settings.require_github()
+        from bot.github.labels import load_label_config
+
+        labels = load_label_config(settings.triage_config)
+        payload = webhook.parse_body(Path(args.event_path).read_bytes())
+        decision = webhook.decide(args.event_name, payload)
+    except SettingsError as exc:
+        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, webhook.MalformedDelivery) as exc:
+        print(f"triage-bot: cannot read the event: {exc}", file=sys.stderr)
+        return 2
+    if decision.job is None:
+        print(f"nothing to do for {args.event_name} ({decision.reason})")
+        return 0
+    try:
+        return asyncio.run(_handle_event(settings, labels, decision.job, max(1, args.attempts)))
+    except SettingsError as exc:
+        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
+        return 2
+
+
+async def _handle_event(settings: Settings, labels: Any, job: dict, attempts: int) -> int:
+    import time
+
+    from bot.github.adapter import GitHubAdapter
+    from bot.github.auth import GitHubClients
+    from bot.github.pipeline import IssuePipeline
+    from bot.github.worker import RetryPolicy, classify
+    from bot.server import load_triage
+    from bot.store import Store
+
+    store = Store(settings.triage_db)
+    clients = GitHubClients(settings)
+    policy = HANDLE_EVENT_POLICY or RetryPolicy(cap=60.0)
+    try:
+        pipeline = IssuePipeline(
+            load_triage(settings),
+            GitHubAdapter(clients),
+            store,
+            labels,
+            dry_run=settings.triage_dry_run,
+        )
+        for attempt in range(1, attempts + 1):
+            try:
+                outcome = await pipeline.process(
+                    job["repo"], job["number"], job.get("installation_id"), hint=job["payload"]
+                )
+            except Exception as exc:
+                failure = classify(exc, attempt, policy, time.time())
+                if not failure.retry or attempt == attempts or failure.delay > 600:
+                    print(f"triage-bot: GitHub call failed: {failure.reason}", file=sys.stderr)
+                    return 1
+                log.warning("attempt %d failed: %s; retrying", attempt, failure.reason)
+                await asyncio.sleep(failure.delay * policy.scale)
+                continue
+            print(
+                f"{job['repo']}#{job['number']}: {outcome.verdict}"
+                f" {','.join(outcome.record_ids)} {outcome.plan.describe()}".rstrip()
+            )
+            return 0
+        return 1
+    finally:
+        await asyncio.to_thread(clients.close)
+        store.close()

@@ -58,7 +58,12 @@ class IssuePipeline:
 
     async def handle_job(self, job: Job) -> None:
         await self.process(
-            job.repo, job.number, job.installation_id, received_at=job.received_at, hint=job.payload
+            job.repo,
+            job.number,
+            job.installation_id,
+            received_at=job.received_at,
+            hint=job.payload,
+            delivery=job.delivery_id,
         )
 
     def _comment_cannot_matter(self, repo: str, number: int, hint: dict | None) -> bool:
@@ -80,11 +85,13 @@ class IssuePipeline:
         *,
         received_at: float | None = None,
         hint: dict | None = None,
+        delivery: str | None = None,
     ) -> Outcome:
         started = time.monotonic()
+        where = f"github delivery={delivery or '-'} repo={repo} issue={number}"
         state = self.store.get_issue_state(repo, number)
-        if self._comment_cannot_matter(repo, number, hint):
-            log.info("github %s#%d: comment without a panic, nothing to do", repo, number)
+        if await asyncio.to_thread(self._comment_cannot_matter, repo, number, hint):
+            log.info("%s verdict=no-panic: comment without a panic, nothing to do", where)
             empty = Plan(
                 "none", None, None, (), (), tuple(state.labels_added if state else ()), "no-panic"
             )
@@ -114,22 +121,34 @@ class IssuePipeline:
             body=body,
             no_longer_body=render_no_longer(None),
         )
-        the_plan = plan(view, desired, state.labels_added if state else ())
+        owned = state.labels_added if state else ()
+        the_plan = plan(view, desired, owned)
         self.metrics.inc("triage_verdicts_total", verdict=verdict)
 
         comment_id = view.bot_comment.id if view.bot_comment else None
         if self.dry_run:
             log.info(
-                "github %s#%d verdict=%s records=%s DRY RUN, would write: %s",
-                repo,
-                number,
+                "%s verdict=%s records=%s DRY RUN, would write: %s",
+                where,
                 verdict,
                 ",".join(answer.record_ids) or "-",
                 the_plan.describe(),
             )
             if the_plan.body is not None:
-                log.info("github %s#%d DRY RUN comment body:\n%s", repo, number, the_plan.body)
+                log.info("%s DRY RUN comment body:\n%s", where, the_plan.body)
         else:
+            if the_plan.add_labels:
+                # remember the labels about to be added before adding them, so a retry after a
+                # partial failure still knows they are the bot's own
+                self.store.put_issue_state(
+                    repo,
+                    number,
+                    comment_id=comment_id,
+                    labels_added=sorted({*owned, *the_plan.add_labels}),
+                    verdict=state.verdict if state else None,
+                    record_ids=state.record_ids if state else (),
+                    fingerprint=state.fingerprint if state else None,
+                )
             if the_plan.writes:
                 new_id = await asyncio.to_thread(
                     self.adapter.apply, repo, number, the_plan, installation_id
@@ -153,9 +172,8 @@ class IssuePipeline:
                     "github", f"{repo}#{number}", verdict, answer.record_ids, analysis.fingerprint
                 )
             log.info(
-                "github %s#%d verdict=%s records=%s %s (%.0f ms)",
-                repo,
-                number,
+                "%s verdict=%s records=%s %s duration_ms=%.0f",
+                where,
                 verdict,
                 ",".join(answer.record_ids) or "-",
                 the_plan.describe(),

@@ -148,8 +148,14 @@ class Worker:
         if recovered:
             log.info("requeued %d job(s) left running by an earlier process", recovered)
         self.alive = True
+        next_prune = 0.0
         try:
             while not self._stopping:
+                if time.monotonic() >= next_prune:
+                    pruned = self.store.prune()
+                    if pruned:
+                        log.info("pruned %d finished job(s) and old deliveries", pruned)
+                    next_prune = time.monotonic() + 3600
                 started = self._fill()
                 if started:
                     continue

@@ -178,7 +178,7 @@ def _section(item: PanicMatch, best: Candidate, record: Record, catalog: Catalog
     return Section(
         record=record,
         match=item,
-        title=shorten(one_line(record.error_message), TITLE_LIMIT),
+        title=shorten(one_line(record.error_message), TITLE_LIMIT) or texts.NO_MESSAGE,
         confidence=confidence_words(item, best, record),
         source=source_link(record),
         version_note=version_note(item.panic, record),

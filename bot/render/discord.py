@@ -7,6 +7,7 @@ user, a role, `@everyone` or `@here` (the text is neutralised and `allowed_menti
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from bot.render import texts
@@ -24,6 +25,7 @@ from bot.render.markup import (
     plain,
     safe_url,
     shorten,
+    shorten_rendered,
     trim_blocks,
     ulen,
     words,
@@ -57,7 +59,7 @@ def render_message(answer: Answer) -> dict[str, Any]:
     content = "\n".join(dc_words(w) for w in content_words)
     embeds = _embeds(answer)
     return {
-        "content": shorten(content, CONTENT_MAX),
+        "content": shorten_rendered(content, CONTENT_MAX),
         "embeds": embeds,
         "allowed_mentions": {"parse": []},
     }
@@ -66,7 +68,7 @@ def render_message(answer: Answer) -> dict[str, Any]:
 def render_plain(answer: Answer) -> str:
     """The fallback when embeds cannot be sent: the essentials in at most 2,000 characters."""
     if not answer.sections:
-        return shorten(dc_words(answer_verdict(answer)), CONTENT_MAX)
+        return shorten_rendered(dc_words(answer_verdict(answer)), CONTENT_MAX)
     sections = []
     for section in answer.sections:
         head = [f"**{dc_plain(_md_escape(section.title))}**"]
@@ -97,7 +99,7 @@ def render_plain(answer: Answer) -> str:
         return "\n\n".join(parts)
 
     kept, trimmed = trim_blocks(sections, lambda k, t: ulen(assemble(k, t)), CONTENT_MAX)
-    return shorten(assemble(kept, trimmed), CONTENT_MAX)
+    return shorten_rendered(assemble(kept, trimmed), CONTENT_MAX)
 
 
 def _footer(answer: Answer) -> Words:
@@ -117,7 +119,7 @@ def _md_escape(text: str) -> str:
 def _embeds(answer: Answer) -> list[dict[str, Any]]:
     sections = answer.sections[:EMBEDS_MAX]
     parts = [_section_parts(s) for s in sections]
-    footer = shorten(plain(_footer(answer), backticks=False), FOOTER_MAX)
+    footer = plain(_footer(answer), backticks=False)
 
     def build(kept: list[list[Block]], trimmed: bool) -> list[dict[str, Any]]:
         embeds = []
@@ -139,9 +141,8 @@ def _embeds(answer: Answer) -> list[dict[str, Any]]:
         if embeds:
             text = footer
             if trimmed:
-                note = plain(words(texts.TRIMMED), backticks=False)
-                text = shorten(f"{note} {footer}", FOOTER_MAX)
-            embeds[-1]["footer"] = {"text": dc_plain(text)}
+                text = plain(words(texts.TRIMMED), backticks=False) + " " + footer
+            embeds[-1]["footer"] = {"text": fit(text, FOOTER_MAX, dc_plain) or ""}
         return embeds
 
     def measure(kept: list[list[Block]], trimmed: bool) -> int:
@@ -160,7 +161,7 @@ def _embed_size(embed: dict[str, Any]) -> int:
 
 
 def _title(section: Section) -> str:
-    return dc_plain(shorten(section.title, TITLE_MAX - 8))
+    return fit(section.title, TITLE_MAX, dc_plain) or dc_plain(texts.NO_MESSAGE)
 
 
 def _section_parts(section: Section) -> list[Block]:
@@ -195,19 +196,20 @@ def _section_parts(section: Section) -> list[Block]:
                 )
             )
     if section.solutions:
-        items = [f"{n}. {dc_prose(one_line(s))}" for n, s in enumerate(section.solutions, 1)]
-        _field(blocks, _P_SOLUTIONS, texts.SOLUTIONS, _list_value(items))
+        value = _list_value(list(section.solutions), _numbered)
+        _field(blocks, _P_SOLUTIONS, texts.SOLUTIONS, value)
     if section.example_fix:
         _field(blocks, _P_FIX, texts.EXAMPLE_FIX, _code_value(section.example_fix))
     if section.related:
-        _field(blocks, _P_RELATED, texts.RELATED_ERRORS, _list_value(_related(section.related)))
+        value = _list_value(_related(section.related), lambda _n, item: item)
+        _field(blocks, _P_RELATED, texts.RELATED_ERRORS, value)
     for extra in section.extras:
         _field(blocks, *_extra_field(extra))
     return blocks
 
 
 def _cap(text: str, limit: int) -> str:
-    return text if ulen(text) <= limit else shorten(text, limit)
+    return text if ulen(text) <= limit else shorten_rendered(text, limit)
 
 
 def _field(blocks: list[Block], priority: int, name: str, value: str | None) -> None:
@@ -215,19 +217,29 @@ def _field(blocks: list[Block], priority: int, name: str, value: str | None) -> 
         blocks.append(Block(priority, value, tag=shorten(name, FIELD_NAME_MAX)))
 
 
-def _list_value(items: list[str]) -> str | None:
+def _list_value(items: list[str], render: Callable[[int, str], str]) -> str | None:
     """As many whole items as fit in a field, the last one shortened if need be."""
     out: list[str] = []
-    for item in items:
+    for number, raw in enumerate(items, 1):
+        item = render(number, raw)
         candidate = "\n".join([*out, item])
         if ulen(candidate) <= FIELD_VALUE_MAX:
             out.append(item)
             continue
         room = FIELD_VALUE_MAX - ulen("\n".join(out)) - (1 if out else 0)
-        if room > 40:
-            out.append(shorten(item, room))
+        shortened = fit(raw, room, lambda r, n=number: render(n, r)) if room > 40 else None
+        if shortened:
+            out.append(shortened)
         break
     return "\n".join(out) or None
+
+
+def _numbered(number: int, raw: str) -> str:
+    return f"{number}. {dc_prose(one_line(raw))}"
+
+
+def _bullet(_number: int, raw: str) -> str:
+    return "- " + dc_prose(one_line(raw))
 
 
 def _code_value(code: str) -> str | None:
@@ -247,7 +259,6 @@ def _extra_field(extra: Extra) -> tuple[int, str, str | None]:
     if extra.code:
         return _P_CODE, extra.title, _code_value(extra.code)
     if extra.items:
-        items = ["- " + dc_prose(one_line(i)) for i in extra.items]
-        return _P_PREVENTION, extra.title, _list_value(items)
+        return _P_PREVENTION, extra.title, _list_value(list(extra.items), _bullet)
     text = extra.text or ""
     return _P_WHEN, extra.title, fit(text, FIELD_VALUE_MAX, dc_prose)

@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from urllib.parse import quote, urlsplit
 
 ZW = "\u200b"  # zero-width space: invisible, and it stops mentions and fences from forming
@@ -74,12 +75,21 @@ def shorten(text: str, limit: int) -> str:
     return cut.rstrip() + ELLIPSIS
 
 
+def shorten_rendered(text: str, limit: int) -> str:
+    """Cut already escaped text (no code blocks in it): a cut must not leave a bare `@`."""
+    out = no_mentions(shorten(text, limit))
+    while ulen(out) > limit:
+        out = no_mentions(shorten(out[:-2], limit))
+    return out
+
+
 def fit(raw: str, limit: int, render: Callable[[str], str]) -> str | None:
     """`render` of the longest prefix of `raw` (ellipsis added when cut) within `limit`."""
     full = render(raw)
     if ulen(full) <= limit:
         return full
-    lo, hi, best = 0, len(raw) - 1, None
+    # Escaping only lengthens text, so a prefix longer than `limit` never fits.
+    lo, hi, best = 0, min(len(raw) - 1, limit), None
     while lo <= hi:
         mid = (lo + hi) // 2
         candidate = render(raw[:mid].rstrip() + ELLIPSIS)
@@ -131,38 +141,35 @@ def _backtick_runs(text: str) -> int:
     return max((len(m) for m in re.findall(r"`+", text)), default=0)
 
 
+_SPECIAL = re.compile(r"\\.|`+", re.S)
+
+
+@cache
+def _closer(length: int) -> re.Pattern[str]:
+    return re.compile(r"(?<!`)`{" + str(length) + r"}(?!`)")
+
+
 def _split_code_spans(text: str) -> list[tuple[str, bool]]:
-    """Prose and single-line code spans, as CommonMark would read a paragraph's backticks."""
+    """Prose and single-line code spans, as CommonMark reads a paragraph's backticks."""
     out: list[tuple[str, bool]] = []
-    buf: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\" and i + 1 < n:
-            buf.append(text[i : i + 2])
-            i += 2
+    i = prose_start = 0
+    while True:
+        found = _SPECIAL.search(text, i)
+        if not found:
+            break
+        if found.group().startswith("\\"):
+            i = found.end()  # a backslash escape: the next character is literal
             continue
-        if ch == "`":
-            j = i
-            while j < n and text[j] == "`":
-                j += 1
-            run = text[i:j]
-            close = re.compile(r"(?<!`)" + run + r"(?!`)")
-            line_end = text.find("\n", j)
-            line_end = n if line_end < 0 else line_end
-            found = close.search(text, j, line_end)
-            if found:
-                out.append(("".join(buf), False))
-                buf = []
-                out.append((text[i : found.end()], True))
-                i = found.end()
-                continue
-            buf.append(run)
-            i = j
+        line_end = text.find("\n", found.end())
+        line_end = len(text) if line_end < 0 else line_end
+        close = _closer(found.end() - found.start()).search(text, found.end(), line_end)
+        if close is None:
+            i = found.end()
             continue
-        buf.append(ch)
-        i += 1
-    out.append(("".join(buf), False))
+        out.append((text[prose_start : found.start()], False))
+        out.append((text[found.start() : close.end()], True))
+        i = prose_start = close.end()
+    out.append((text[prose_start:], False))
     return [(part, code) for part, code in out if part]
 
 
@@ -173,7 +180,14 @@ def md_prose(text: str) -> str:
     """Catalog markdown for GitHub: formatting kept, no HTML, no fences, no mentions."""
     parts = []
     for part, code in _split_code_spans(text):
-        if code:
+        if code and part.startswith("```"):
+            # A span opened by three or more backticks could open a fence at a line start.
+            run = len(part) - len(part.lstrip("`"))
+            inner = part[run:-run]
+            if inner.startswith(" ") and inner.endswith(" ") and inner.strip():
+                inner = inner[1:-1]
+            parts.append(md_inline_code(inner))
+        elif code:
             parts.append(no_mentions(part))
         else:
             part = _PAIRS.sub(ZW, part).replace("<", "&lt;")

@@ -35,6 +35,7 @@ MATCH_LOCATION_ONLY = (
 MATCH_OTHER = "Matched with {percent}% confidence."
 
 # --- the answer's parts ------------------------------------------------------------------------
+NO_MESSAGE = "(the record has no message)"
 SOURCE = "Source"
 SOURCE_LABEL = "{file}:{line} @ {sha}"  # module.rs:1498 @ d16f7ba (plain text, shown as code)
 SOURCE_LABEL_NO_LINE = "{file} @ {sha}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,7 +117,7 @@ def write_catalog(
     changed: set[int],
     out_dir: str | Path,
     *,
-    new_records: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    new_records: Sequence[dict[str, Any]] = (),
     new_file: str = "new-sites.jsonl",
 ) -> list[Path]:
     """Write the catalog to `out_dir` with `updated[i]` in place of record i.

@@ -35,7 +35,11 @@ def register_catalog(catalog_subparsers: Any) -> None:
         "out unless --include-tests. Records go to stdout as JSON lines, or with --out to "
         "DIR/scan-<commit>.jsonl; progress goes to stderr.",
     )
-    scan.add_argument("path", metavar="PATH", help="the checkout (or one .rs file)")
+    scan.add_argument(
+        "path",
+        metavar="PATH",
+        help="the repository's root folder; record paths are relative to it (crates/x/src/..)",
+    )
     scan.add_argument("--repo", required=True, metavar="OWNER/NAME", help="GitHub repository")
     scan.add_argument("--commit", required=True, metavar="SHA", help="the checkout's commit")
     scan.add_argument("--out", metavar="DIR", help="write DIR/scan-<commit>.jsonl")
@@ -90,12 +94,6 @@ def register_catalog(catalog_subparsers: Any) -> None:
         help="least message similarity (0-100) for a change proposal (default 85)",
     )
     update.set_defaults(handler=cmd_update)
-
-
-def register(subparsers: Any) -> None:
-    """Stand-alone registration (a `catalog` group holding only scan and update)."""
-    catalog = subparsers.add_parser("catalog", help="scan sources and update the catalog")
-    register_catalog(catalog.add_subparsers(dest="catalog_command", required=True))
 
 
 class _Progress:

@@ -186,8 +186,9 @@ class _Reparser:
     def __init__(self) -> None:
         self._parser = Parser(RUST_LANGUAGE)
 
-    def arguments(self, source: bytes, token_tree: Node) -> list[Node] | None:
-        content = source[token_tree.start_byte + 1 : token_tree.end_byte - 1]
+    def arguments(self, source: bytes, start: int, end: int) -> list[Node] | None:
+        """The arguments in the token tree `source[start:end]` (delimiters included)."""
+        content = source[start + 1 : end - 1]
         tree = self._parser.parse(_WRAP_HEAD + content + _WRAP_TAIL)
         root = tree.root_node
         if root.has_error:
@@ -258,7 +259,7 @@ def _literal_message(node: Node, source: bytes, reparser: _Reparser, depth: int 
         # `node` may live in a reparsed tree: read its token tree from that tree's bytes.
         text = node.text or b""
         offset = node.start_byte
-        args = reparser.arguments(text, _Shifted(tt, offset))
+        args = reparser.arguments(text, tt.start_byte - offset, tt.end_byte - offset)
         if args is None:
             return None
         if name == "format":
@@ -266,14 +267,6 @@ def _literal_message(node: Node, source: bytes, reparser: _Reparser, depth: int 
         if name == "concat":
             return _concat(args, reparser, depth)
     return None
-
-
-class _Shifted:
-    """A token-tree stand-in whose byte offsets are relative to the owning node's text."""
-
-    def __init__(self, node: Node, offset: int):
-        self.start_byte = node.start_byte - offset
-        self.end_byte = node.end_byte - offset
 
 
 def _concat(args: list[Node], reparser: _Reparser, depth: int) -> str | None:
@@ -313,7 +306,7 @@ def _split_top_level(token_tree: Node) -> list[list[Node]]:
 def _message_from_args(
     source: bytes, token_tree: Node, index: int, reparser: _Reparser
 ) -> str | None:
-    args = reparser.arguments(source, token_tree)
+    args = reparser.arguments(source, token_tree.start_byte, token_tree.end_byte)
     if args is not None:
         if index >= len(args):
             return None
@@ -567,7 +560,7 @@ def scan_source(source: bytes | str, file_path: str, *, include_tests: bool = Fa
         else:
             message = _message_from_args(source, args, index, reparser)
             if kind == EXPECT_KIND and message is not None:
-                arguments = reparser.arguments(source, args)
+                arguments = reparser.arguments(source, args.start_byte, args.end_byte)
                 if arguments is not None and len(arguments) != 1:
                     message = None
         if message is None:

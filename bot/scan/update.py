@@ -346,6 +346,13 @@ def update_catalog(
             result.changed.add(index)
         result.removed.append(Removal(_ids(out, slot), slot.file_path, slot.line, slot.message))
 
+    live = sum(1 for slot in slot_by_key.values() if not slot.removed)
+    if live >= 10 and len(result.removed) * 2 > live:
+        result.warnings.append(
+            f"{len(result.removed)} of {live} catalogued sites are missing from the scan; "
+            "was the whole repository scanned, from its root?"
+        )
+
     taken = {r.get("id") for r in out if isinstance(r.get("id"), str)}
     for site in sorted(lonely_sites, key=lambda s: (s.file_path, s.line, s.message)):
         if id(site) in used_sites:

@@ -89,6 +89,7 @@ class FakeDiscord:
         self.channels: dict[str, dict[str, Any]] = {}
         self.messages: dict[str, dict[str, Any]] = {}  # every message, by id
         self.files: dict[str, tuple[bytes, str]] = {}  # attachment path -> (body, content type)
+        self.files_served: list[str] = []  # attachment downloads, in order
         self.requests: list[Request] = []
         self.interactions: dict[str, Interaction] = {}
         self.identify: dict[str, Any] | None = None
@@ -97,6 +98,8 @@ class FakeDiscord:
         self._seq = 0
         self._changed = asyncio.Condition()
         self.ready = asyncio.Event()
+        self.resumed = asyncio.Event()
+        self.resumes: list[dict[str, Any]] = []  # RESUME payloads the bot sent
         self._runner: web.AppRunner | None = None
         self.port = 0
         # A guild with a watched channel, an unwatched one, a forum, and threads in them.
@@ -320,6 +323,12 @@ class FakeDiscord:
             {"id": message["id"], "channel_id": message["channel_id"], "guild_id": self.guild_id},
         )
 
+    async def request_reconnect(self) -> None:
+        """Ask the bot to reconnect (op 7), as Discord does before moving a session."""
+        for ws in list(self._sockets):
+            if not ws.closed:
+                await ws.send_str(json.dumps({"op": 7, "d": None}))
+
     # ---------------------------------------------------------------- interactions
 
     async def _interact(
@@ -533,6 +542,7 @@ class FakeDiscord:
 
     async def _file(self, request: web.Request) -> web.Response:
         item = self.files.get(request.path)
+        self.files_served.append(request.path)
         if item is None:
             return web.Response(status=404)
         body, content_type = item
@@ -555,6 +565,8 @@ class FakeDiscord:
                     self.identify = frame["d"]
                     await self._ready(ws)
                 elif op == 6:
+                    self.resumes.append(frame["d"])
+                    self.resumed.set()
                     self._seq += 1
                     await ws.send_str(
                         json.dumps({"op": 0, "t": "RESUMED", "s": self._seq, "d": {}})

@@ -53,6 +53,7 @@ class Fault:
     times: int
     headers: dict[str, str]
     body: Any
+    after: bool = False  # carry the request out first, then answer with the fault
 
 
 @dataclass
@@ -304,13 +305,18 @@ class FakeGitHub:
         times: int = 1,
         headers: dict[str, str] | None = None,
         body: Any = None,
+        after: bool = False,
     ) -> None:
-        """The next `times` requests matching METHOD and the path regex get this answer."""
+        """The next `times` requests matching METHOD and the path regex get this answer.
+
+        With `after=True` the request takes effect first (a 502 after the write landed)."""
         if body is None:
             body = {"message": {502: "Server Error", 500: "Server Error"}.get(status, "Error")}
         with self.lock:
             self.faults.append(
-                Fault(method.upper(), re.compile(pattern), status, times, headers or {}, body)
+                Fault(
+                    method.upper(), re.compile(pattern), status, times, headers or {}, body, after
+                )
             )
 
     def secondary_rate_limit(self, method: str, pattern: str, retry_after: int | None = 3) -> None:
@@ -536,17 +542,19 @@ class FakeGitHub:
         )
         with self.lock:
             self.requests.append(record)
-            response = self._fault(request.method, path)
-            if response is None:
+            fault = self._fault(request.method, path)
+            if fault is None or fault.after:
                 response = self._route(request, path, body, auth)
+            if fault is not None:
+                response = self._json(fault.body, fault.status, fault.headers)
             record.status = response.status
         return response
 
-    def _fault(self, method: str, path: str) -> web.Response | None:
+    def _fault(self, method: str, path: str) -> Fault | None:
         for fault in self.faults:
             if fault.times > 0 and fault.method == method and fault.pattern.search(path):
                 fault.times -= 1
-                return self._json(fault.body, fault.status, fault.headers)
+                return fault
         return None
 
     def _authenticate(self, request: web.Request) -> str | None:

@@ -1,0 +1,1 @@
+"""The GitHub side: webhooks, the job queue and worker, PyGithub adapter, polling, App auth."""

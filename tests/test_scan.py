@@ -1,0 +1,435 @@
+"""`catalog scan`: panic sites of the fixture crates, exactly, and the parsing behind them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.catalog.importers import skeletons_from_sites
+from bot.catalog.sites import pinned_url, site_id
+from bot.scan.commands import register_catalog
+from bot.scan.rust_sites import (
+    PanicSite,
+    cfg_requires_test,
+    scan_source,
+    scan_tree,
+    skeletons,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+V1 = FIXTURES / "rust_crate_v1"
+V2 = FIXTURES / "rust_crate_v2"
+REPO = "acme/fixture"
+SHA1 = "1" * 40
+
+# Every site of rust_crate_v1, by (file, line, kind, message); read off the sources by hand.
+V1_SITES = [
+    ("src/data.rs", 14, ".expect", "key not in store"),
+    ("src/data.rs", 18, ".expect", "variable {} is not set"),
+    ("src/data.rs", 26, ".expect", 'the "raw" entry is missing'),
+    ("src/data.rs", 30, ".expect", 'tab\there, quote " and \u2192 arrow'),
+    ("src/data.rs", 34, ".expect", "a long message split over lines"),
+    ("src/data.rs", 41, ".expect", "joined message 42"),
+    ("src/data.rs", 45, ".expect", "entry must exist"),
+    ("src/data.rs", 46, ".expect", "entry must exist"),
+    ("src/dtype.rs", 11, "panic!", "softmax: unsupported dtype {:?}"),
+    ("src/dtype.rs", 18, "panic!", "cat: unsupported dtype {other:?}"),
+    ("src/dtype.rs", 26, "unimplemented!", "cast from {:?}"),
+    ("src/lib.rs", 22, "assert!", "division by zero: {} / {}"),
+    ("src/lib.rs", 23, "assert_ne!", "a must not be u32::MAX"),
+    ("src/lib.rs", 29, "assert_eq!", "length mismatch: {} != {}"),
+    ("src/lib.rs", 30, "debug_assert_eq!", "pair contents differ"),
+    ("src/lib.rs", 31, "debug_assert_ne!", "empty pair"),
+    ("src/lib.rs", 37, "panic!", "{}"),
+    ("src/lib.rs", 54, "panic!", "compiled with feature extra"),
+    ("src/lib.rs", 59, "unreachable!", "only outside tests"),
+    ("src/macros.rs", 6, "panic!", "expected rank {}, got {}"),
+    ("src/macros.rs", 13, ".expect", "no first byte"),
+    ("src/macros.rs", 20, ".expect", "no second byte"),
+    ("src/macros.rs", 22, "panic!", "zero lead byte"),
+    ("src/macros.rs", 29, "unreachable!", "value is required"),
+    ("src/ops/grad.rs", 5, "panic!", "Can't differentiate embedding backward."),
+    ("src/ops/grad.rs", 9, "panic!", "Can't differentiate avg pool 2d backward."),
+    ("src/ops/grad.rs", 13, "panic!", "Can't differentiate interpolate backward."),
+    ("src/ops/grad.rs", 17, "unimplemented!", "topk is not implemented for autodiff"),
+    ("src/ops/mod.rs", 4, "assert!", "dim {} out of bounds for {} dimensions"),
+]
+# What --include-tests adds: test folders, #[test], #[cfg(test)] items and module files.
+V1_TEST_SITES = [
+    ("benches/bench.rs", 2, "panic!", "benchmark"),
+    ("examples/demo.rs", 2, ".expect", "example"),
+    ("src/data.rs", 52, "panic!", "helper for tests"),
+    ("src/lib.rs", 64, "panic!", "test-only with extra"),
+    ("src/lib.rs", 69, "panic!", "a test function"),
+    ("src/ops/grad.rs", 25, "panic!", "inside cfg(test) module"),
+    ("src/test_util/mod.rs", 2, "panic!", "in a #[cfg(test)] module folder"),
+    ("src/tests.rs", 3, "panic!", "in a #[cfg(test)] mod tests; file"),
+    ("tests/integration.rs", 3, "panic!", "integration test"),
+]
+V2_SITES = [
+    ("src/data.rs", 11, ".expect", "entry must exist"),
+    ("src/data.rs", 18, ".expect", "key not in store"),
+    ("src/data.rs", 22, ".expect", "variable {} is not set"),
+    ("src/data.rs", 30, ".expect", 'the "raw" entry is missing'),
+    ("src/data.rs", 34, ".expect", 'tab\there, quote " and \u2192 arrow'),
+    ("src/data.rs", 38, ".expect", "joined message 42"),
+    ("src/data.rs", 42, ".expect", "entry must exist"),
+    ("src/data.rs", 43, ".expect", "entry must exist"),
+    ("src/dtype.rs", 11, "panic!", "softmax: unsupported dtype {:?}"),
+    ("src/dtype.rs", 18, "panic!", "cat: unsupported dtype {other:?}"),
+    ("src/dtype.rs", 26, "unimplemented!", "cast from {:?}"),
+    ("src/lib.rs", 23, "assert!", "division by zero: {} / {}"),
+    ("src/lib.rs", 29, "assert_eq!", "length mismatch: {} != {}"),
+    ("src/lib.rs", 30, "debug_assert_eq!", "pair contents differ"),
+    ("src/lib.rs", 31, "debug_assert_ne!", "empty pair"),
+    ("src/lib.rs", 37, "panic!", "{}"),
+    ("src/lib.rs", 45, "assert!", "rank {rank} is above the supported maximum of 8"),
+    ("src/lib.rs", 58, "panic!", "compiled with feature extra"),
+    ("src/lib.rs", 63, "unreachable!", "only outside tests"),
+    ("src/macros.rs", 6, "panic!", "expected rank {}, got {}"),
+    ("src/macros.rs", 13, ".expect", "no first byte"),
+    ("src/macros.rs", 20, ".expect", "no second byte"),
+    ("src/macros.rs", 22, "panic!", "zero lead byte"),
+    ("src/macros.rs", 29, "unreachable!", "value is required"),
+    ("src/ops/grad.rs", 8, "panic!", "Cannot differentiate embedding backward."),
+    ("src/ops/grad.rs", 12, "panic!", "Can't differentiate avg pool 2d backward."),
+    ("src/ops/grad.rs", 16, "unimplemented!", "topk is not implemented for autodiff"),
+    ("src/ops/grad.rs", 20, "panic!", "Can't differentiate max pool 2d backward."),
+    ("src/ops/mod.rs", 4, "assert!", "dim {} out of bounds for {} dimensions"),
+    ("src/store_extra.rs", 4, ".expect", "a long message split over lines"),
+]
+
+
+def _rows(sites: list[PanicSite]) -> list[tuple[str, int, str, str]]:
+    return [(s.file_path, s.line, s.kind, s.message_format) for s in sites]
+
+
+def _one(source: str, **kwargs) -> list[tuple[int, str, str]]:
+    return [
+        (s.line, s.kind, s.message_format) for s in scan_source(source, "src/x.rs", **kwargs).sites
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The fixture crates, exactly
+# ---------------------------------------------------------------------------------------------
+
+
+def test_v1_sites_exactly() -> None:
+    assert _rows(scan_tree(V1)) == V1_SITES
+
+
+def test_v1_with_tests_adds_exactly_the_test_sites() -> None:
+    assert _rows(scan_tree(V1, include_tests=True)) == sorted(V1_SITES + V1_TEST_SITES)
+
+
+def test_v2_sites_exactly() -> None:
+    assert _rows(scan_tree(V2)) == V2_SITES
+
+
+def test_columns_point_at_the_macro_or_method() -> None:
+    by_message = {s.message_format: s for s in scan_tree(V1)}
+    # `std::panic!` nested in a `vec![..]` token tree starts at `std`.
+    assert by_message["zero lead byte"].column == 13
+    # `.expect` in a chain split over lines: the method name's column on its own line.
+    assert (by_message["key not in store"].line, by_message["key not in store"].column) == (14, 14)
+
+
+def test_skeletons_share_ids_with_the_panic_site_import() -> None:
+    sites = scan_tree(V1)
+    records = skeletons(sites, repo=REPO, commit=SHA1)
+    imported = skeletons_from_sites([s.as_panic_site(SHA1) for s in reversed(sites)], REPO)
+    assert sorted(r["id"] for r in records) == sorted(r["id"] for r in imported)
+    assert len({r["id"] for r in records}) == len(records)
+    twice = [r for r in records if r["errorMessage"] == "entry must exist"]
+    assert [(r["lineNumber"], r["id"]) for r in twice] == [
+        (45, site_id(REPO, "src/data.rs", "entry must exist", 0)),
+        (46, site_id(REPO, "src/data.rs", "entry must exist", 1)),
+    ]
+    first = records[0]
+    assert first == {
+        "id": site_id(REPO, "src/data.rs", "key not in store"),
+        "repo": REPO,
+        "errorMessage": "key not in store",
+        "errorType": "expect",
+        "filePath": "src/data.rs",
+        "lineNumber": 14,
+        "githubUrl": pinned_url(REPO, SHA1, "src/data.rs", 14),
+        "tags": ["rust", "panic-site"],
+        "analyzedSha": SHA1,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing details
+# ---------------------------------------------------------------------------------------------
+
+
+def test_every_macro_form_and_its_message_argument() -> None:
+    source = """
+fn f(a: u32, b: u32) {
+    panic!("p {}", a);
+    unimplemented!("u {a}");
+    todo!("t");
+    unreachable!("r");
+    assert!(a > b, "a {}", a);
+    assert_eq!(a, b, "eq");
+    assert_ne!(a, b, "ne");
+    debug_assert!(a > 0, "da");
+    debug_assert_eq!(a, 1, "deq");
+    debug_assert_ne!(a, 2, "dne");
+    assert!(a > 0);
+    assert_eq!(a, 3);
+    todo!();
+}
+"""
+    assert _one(source) == [
+        (3, "panic!", "p {}"),
+        (4, "unimplemented!", "u {a}"),
+        (5, "todo!", "t"),
+        (6, "unreachable!", "r"),
+        (7, "assert!", "a {}"),
+        (8, "assert_eq!", "eq"),
+        (9, "assert_ne!", "ne"),
+        (10, "debug_assert!", "da"),
+        (11, "debug_assert_eq!", "deq"),
+        (12, "debug_assert_ne!", "dne"),
+    ]
+
+
+def test_assert_arguments_are_parsed_not_split_on_commas() -> None:
+    source = """
+fn f(m: Map) {
+    assert_eq!(Map::<u32, u32>::new().len(), "zero".len(), "generic {}", 1);
+    assert!(m.all(|a, b| a == "x"), "closure");
+    assert_eq!(m.name(), "not a message");
+    assert!(m.name() == "nor this");
+}
+"""
+    assert _one(source) == [(3, "assert_eq!", "generic {}"), (4, "assert!", "closure")]
+
+
+def test_strings_escapes_raw_strings_and_continuations() -> None:
+    source = r"""
+fn f(o: Option<u8>) {
+    panic!("tab\t nl\n quote\" back\\ nul\0 hex\x41 uni\u{1F600} brace{{}}");
+    panic!(r"raw \n {}");
+    panic!(r##"hashes "# inside"##);
+    o.expect("one \
+              two\
+three");
+    panic!("real newline
+   kept");
+    o.expect(b"bytes".as_ref());
+}
+"""
+    assert _one(source) == [
+        (3, "panic!", 'tab\t nl\n quote" back\\ nul\0 hexA uni\U0001f600 brace{{}}'),
+        (4, "panic!", r"raw \n {}"),
+        (5, "panic!", 'hashes "# inside'),
+        (6, ".expect", "one twothree"),
+        (9, "panic!", "real newline\n   kept"),
+    ]
+
+
+def test_literal_messages_through_concat_and_format() -> None:
+    source = """
+fn f(o: Option<u8>, name: &str) {
+    o.expect(concat!("a", 'b', 1, true));
+    o.expect(&format!("no {}", name));
+    o.expect(format!("owned {}", name).as_str());
+    panic!(concat!("x", concat!("y", "z")));
+    o.expect(concat!("a", name));
+    o.expect(MESSAGE);
+    panic!(msg);
+    std::panic!("std path");
+    core::panic!("core path");
+}
+"""
+    assert _one(source) == [
+        (3, ".expect", "ab1true"),
+        (4, ".expect", "no {}"),
+        (6, "panic!", "xyz"),
+        (10, "panic!", "std path"),
+        (11, "panic!", "core path"),
+    ]
+
+
+def test_macros_nested_in_macros_and_macro_rules() -> None:
+    source = """
+macro_rules! check {
+    ($x:expr) => {
+        if !$x { panic!("check failed: {}", stringify!($x)); }
+    };
+}
+fn f(v: Vec<Option<u8>>) {
+    println!("{:?}", vec![v[0].expect("first"), v[1].expect("second")]);
+    let w = vec![
+        match v[2] { Some(x) => x, None => unreachable!("third") },
+    ];
+}
+"""
+    assert _one(source) == [
+        (4, "panic!", "check failed: {}"),
+        (8, ".expect", "first"),
+        (8, ".expect", "second"),
+        (10, "unreachable!", "third"),
+    ]
+
+
+def test_comments_and_strings_that_look_like_panics_are_not_sites() -> None:
+    source = """
+/// ```
+/// panic!("doc test");
+/// ```
+fn f() {
+    // panic!("line comment");
+    /* panic!("block comment"); x.expect("no") */
+    let s = "panic!(\\"in a string\\")";
+    let t = r#"x.expect("raw")"#;
+    panic!(/* comment */ "after a comment");
+}
+"""
+    assert _one(source) == [(10, "panic!", "after a comment")]
+
+
+def test_lines_are_the_macro_start_and_the_expect_line() -> None:
+    source = """
+fn f(o: Option<u8>) -> u8 {
+    assert!(
+        o.is_some(),
+        "multi-line assert"
+    );
+    o.map(|x| x + 1)
+        .filter(|x| *x > 0)
+        .expect(
+            "chain",
+        )
+}
+"""
+    assert _one(source) == [(3, "assert!", "multi-line assert"), (9, ".expect", "chain")]
+
+
+def test_crlf_sources_read_like_lf() -> None:
+    source = 'fn f() {\r\n    panic!("a\r\nb");\r\n    panic!("c");\r\n}\r\n'
+    assert _one(source) == [(2, "panic!", "a\nb"), (4, "panic!", "c")]
+
+
+def test_cfg_test_predicates() -> None:
+    assert cfg_requires_test("test")
+    assert cfg_requires_test('all(test, feature = "x")')
+    assert cfg_requires_test("all(unix, all(test))")
+    assert not cfg_requires_test('any(test, feature = "x")')
+    assert not cfg_requires_test("not(test)")
+    assert not cfg_requires_test('feature = "test"')
+    assert cfg_requires_test("any(test, all(test, unix))")
+
+
+def test_test_items_are_skipped_unless_asked() -> None:
+    source = """
+#[cfg(test)]
+fn helper() { panic!("cfg test fn"); }
+#[tokio::test]
+async fn t() { panic!("tokio test"); }
+#[cfg_attr(test, derive(Debug))]
+struct S;
+impl S {
+    #[inline]
+    // a comment between attributes
+    #[cfg(test)]
+    fn m(&self) { panic!("test method"); }
+    fn n(&self) { panic!("kept"); }
+}
+"""
+    assert _one(source) == [(13, "panic!", "kept")]
+    assert [m for _, _, m in _one(source, include_tests=True)] == [
+        "cfg test fn",
+        "tokio test",
+        "test method",
+        "kept",
+    ]
+
+
+def test_inner_cfg_test_attribute_skips_the_whole_file() -> None:
+    source = '#![cfg(test)]\nfn f() { panic!("x"); }\n'
+    assert _one(source) == []
+    assert _one(source, include_tests=True) == [(2, "panic!", "x")]
+
+
+def test_cfg_test_module_declarations_skip_their_files(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "net" / "checks").mkdir(parents=True)
+    (src / "lib.rs").write_text("pub mod net;\n")
+    (src / "net.rs").write_text(
+        '#[cfg(test)]\nmod checks;\n#[cfg(test)]\n#[path = "odd_name.rs"]\nmod odd;\n'
+        'pub fn f() { panic!("net"); }\n'
+    )
+    (src / "net" / "checks" / "mod.rs").write_text('fn a() { panic!("checks"); }\nmod deep;\n')
+    (src / "net" / "checks" / "deep.rs").write_text('fn b() { panic!("deep"); }\n')
+    (src / "odd_name.rs").write_text('fn c() { panic!("odd"); }\n')
+    assert [s.message_format for s in scan_tree(tmp_path)] == ["net"]
+    assert sorted(s.message_format for s in scan_tree(tmp_path, include_tests=True)) == [
+        "checks",
+        "deep",
+        "net",
+        "odd",
+    ]
+
+
+def test_build_output_and_hidden_folders_are_not_walked(tmp_path: Path) -> None:
+    for folder in ("target/debug", ".git", "src"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "a.rs").write_text(f'fn f() {{ panic!("{folder}"); }}\n')
+    assert [s.file_path for s in scan_tree(tmp_path)] == ["src/a.rs"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The command
+# ---------------------------------------------------------------------------------------------
+
+
+def _run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    catalog = parser.add_subparsers().add_parser("catalog")
+    register_catalog(catalog.add_subparsers())
+    args = parser.parse_args(["catalog", *argv])
+    return args.handler(args)
+
+
+def test_scan_command_writes_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = _run(["scan", str(V1), "--repo", REPO, "--commit", SHA1, "--out", str(tmp_path)])
+    assert code == 0
+    written = tmp_path / f"scan-{SHA1[:12]}.jsonl"
+    records = [json.loads(line) for line in written.read_text().splitlines()]
+    assert records == skeletons(scan_tree(V1), repo=REPO, commit=SHA1)
+    assert len(records) == len(V1_SITES)
+    assert f"{len(V1_SITES)} sites" in capsys.readouterr().err
+
+
+def test_scan_command_to_stdout_and_sites_format(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(["scan", str(V2), "--repo", REPO, "--commit", "abcdef1", "--format", "sites"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["file_path"], r["line"], r["kind"], r["message_format"]) for r in rows] == V2_SITES
+    assert {r["commit"] for r in rows} == {"abcdef1"}
+
+
+def test_scan_command_refuses_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(["scan", str(V1), "--repo", "no-slash", "--commit", SHA1]) == 2
+    assert _run(["scan", str(V1), "--repo", REPO, "--commit", "not-hex"]) == 2
+    assert _run(["scan", str(V1 / "missing"), "--repo", REPO, "--commit", SHA1]) == 2
+    err = capsys.readouterr().err
+    assert "OWNER/NAME" in err and "commit SHA" in err and "no such file" in err
+
+
+def test_scan_command_shows_progress_on_large_trees(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for i in range(60):
+        (tmp_path / f"f{i:02}.rs").write_text(f'fn f() {{ panic!("site {i}"); }}\n')
+    assert _run(["scan", str(tmp_path), "--repo", REPO, "--commit", SHA1]) == 0
+    captured = capsys.readouterr()
+    assert "scan: 60/60 files, 60 sites" in captured.err
+    assert len(captured.out.splitlines()) == 60
