@@ -196,6 +196,8 @@ class Matcher:
                 continue
             panic = _quoted_panic(query, snippet.wrapper)
             result = self.match_panic(panic, in_sentence=snippet.source in _SENTENCE_SOURCES)
+            if snippet.source in _STANDALONE_SOURCES and snippet.text == snippet.context:
+                result = _boost_standalone(result)
             best = result.best
             if best is None or best.confidence < MATCH_THRESHOLD or best.record_id in found_ids:
                 continue
@@ -206,6 +208,27 @@ class Matcher:
 
 
 _SENTENCE_SOURCES = frozenset({"title", "line", "tail"})
+# A message that is a whole title, line or code-block line by itself, not a phrase in prose.
+_STANDALONE_SOURCES = frozenset({"title", "line", "code"})
+STANDALONE_BONUS = 0.05
+
+
+def _boost_standalone(result: PanicMatch) -> PanicMatch:
+    """A full-pattern match standing alone on its line is closer to pasted output than prose."""
+    best = result.best
+    if best is None or best.evidence[:1] != ("pattern",) or "prefix" in best.evidence:
+        return result
+    boosted = Candidate(
+        record_id=best.record_id,
+        confidence=round(min(best.confidence + STANDALONE_BONUS, 1.0), 4),
+        evidence=best.evidence,
+        message_score=best.message_score,
+        line_distance=best.line_distance,
+    )
+    matched = boosted.confidence >= MATCH_THRESHOLD
+    return PanicMatch(
+        panic=result.panic, candidates=(boosted, *result.candidates[1:]), matched=matched
+    )
 
 
 def _quoted_panic(message: str, wrapper) -> Panic:

@@ -39,6 +39,7 @@ _LEAD_IN = re.compile(r"^[^:`\"]{3,80}?(?::|->|—|=>)\s+")
 # Source code quoted in a review: a message inside a macro call is not a report.
 _CODE_CALL = re.compile(r"\b(?:panic|unimplemented|todo|unreachable|assert\w*)!\s*\(|\.expect\(")
 _COLOR_EYRE = re.compile(r"^(?:Message|message)\s*:\s+")
+_FORMAT_PLACEHOLDER = re.compile(r"\{[A-Za-z0-9_]*(?::[^{}\s]*)?\}")
 
 
 def _strip_line(line: str) -> str:
@@ -48,8 +49,11 @@ def _strip_line(line: str) -> str:
 
 
 def _looks_like_code(line: str) -> bool:
+    # Not a trailing `}`: Debug output such as `TensorId { value: 3 }` ends with one.
     stripped = line.rstrip()
-    return stripped.endswith((";", "{", "}", "=>")) or bool(_CODE_CALL.search(line))
+    if stripped in ("}", "})", "});", ")", "];"):
+        return True
+    return stripped.endswith((";", "{", "=>")) or bool(_CODE_CALL.search(line))
 
 
 def quoted_snippets(text: str) -> list[Snippet]:
@@ -61,6 +65,8 @@ def quoted_snippets(text: str) -> list[Snippet]:
         raw = raw.strip().strip("`'\"“”").strip()
         if not MIN_SNIPPET_CHARS <= len(raw) <= MAX_SNIPPET_CHARS or raw in seen:
             return
+        if _FORMAT_PLACEHOLDER.search(raw):
+            return  # `{id:?}` unfilled: a format string quoted from source, not output
         seen.add(raw)
         wrapper, core = split_wrapper(raw)
         out.append(Snippet(core.strip(), raw, wrapper, source, context))
@@ -80,13 +86,20 @@ def quoted_snippets(text: str) -> list[Snippet]:
             first = False
             title = _TITLE.match(stripped)
             if title:
-                add(stripped[title.end() :], "title", stripped)
+                title_text = stripped[title.end() :]
+                add(title_text, "title", title_text)
+                for span in _SPAN.finditer(title_text):
+                    add(span.group(2), "title", title_text)
+                lead = _LEAD_IN.match(title_text)
+                if lead:
+                    add(title_text[lead.end() :], "title", title_text)
                 continue
         if _looks_like_code(stripped):
             continue
         line = _strip_line(stripped)
         if in_fence:
-            add(line, "code", line)
+            if not stripped.startswith(('"', 'r#"', "'")):  # a string literal in source
+                add(line, "code", line)
             continue
         add(line, "line", line)
         for span in _SPAN.finditer(stripped):
