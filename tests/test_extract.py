@@ -1131,3 +1131,97 @@ def test_any_text_is_safe(parts: list[str]) -> None:
     for line in candidate_lines(text):
         assert 8 <= len(line) <= 500
     assert "\r" not in clean_text(text)
+
+
+def test_header_and_message_in_one_inline_code_span() -> None:
+    text = (
+        "It fails right away: `thread 'main' panicked at "
+        f"{REG}/burn-dataset-0.20.0/src/dataset/sqlite.rs:474:13: The database file does not exist`"
+    )
+    panic = only(text)
+    assert panic.message == "The database file does not exist"
+    assert panic.location is not None
+    assert (panic.location.crate, panic.location.line, panic.location.column) == (
+        "burn-dataset",
+        474,
+        13,
+    )
+
+
+def test_code_block_message_runs_to_std_note_across_blank_lines() -> None:
+    text = (
+        "```\n"
+        f"thread 'main' panicked at {REG}/wgpu-25.0.2/src/backend/wgpu_core.rs:1051:30:\n"
+        "wgpu error: Validation Error\n\n"
+        "Caused by:\n"
+        "  In Device::create_shader_module\n\n"
+        "Shader 'matmul' parsing error: unknown identifier `lhs_1`\n"
+        "   ┌─ wgsl:12:5\n\n"
+        f"{NOTE}\n"
+        "```\n"
+        "Then the window closes.\n"
+    )
+    panic = only(text)
+    assert panic.message == (
+        "wgpu error: Validation Error Caused by: In Device::create_shader_module "
+        "Shader 'matmul' parsing error: unknown identifier `lhs_1` ┌─ wgsl:12:5"
+    )
+    # Outside a code block the same blank line ends the message: prose may follow.
+    outside = only(text.replace("```\n", ""))
+    assert outside.message == (
+        "wgpu error: Validation Error Caused by: In Device::create_shader_module"
+    )
+
+
+def test_build_script_output_is_indented_as_a_whole() -> None:
+    text = (
+        "error: failed to run custom build command for `burn-tch v0.18.0`\n\n"
+        "Caused by:\n"
+        "  process didn't exit successfully: `target/debug/build/burn-tch/build-script-build`\n"
+        "  --- stderr\n"
+        f"  thread 'main' panicked at {REG}/burn-tch-0.18.0/build.rs:74:10:\n"
+        "  error running python interpreter: Os { code: 2, kind: NotFound }\n"
+        "  note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"
+    )
+    panic = only(text)
+    assert panic.message == "error running python interpreter: Os { code: 2, kind: NotFound }"
+    assert panic.location is not None
+    assert (panic.location.crate, panic.location.crate_path) == ("burn-tch", "build.rs")
+
+
+def test_location_line_without_its_header() -> None:
+    text = (
+        "In the browser console:\n\n"
+        "> /rustc/4a4ef493e3a1488c6e321570238084b38948f6db/library/std/src/sys/sync/condvar/"
+        "no_threads.rs:20:9:\n"
+        "> condvar wait not supported\n\n"
+        "Compiler output for comparison (not a panic):\n"
+        " --> src/main.rs:3:9\n"
+    )
+    panic = only(text)
+    assert panic.message == "condvar wait not supported"
+    assert panic.has_header is False
+    assert panic.location is not None
+    assert (panic.location.kind, panic.location.crate, panic.location.line) == ("std", "std", 20)
+    assert extract_panics("src/main.rs:3:9:\n") == []  # a location and no message
+
+
+def test_color_eyre_report() -> None:
+    text = (
+        "With color-eyre installed the panic reads:\n\n"
+        "\x1b[31mThe application panicked (crashed).\x1b[0m\n"
+        "Message:  \x1b[36mCan't differentiate adaptive avg pool2d backward.\x1b[0m\n"
+        f"Location: \x1b[35m{REG}/burn-autodiff-0.17.1/src/ops/module.rs\x1b[0m:"
+        "\x1b[35m1402\x1b[0m\n\n"
+        "Backtrace omitted. Run with RUST_BACKTRACE=1 environment variable to display it.\n"
+    )
+    panic = only(text)
+    assert panic.message == "Can't differentiate adaptive avg pool2d backward."
+    assert (panic.has_header, panic.thread, panic.wrapper) == (True, None, None)
+    assert panic.location is not None
+    assert (panic.location.crate, panic.location.crate_version, panic.location.line) == (
+        "burn-autodiff",
+        "0.17.1",
+        1402,
+    )
+    assert panic.location.column is None

@@ -66,8 +66,15 @@ WRITE_UP_ATTRS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(eq=True)
 class Record:
+    """One catalog record. Treat as immutable: use `with_changes` for a modified copy.
+
+    Not a slots/frozen dataclass on purpose: catalogs hold up to 100k records, and building
+    each through a 36-keyword `__init__` dominated load time. Unset fields fall back to the
+    class-level defaults, so `record_from_dict` fills only the instance dict.
+    """
+
     id: str
     repo: str
     error_message: str
@@ -110,7 +117,8 @@ class Record:
 
     @property
     def has_write_up(self) -> bool:
-        return any(getattr(self, attr) for attr in WRITE_UP_ATTRS)
+        fields = self.__dict__  # unset fields are class defaults: empty, so not a write-up
+        return any(fields.get(attr) for attr in WRITE_UP_ATTRS)
 
     @property
     def crate(self) -> str | None:
@@ -128,17 +136,19 @@ class Record:
 
 def record_from_dict(data: dict[str, Any], origin: str = "") -> Record:
     """Build a Record from an already validated camelCase dict (see `validate.check_record`)."""
-    kwargs: dict[str, Any] = {}
+    values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for key, value in data.items():
         attr = ATTR_BY_KEY.get(key)
         if attr is None:
             extra[key] = value
         elif attr in LIST_ATTRS:
-            kwargs[attr] = tuple(value or ())
+            values[attr] = tuple(value or ())
         else:
-            kwargs[attr] = value
-    return Record(**kwargs, extra=extra, present=frozenset(data), origin=origin)
+            values[attr] = value
+    record = object.__new__(Record)
+    record.__dict__.update(values, extra=extra, present=frozenset(data), origin=origin)
+    return record
 
 
 def record_to_dict(record: Record) -> dict[str, Any]:

@@ -31,16 +31,18 @@ class Problem:
         return ": ".join(parts) + ": " + self.message
 
 
-def _type_ok(kind: str, value: Any) -> bool:
-    if value is None or kind == "any":
-        return True
-    if kind == "str":
-        return isinstance(value, str)
-    if kind == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind == "list":
-        return isinstance(value, list) and all(isinstance(item, str) for item in value)
-    return True
+def _is_text_list(value: Any) -> bool:
+    return type(value) is list and all(type(item) is str for item in value)
+
+
+# One check per kind of field; exact type tests, since a bool is an int to isinstance.
+_TYPE_CHECKS = {
+    "str": lambda value: type(value) is str,
+    "int": lambda value: type(value) is int,
+    "list": _is_text_list,
+    "any": lambda value: True,
+}
+_CHECK_BY_KEY = {key: _TYPE_CHECKS[kind] for key, kind in TYPE_BY_KEY.items()}
 
 
 def _describe(value: Any) -> str:
@@ -75,13 +77,13 @@ def check_record(
         elif not isinstance(value, str) or not value.strip():
             error(key, f"must be non-empty text, not {_describe(value)}")
     for key, value in data.items():
-        kind = TYPE_BY_KEY.get(key)
-        if kind is None:
+        check = _CHECK_BY_KEY.get(key)
+        if check is None:
             warnings.append(
                 Problem(file, "is not a known field; it is kept as is", line, key, record_id)
             )
-        elif key not in REQUIRED and not _type_ok(kind, value):
-            error(key, f"must be {_TYPE_WORDS[kind]}, not {_describe(value)}")
+        elif value is not None and key not in REQUIRED and not check(value):
+            error(key, f"must be {_TYPE_WORDS[TYPE_BY_KEY[key]]}, not {_describe(value)}")
     if isinstance(data.get("repo"), str) and data["repo"].count("/") != 1:
         error("repo", f"must be OWNER/NAME, not `{data['repo']}`")
     pattern = data.get("messagePattern")

@@ -9,6 +9,7 @@ no more than `MAX_LINE` characters of any line, so a huge or binary paste costs 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from itertools import accumulate
 
@@ -20,6 +21,7 @@ MAX_MESSAGE_LINES = 200  # lines of one panic message
 MAX_MESSAGE_CHARS = 20000
 MAX_FRAMES = 300  # frames kept per panic
 OLD_FORMAT_LOOKAHEAD = 40  # lines searched for the `', PATH:LINE:COL` end of an old header
+TRAILER_LOOKAHEAD = 40  # lines searched past a blank line for std's `note:` after a message
 MAX_CANDIDATE_CHARS = 500
 
 # --- cleaning -----------------------------------------------------------------------------
@@ -347,6 +349,8 @@ def _assert_core(message: str, prefix: str) -> str:
 # --- the scanner ----------------------------------------------------------------------------
 
 _PANICKED = "panicked at"
+_EYRE_HEADER = "application panicked"
+_BARE_LOCATION = re.compile(r"[^\s'\"`]{1,1000}\.rs:\d{1,9}:\d{1,9}:")
 # `:LINE:COL` then `:`, whitespace or the end: where a 1.73+ header's location ends.
 _LOC_END = re.compile(r":(\d{1,9}):(\d{1,9})(?::|(?=\s)|$)")
 _WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
@@ -363,6 +367,7 @@ _MESSAGE_STOPS = (
     "fatal runtime error:",
     "thread caused non-unwinding panic",
 )
+_STD_NOTES = ("note: run with `RUST_BACKTRACE", "note: Some details are omitted")
 _BACKTRACE_HEADERS = ("stack backtrace:", "Stack backtrace:", "Backtrace:", "backtrace:")
 _BACKTRACE_AND_NOTE = (*_BACKTRACE_HEADERS, "note:")
 
@@ -393,6 +398,7 @@ class _Scanner:
         self.lines = cleaned.raw_lines  # for counts and line ends (clamped later)
         self.views: dict[int, _View] = {}
         self.drafts: list[_Draft] = []
+        self.fences: list[int] | None = None  # lines that open or close a code block
 
     def view(self, index: int) -> _View:
         cached = self.views.get(index)
@@ -472,12 +478,66 @@ class _Scanner:
 
     def detect(self, index: int, view: _View) -> tuple[_Draft | None, int]:
         stripped = view.stripped
-        position = stripped.find(_PANICKED)
-        if position >= 0:
+        if _PANICKED in stripped:
             result = self.header(index, view)
             if result[0] is not None:
                 return result
+        if _EYRE_HEADER in stripped:
+            result = self.eyre_report(index, view)
+            if result[0] is not None:
+                return result
+        if stripped.endswith(":") and _BARE_LOCATION.fullmatch(stripped):
+            result = self.bare_location(index, view)
+            if result[0] is not None:
+                return result
         return self.headerless(index, view)
+
+    def eyre_report(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+        """color-eyre's hook: `The application panicked (crashed).`, `Message:  ...`,
+        `Location: PATH:LINE`."""
+        limit = min(len(self.lines), index + 4)
+        probe = index + 1
+        while probe < limit and not self.view(probe).stripped.startswith("Message:"):
+            probe += 1
+        if probe >= limit:
+            return None, index + 1
+        parts = [self.view(probe).stripped[len("Message:") :]]
+        location = None
+        last = probe
+        probe += 1
+        limit = min(len(self.lines), probe + MAX_MESSAGE_LINES)
+        while probe < limit:
+            stripped = self.view(probe).stripped
+            if stripped.startswith("Location:"):
+                location = parse_location(stripped[len("Location:") :].replace(" ", ""))
+                last = probe
+                break
+            if stripped.startswith(_FENCE_PREFIXES) or _EYRE_HEADER in stripped:
+                break
+            parts.append(stripped)
+            last = probe
+            probe += 1
+        position = view.text.find(_EYRE_HEADER)
+        if view.text.startswith("The ", position - 4):
+            position -= 4
+        start = (index, view.column + position)
+        message = _collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
+        end = (last, len(self.lines[last]))
+        return _Draft(message, None, location, True, False, start, end), last + 1
+
+    def bare_location(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+        """`PATH:LINE:COL:` alone on a line, the message below: a 1.73+ header whose
+        `thread '..' panicked at` was left out of the paste."""
+        location = parse_location(view.stripped)
+        if location is None:
+            return None, index + 1
+        more, end_index = self.continuation(index + 1, view.quoted, False)
+        if not more:
+            return None, index + 1
+        message = _collapse(" ".join(more))[:MAX_MESSAGE_CHARS]
+        start = (index, view.column + len(view.text) - len(view.text.lstrip()))
+        end = (end_index, len(self.lines[end_index]))
+        return _Draft(message, None, location, False, False, start, end), end_index + 1
 
     # -- `panicked at` headers --
 
@@ -502,6 +562,8 @@ class _Scanner:
         if more:
             end = (end_index, len(self.lines[end_index]))
         message = _collapse(" ".join(message_lines))[:MAX_MESSAGE_CHARS]
+        if text[: start[1] - view.column].endswith("`") and message.endswith("`") and not more:
+            message = message[:-1].rstrip()  # `thread 'main' panicked at P:1:2: msg` in prose
         draft = _Draft(message, thread, location, True, False, start, end)
         return draft, max(last_index, end_index) + 1
 
@@ -586,7 +648,10 @@ class _Scanner:
                 following = self.next_nonblank(index + 1, quoted)
                 if following is None or not (lines or have_first):
                     break
-                if not self.continues_after_blank(self.view(following)):
+                if not (
+                    self.continues_after_blank(self.view(following))
+                    or (self.in_code_block(index) and self.trailer_follows(following, quoted))
+                ):
                     break
                 index = following
                 continue
@@ -609,6 +674,36 @@ class _Scanner:
             index += 1
         return None
 
+    def in_code_block(self, index: int) -> bool:
+        """Whether line `index` is inside a fenced code block (an odd number of fences above)."""
+        if self.fences is None:
+            self.fences = [
+                line
+                for line in _lines_with(self.cleaned.decoded, _FENCE_PREFIXES)
+                if self.view(line).stripped.startswith(_FENCE_PREFIXES)
+            ]
+        return bisect_left(self.fences, index) % 2 == 1
+
+    def trailer_follows(self, index: int, quoted: bool) -> bool:
+        """Whether std's `note: run with RUST_BACKTRACE` or `stack backtrace:` comes after the
+        text from `index` on, before a fence, another panic or the end: Rust prints it right
+        after the message, so everything before it (naga's shader errors after `Caused by:`)
+        is still the message."""
+        limit = min(len(self.lines), index + TRAILER_LOOKAHEAD)
+        while index < limit:
+            view = self.view(index)
+            stripped = view.stripped
+            if quoted and stripped and not view.quoted:
+                return False
+            if stripped.startswith(_STD_NOTES) or stripped.startswith(_BACKTRACE_HEADERS[:2]):
+                return True
+            if stripped.startswith(_FENCE_PREFIXES) or _PANICKED in stripped:
+                return False
+            if stripped.startswith(_MESSAGE_STOPS):
+                return False
+            index += 1
+        return False
+
     def continues_after_blank(self, view: _View) -> bool:
         text = view.text
         if view.stripped.startswith("Caused by:"):
@@ -622,8 +717,13 @@ class _Scanner:
         if stripped.startswith(_FENCE_PREFIXES) or _PANICKED in stripped:
             return True
         if stripped.startswith(_MESSAGE_STOPS):
-            # An indented `note:` belongs to the message (wgpu's `note: label = ...`).
-            return not (stripped.startswith("note:") and view.text[:1].isspace())
+            # An indented `note:` belongs to the message (wgpu's `note: label = ...`), except
+            # std's own notes (a build script's output is indented as a whole).
+            return not (
+                stripped.startswith("note:")
+                and view.text[:1].isspace()
+                and not stripped.startswith(_STD_NOTES)
+            )
         if stripped[:1].isdigit():
             frame = _parse_frame(stripped)
             if frame is not None and _looks_like_backtrace(frame):
@@ -738,13 +838,20 @@ _TRIGGERS = (
     "implemented",
     _UNREACHABLE[:14],  # "internal error"
     "acktrace:",
+    _EYRE_HEADER,
+    ".rs:",  # a location left alone on its line
 )
 
 
 def _trigger_lines(decoded: str) -> list[int]:
     """Indices of the lines holding a trigger, in order, by plain string search."""
+    return _lines_with(decoded, _TRIGGERS)
+
+
+def _lines_with(decoded: str, literals: tuple[str, ...]) -> list[int]:
+    """Indices of the lines holding any of `literals`, in order, by plain string search."""
     positions: list[int] = []
-    for literal in _TRIGGERS:
+    for literal in literals:
         position = decoded.find(literal)
         while position >= 0:
             positions.append(position)

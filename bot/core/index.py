@@ -168,6 +168,13 @@ class CatalogIndex:
         self.postings = dict(postings)
         self.idf = {token: math.log(1 + total / len(ids)) for token, ids in self.postings.items()}
         self.max_df = max(50, total // 20)
+        # Each record's total word weight, for ranking candidates by coverage.
+        self.record_weight: dict[str, float] = defaultdict(lambda: 1.0)
+        for token, ids in self.postings.items():
+            if len(ids) <= self.max_df:
+                weight = self.idf[token]
+                for rid in ids:
+                    self.record_weight[rid] = self.record_weight.get(rid, 0.0) + weight
 
     def entry(self, record_id: str) -> IndexedRecord:
         entry = self._entries.get(record_id)
@@ -193,19 +200,28 @@ class CatalogIndex:
         """
         return crate in self.crate_folders or crate.split("-", 1)[0] in self.project_prefixes
 
-    def candidates(self, text: str, limit: int = 40) -> list[str]:
-        """Record ids sharing the most informative words with `text`, best first."""
+    def candidates(self, text: str, limit: int = 12) -> list[str]:
+        """Record ids whose informative words the text covers best, best first.
+
+        Ranked by coverage (the share of a record's word weight found in the text), so a
+        record whose words are all there wins over one sharing a rare word that merely came
+        with a filled-in value (`TensorId { value: 3 }`).
+        """
+        postings = self.postings
         scores: dict[str, float] = defaultdict(float)
         for token in set(words(text)):
-            ids = self.postings.get(token)
-            if not ids or len(ids) > self.max_df:
+            ids = postings.get(token)
+            if ids is None or len(ids) > self.max_df:
                 continue
             weight = self.idf[token]
             for rid in ids:
                 scores[rid] += weight
         if not scores:
             return []
-        return heapq.nsmallest(limit, scores, key=lambda rid: (-scores[rid], rid))
+        totals = self.record_weight
+        return heapq.nsmallest(
+            limit, scores, key=lambda rid: (-scores[rid] / totals[rid], -scores[rid], rid)
+        )
 
 
 _PLACEHOLDER_TEXT = re.compile(r"\{[^{}]*\}")

@@ -102,7 +102,7 @@ def fit(raw: str, limit: int, render: Callable[[str], str]) -> str | None:
 
 # --- mentions ------------------------------------------------------------------------------------
 
-_MENTION = re.compile(r"@(?=[^\s" + ZW + r"])")
+_MENTION = re.compile(r"@(?=[^\s" + ZW + r"]|$)")  # at the end too: a delimiter may follow
 
 
 def no_mentions(text: str) -> str:

@@ -24,6 +24,7 @@ from bot.render.markup import Words, one_line, plain, safe_url, term_clean
 WIDTH = 88
 INDENT = "  "
 CODE_INDENT = "    "
+SEPARATOR = "-" * 40
 
 _BOLD, _DIM, _CYAN, _YELLOW, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[36m", "\x1b[33m", "\x1b[0m"
 
@@ -40,7 +41,9 @@ def render_text(answer: Answer, *, color: bool) -> str:
     parts: list[str] = []
     if answer.intro:
         parts.append(_words(answer.intro))
-    for section in answer.sections:
+    for number, section in enumerate(answer.sections):
+        if number:
+            parts.append(style.dim(SEPARATOR))
         parts.append(_section(section, style))
     for note in answer.notes:
         parts.append(_words(note))
