@@ -94,6 +94,65 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX answers_subject ON answers (platform, subject);
         """,
     ),
+    (
+        2,
+        """
+        CREATE TABLE issue_controls (
+            repo TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            ignored INTEGER NOT NULL DEFAULT 0,
+            override TEXT,
+            show_why INTEGER NOT NULL DEFAULT 0,
+            refused INTEGER NOT NULL DEFAULT 0,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (repo, number)
+        );
+        CREATE TABLE commands (
+            repo TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            key TEXT NOT NULL,
+            comment_id INTEGER,
+            author TEXT,
+            name TEXT NOT NULL,
+            arg TEXT,
+            outcome TEXT NOT NULL,
+            at REAL NOT NULL,
+            PRIMARY KEY (repo, number, key)
+        );
+        CREATE TABLE issue_records (
+            repo TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            record_id TEXT NOT NULL,
+            position INTEGER NOT NULL DEFAULT 0,
+            fingerprint TEXT,
+            first_at REAL NOT NULL,
+            last_at REAL NOT NULL,
+            PRIMARY KEY (repo, number, record_id)
+        );
+        CREATE INDEX issue_records_record ON issue_records (record_id);
+        CREATE TABLE issue_open_state (
+            repo TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            state TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (repo, number)
+        );
+        CREATE TABLE uncatalogued (
+            platform TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            repo TEXT,
+            number INTEGER,
+            norm_message TEXT NOT NULL,
+            crate TEXT NOT NULL DEFAULT '',
+            message TEXT NOT NULL,
+            location TEXT,
+            first_at REAL NOT NULL,
+            last_at REAL NOT NULL,
+            PRIMARY KEY (platform, subject, norm_message, crate)
+        );
+        CREATE INDEX uncatalogued_group ON uncatalogued (norm_message, crate);
+        """,
+    ),
 ]
 
 JOB_STATES = ("queued", "running", "done", "dead")
@@ -306,14 +365,12 @@ class Store:
                     return job
                 # A job reads the issue afresh when it runs, so later queued jobs of the same
                 # issue add nothing: they are done by this one.
-                later = [
-                    r["id"]
-                    for r in conn.execute(
-                        "SELECT id FROM jobs WHERE issue_key = ? AND state = 'queued'"
-                        " AND kind = 'issue' AND id > ?",
-                        (row["issue_key"], row["id"]),
-                    )
-                ]
+                later_rows = conn.execute(
+                    "SELECT id, payload FROM jobs WHERE issue_key = ? AND state = 'queued'"
+                    " AND kind = 'issue' AND id > ?",
+                    (row["issue_key"], row["id"]),
+                ).fetchall()
+                later = [r["id"] for r in later_rows]
                 if later:
                     marks = ",".join("?" for _ in later)
                     conn.execute(
@@ -321,8 +378,17 @@ class Store:
                         f" WHERE id IN ({marks})",
                         (f"superseded by job {row['id']}", now, *later),
                     )
-                    # the hints of one delivery no longer describe all that changed
-                    payload = {"superseded": later}
+                    # the hints of one delivery no longer describe all that changed; what
+                    # must not be lost is carried over: `/triage` commands, in order, and the
+                    # issue's latest open/closed state
+                    payload: dict[str, Any] = {"superseded": later}
+                    hints = [job.payload] + [json.loads(r["payload"] or "{}") for r in later_rows]
+                    commands = [c for h in hints for c in h.get("commands") or ()]
+                    if commands:
+                        payload["commands"] = commands
+                    states = [h["issue_state"] for h in hints if h.get("issue_state")]
+                    if states:
+                        payload["issue_state"] = states[-1]
                     job = replace(job, payload=payload)
                 return job
         return None
@@ -535,6 +601,200 @@ class Store:
         )
         return int(rows[0][0]), int(rows[0][1])
 
+    def feedback_rows(self) -> list[dict[str, Any]]:
+        """Every vote: platform, subject, user_id, record_id, vote, at."""
+        return [dict(row) for row in self._query("SELECT * FROM feedback ORDER BY at")]
+
+    def replace_reaction_votes(
+        self, subject_prefix: str, votes: Sequence[tuple[str, str, str, int]]
+    ) -> None:
+        """Set the GitHub reaction votes of one bot comment: (subject, record_id, user, vote).
+
+        Reaction votes are stored with user ids `reaction:LOGIN`, so they never replace a
+        `/triage wrong`, and a reaction taken back is a vote taken back."""
+        now = self.clock()
+        with self._tx() as conn:
+            conn.execute(
+                "DELETE FROM feedback WHERE platform = 'github' AND subject LIKE ? ESCAPE '\\'"
+                " AND user_id LIKE 'reaction:%'",
+                (_like_prefix(subject_prefix),),
+            )
+            for subject, record_id, user, vote in votes:
+                conn.execute(
+                    "INSERT OR REPLACE INTO feedback (platform, subject, user_id, record_id, vote,"
+                    " at) VALUES ('github', ?, ?, ?, ?, ?)",
+                    (subject, f"reaction:{user}", record_id, 1 if vote > 0 else -1, now),
+                )
+
+    # -- maintainer controls, commands, history (the maintainer's loop) ------------------------
+
+    def get_controls(self, repo: str, number: int) -> dict[str, Any] | None:
+        rows = self._query(
+            "SELECT * FROM issue_controls WHERE repo = ? AND number = ?", (repo.lower(), number)
+        )
+        return dict(rows[0]) if rows else None
+
+    def set_controls(self, repo: str, number: int, **changes: Any) -> None:
+        """Change some of ignored, override, show_why, refused for one issue."""
+        allowed = {"ignored", "override", "show_why", "refused"}
+        unknown = set(changes) - allowed
+        if unknown:
+            raise ValueError(f"unknown controls: {sorted(unknown)}")
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO issue_controls (repo, number, updated_at) VALUES (?, ?, ?)",
+                (repo.lower(), number, self.clock()),
+            )
+            for key, value in changes.items():
+                if isinstance(value, bool):
+                    value = int(value)
+                conn.execute(
+                    f"UPDATE issue_controls SET {key} = ?, updated_at = ?"
+                    " WHERE repo = ? AND number = ?",
+                    (value, self.clock(), repo.lower(), number),
+                )
+
+    def command_done(self, repo: str, number: int, key: str) -> bool:
+        return bool(
+            self._query(
+                "SELECT 1 FROM commands WHERE repo = ? AND number = ? AND key = ?",
+                (repo.lower(), number, key),
+            )
+        )
+
+    def record_command(
+        self,
+        repo: str,
+        number: int,
+        key: str,
+        *,
+        comment_id: int | None,
+        author: str | None,
+        name: str,
+        arg: str | None,
+        outcome: str,
+    ) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO commands (repo, number, key, comment_id, author, name,"
+                " arg, outcome, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (repo.lower(), number, key, comment_id, author, name, arg, outcome, self.clock()),
+            )
+
+    def list_commands(self, repo: str, number: int) -> list[dict[str, Any]]:
+        rows = self._query(
+            "SELECT * FROM commands WHERE repo = ? AND number = ? ORDER BY at, rowid",
+            (repo.lower(), number),
+        )
+        return [dict(row) for row in rows]
+
+    def put_issue_records(
+        self, repo: str, number: int, record_ids: Sequence[str], fingerprint: str | None
+    ) -> None:
+        """The records this issue hits now (an empty list forgets it)."""
+        now = self.clock()
+        with self._tx() as conn:
+            keep = list(dict.fromkeys(record_ids))
+            marks = ",".join("?" for _ in keep) or "''"
+            conn.execute(
+                f"DELETE FROM issue_records WHERE repo = ? AND number = ?"
+                f" AND record_id NOT IN ({marks})",
+                (repo.lower(), number, *keep),
+            )
+            for position, record_id in enumerate(keep):
+                conn.execute(
+                    "INSERT INTO issue_records (repo, number, record_id, position, fingerprint,"
+                    " first_at, last_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT (repo, number, record_id) DO UPDATE SET position ="
+                    " excluded.position, fingerprint = excluded.fingerprint,"
+                    " last_at = excluded.last_at",
+                    (repo.lower(), number, record_id, position, fingerprint, now, now),
+                )
+
+    def issues_for_records(self, repo: str, record_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Issues of `repo` that hit any of these records, with their open/closed state."""
+        if not record_ids:
+            return []
+        marks = ",".join("?" for _ in record_ids)
+        rows = self._query(
+            "SELECT r.repo, r.number, r.record_id, r.position, r.fingerprint, r.first_at,"
+            " r.last_at, COALESCE(s.state, 'open') AS state FROM issue_records AS r"
+            " LEFT JOIN issue_open_state AS s ON s.repo = r.repo AND s.number = r.number"
+            f" WHERE r.repo = ? AND r.record_id IN ({marks}) ORDER BY r.number",
+            (repo.lower(), *record_ids),
+        )
+        return [dict(row) for row in rows]
+
+    def set_issue_open_state(self, repo: str, number: int, state: str) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO issue_open_state (repo, number, state, updated_at)"
+                " VALUES (?, ?, ?, ?)",
+                (repo.lower(), number, state, self.clock()),
+            )
+
+    def replace_uncatalogued(
+        self,
+        platform: str,
+        subject: str,
+        items: Sequence[dict[str, Any]],
+        *,
+        repo: str | None = None,
+        number: int | None = None,
+    ) -> None:
+        """The uncatalogued panics of one subject now: dicts with norm_message, crate, message,
+        location. Rows of this subject not in `items` are forgotten."""
+        now = self.clock()
+        with self._tx() as conn:
+            old = {
+                (row["norm_message"], row["crate"]): row["first_at"]
+                for row in conn.execute(
+                    "SELECT norm_message, crate, first_at FROM uncatalogued"
+                    " WHERE platform = ? AND subject = ?",
+                    (platform, subject),
+                )
+            }
+            conn.execute(
+                "DELETE FROM uncatalogued WHERE platform = ? AND subject = ?", (platform, subject)
+            )
+            for item in items:
+                key = (item["norm_message"], item.get("crate") or "")
+                conn.execute(
+                    "INSERT OR REPLACE INTO uncatalogued (platform, subject, repo, number,"
+                    " norm_message, crate, message, location, first_at, last_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        platform,
+                        subject,
+                        repo.lower() if repo else None,
+                        number,
+                        key[0],
+                        key[1],
+                        item.get("message") or key[0],
+                        item.get("location"),
+                        old.get(key, now),
+                        now,
+                    ),
+                )
+
+    def list_uncatalogued(self) -> list[dict[str, Any]]:
+        return [dict(row) for row in self._query("SELECT * FROM uncatalogued ORDER BY first_at")]
+
+    def list_issue_states(self) -> list[IssueState]:
+        rows = self._query("SELECT * FROM issue_state ORDER BY repo, number")
+        return [
+            IssueState(
+                repo=row["repo"],
+                number=row["number"],
+                comment_id=row["comment_id"],
+                labels_added=tuple(json.loads(row["labels_added"])),
+                verdict=row["verdict"],
+                record_ids=tuple(json.loads(row["record_ids"])),
+                fingerprint=row["fingerprint"],
+            )
+            for row in rows
+        ]
+
     # -- Discord replies -----------------------------------------------------------------------
 
     def put_discord_reply(
@@ -563,6 +823,11 @@ class Store:
     def delete_discord_reply(self, message_id: int) -> None:
         with self._tx() as conn:
             conn.execute("DELETE FROM discord_replies WHERE message_id = ?", (message_id,))
+
+
+def _like_prefix(prefix: str) -> str:
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%"
 
 
 def _statements(script: str) -> list[str]:

@@ -357,6 +357,10 @@ _WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
 _THREAD_ID = re.compile(r" \(\d{1,20}\)$")
 _MESSAGE_STOPS = (
     "note:",
+    # burn-train's banner around a panic: `=== PANIC ===` / `A fatal error happened, ...`
+    "=== PANIC ===",
+    "A fatal error happened",
+    "=============",
     "stack backtrace:",
     "Stack backtrace:",
     "error: process didn't exit successfully",
@@ -384,6 +388,10 @@ class _Draft:
     frames: list[Frame] = field(default_factory=list)
 
 
+# GitHub Actions (and most CI) prefix every log line with an ISO timestamp.
+_CI_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z ")
+
+
 @dataclass(slots=True)
 class _View:
     text: str  # the line without quote markers, capped at MAX_LINE
@@ -405,6 +413,9 @@ class _Scanner:
         if cached is not None:
             return cached
         text, column, quoted = _unquote(self.cleaned.line(index, MAX_LINE))
+        ci_stamp = _CI_TIMESTAMP.match(text)
+        if ci_stamp:  # CI logs stamp every line; the stamp is never part of a message
+            text, column = text[ci_stamp.end() :], column + ci_stamp.end()
         result = _View(text, text.strip(), column, quoted)
         if len(self.views) > 256:
             self.views.clear()

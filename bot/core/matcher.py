@@ -351,9 +351,16 @@ def _without_cascades(matches: list[PanicMatch]) -> list[PanicMatch]:
 def _verdict(matches: list[PanicMatch]) -> Verdict:
     if any(m.matched for m in matches):
         return "match"
-    if any(m.panic.has_header or m.panic.wrapper for m in matches):
+    if any(_is_panic(m.panic) for m in matches):
         return "uncatalogued-panic"
     return "no-panic"
+
+
+def _is_panic(panic: Panic) -> bool:
+    """A panic was reported: a header, a std wrapper or a location, not `Error:` from main."""
+    if panic.wrapper == "main-error":
+        return False
+    return panic.has_header or panic.wrapper is not None or panic.location is not None
 
 
 def _fingerprint(matches: list[PanicMatch]) -> str:

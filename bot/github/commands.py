@@ -84,10 +84,9 @@ def _settings() -> Settings | None:
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return None
-    logging.basicConfig(
-        level=settings.log_level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    from bot.logging_setup import configure_logging
+
+    configure_logging(settings)  # LOG_LEVEL, one line per record, secrets redacted
     return settings
 
 

@@ -16,6 +16,7 @@ from bot.github.adapter import GitHubAdapter
 from bot.github.labels import LabelConfig
 from bot.github.metrics import Metrics
 from bot.github.planner import Desired, IssueView, Plan, plan
+from bot.logging_setup import log_event
 from bot.render.answer import build_answer
 from bot.render.github import render_comment, render_no_longer
 from bot.store import Job, Store
@@ -89,9 +90,11 @@ class IssuePipeline:
     ) -> Outcome:
         started = time.monotonic()
         where = f"github delivery={delivery or '-'} repo={repo} issue={number}"
+        event = {"source": "github", "delivery": delivery, "repo": repo, "issue": number}
+        event["started"] = started  # log_event adds duration_ms
         state = self.store.get_issue_state(repo, number)
         if await asyncio.to_thread(self._comment_cannot_matter, repo, number, hint):
-            log.info("%s verdict=no-panic: comment without a panic, nothing to do", where)
+            log_event(log, **event, verdict="no-panic", detail="comment without a panic: no-op")
             empty = Plan(
                 "none", None, None, (), (), tuple(state.labels_added if state else ()), "no-panic"
             )
@@ -127,13 +130,8 @@ class IssuePipeline:
 
         comment_id = view.bot_comment.id if view.bot_comment else None
         if self.dry_run:
-            log.info(
-                "%s verdict=%s records=%s DRY RUN, would write: %s",
-                where,
-                verdict,
-                ",".join(answer.record_ids) or "-",
-                the_plan.describe(),
-            )
+            detail = f"DRY RUN, would write: {the_plan.describe()}"
+            log_event(log, **event, verdict=verdict, record_ids=answer.record_ids, detail=detail)
             if the_plan.body is not None:
                 log.info("%s DRY RUN comment body:\n%s", where, the_plan.body)
         else:
@@ -171,12 +169,6 @@ class IssuePipeline:
                 self.store.record_answer(
                     "github", f"{repo}#{number}", verdict, answer.record_ids, analysis.fingerprint
                 )
-            log.info(
-                "%s verdict=%s records=%s %s duration_ms=%.0f",
-                where,
-                verdict,
-                ",".join(answer.record_ids) or "-",
-                the_plan.describe(),
-                (time.monotonic() - started) * 1000,
-            )
+            detail = the_plan.describe()
+            log_event(log, **event, verdict=verdict, record_ids=answer.record_ids, detail=detail)
         return Outcome(repo, number, verdict, answer.record_ids, the_plan, self.dry_run)

@@ -1,0 +1,242 @@
+"""Logging for every long-running command: one handler, one line per record, no secrets.
+
+- `configure_logging(settings)` installs a single stderr handler on the root logger at
+  `LOG_LEVEL`, with UTC timestamps, and a `RedactingFilter` that replaces the values of the
+  secret settings (tokens, the App's private key, webhook secrets) and anything shaped like a
+  GitHub or Discord token, a bearer header or a PEM key with `[REDACTED]`, in the message, its
+  arguments and any traceback. Calling it again replaces the handler (tests, reloads).
+- `log_event(...)` writes the one line each handled event gets, as `key=value` pairs in a fixed
+  order: `event source=github delivery=... repo=... issue=... verdict=... records=...
+  duration_ms=...`, then free text (what was written). The same fields ride on the record as
+  `record.event` (a dict) for handlers that want them as data.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import IO, Any
+
+REDACTED = "[REDACTED]"
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# A secret shorter than this is not redacted by value (it would blank out ordinary words); such
+# a secret is too weak to use anyway, and doctor says so.
+MIN_SECRET_LENGTH = 6
+
+# Things that look like credentials whatever the settings say: (pattern, replacement).
+TOKEN_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # GitHub tokens: classic and fine-grained PATs, OAuth, user-to-server, server-to-server
+    # (installation and Action tokens), refresh tokens.
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{20,})\b"), REDACTED),
+    # Authorization header values, whatever the scheme ("token x", "Bot x", "Bearer x"), also
+    # when a headers dict is printed.
+    (
+        re.compile(r"(?i)(authorization['\"]?\s*[:=]\s*['\"]?)(?:\w+ )?[^\s'\",}]+"),
+        r"\g<1>" + REDACTED,
+    ),
+    (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}"), REDACTED),
+    # Discord bot tokens: base64 user id . timestamp . HMAC.
+    (re.compile(r"\b[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,}"), REDACTED),
+    # JWTs (the App's signed requests).
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), REDACTED),
+    # PEM private keys, whole or cut.
+    (
+        re.compile(
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S
+        ),
+        REDACTED,
+    ),
+)
+
+
+def secret_values(settings: Any) -> list[str]:
+    """The secret strings held by a `Settings` (or None): what the filter blanks out by value."""
+    if settings is None:
+        return []
+    values: list[str] = []
+    for name in ("github_token", "discord_token", "github_app_private_key"):
+        value = getattr(settings, name, None)
+        if value:
+            values.append(str(value))
+    values.extend(str(s) for s in getattr(settings, "github_webhook_secrets", ()) or ())
+    key = getattr(settings, "github_app_private_key", None)
+    if key:
+        # a key can be logged a line at a time (a traceback quoting a line, a cut message)
+        lines = [line.strip() for line in str(key).splitlines()]
+        values.extend(line for line in lines if len(line) >= 16 and "-----" not in line)
+    return values
+
+
+class Redactor:
+    """Replaces secret values and token-shaped text in strings."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        kept = sorted(
+            {s for s in secrets if s and len(s.strip()) >= MIN_SECRET_LENGTH},
+            key=len,
+            reverse=True,  # longest first, so a secret containing another is blanked whole
+        )
+        self.secrets = tuple(kept)
+        self._values = (
+            re.compile("|".join(re.escape(s) for s in self.secrets)) if self.secrets else None
+        )
+
+    def __call__(self, text: str) -> str:
+        if self._values is not None:
+            text = self._values.sub(REDACTED, text)
+        for pattern, replacement in TOKEN_PATTERNS:
+            text = pattern.sub(replacement, text)
+        return text
+
+
+class RedactingFilter(logging.Filter):
+    """A handler filter: renders each record's message (and traceback) with secrets blanked.
+
+    Attached to the handler, not to a logger, so it sees the records of every logger (discord.py,
+    aiohttp, PyGithub's urllib3 included) that propagate to it.
+    """
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.redact = Redactor(secrets)
+        self._formatter = logging.Formatter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string: show what there is, still redacted
+            message = f"{record.msg!r} {record.args!r}"
+        record.msg = self.redact(message)
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self._formatter.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redact(record.stack_info)
+        return True
+
+
+class UTCFormatter(logging.Formatter):
+    converter = time.gmtime
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", self.converter(record.created))
+        return f"{stamp}.{int(record.msecs):03d}Z"
+
+
+_HANDLER_MARK = "_triage_bot_handler"
+
+
+def configure_logging(
+    settings: Any = None,
+    *,
+    level: str | int | None = None,
+    stream: IO[str] | None = None,
+    extra_secrets: Sequence[str] = (),
+) -> logging.Handler:
+    """Install the bot's handler on the root logger (replacing an earlier one) and return it.
+
+    The level is `level`, else `settings.log_level` (LOG_LEVEL), else INFO. Chatty libraries are
+    kept at WARNING unless the level is DEBUG.
+    """
+    chosen = level if level is not None else getattr(settings, "log_level", None) or "INFO"
+    if isinstance(chosen, str):
+        chosen = logging.getLevelName(chosen.upper())
+        if not isinstance(chosen, int):
+            chosen = logging.INFO
+    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    handler.setFormatter(UTCFormatter(FORMAT))
+    handler.addFilter(RedactingFilter([*secret_values(settings), *extra_secrets]))
+    setattr(handler, _HANDLER_MARK, True)
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        if getattr(old, _HANDLER_MARK, False):
+            root.removeHandler(old)
+            old.close()
+    root.addHandler(handler)
+    root.setLevel(chosen)
+    quiet = logging.DEBUG if chosen <= logging.DEBUG else logging.WARNING
+    for name in ("discord", "urllib3", "github", "aiohttp.access"):
+        logging.getLogger(name).setLevel(max(quiet, chosen))
+    return handler
+
+
+def _value(value: Any) -> str:
+    if value is None or value == "":
+        return "-"
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return f"{value:.0f}"
+    if isinstance(value, list | tuple | set | frozenset):
+        return ",".join(str(v) for v in value) or "-"
+    text = str(value)
+    if any(c.isspace() or c in '"=' for c in text):
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    return text
+
+
+def event_fields(
+    *,
+    source: str,
+    repo: str | None = None,
+    issue: int | str | None = None,
+    verdict: str | None = None,
+    record_ids: Sequence[str] = (),
+    delivery: str | None = None,
+    duration_ms: float | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "source": source,
+        "delivery": delivery,
+        "repo": repo,
+        "issue": issue,
+        "verdict": verdict,
+        "records": list(record_ids),
+        "duration_ms": None if duration_ms is None else round(duration_ms),
+    }
+    fields.update(extra)
+    return fields
+
+
+def event_line(fields: Mapping[str, Any], detail: str = "") -> str:
+    """`event k=v ...` in the order of `fields`, then `detail` as it is."""
+    line = "event " + " ".join(f"{key}={_value(value)}" for key, value in fields.items())
+    return f"{line} {detail}".rstrip()
+
+
+def log_event(
+    logger: logging.Logger,
+    *,
+    source: str,
+    repo: str | None = None,
+    issue: int | str | None = None,
+    verdict: str | None = None,
+    record_ids: Sequence[str] = (),
+    delivery: str | None = None,
+    started: float | None = None,
+    duration_ms: float | None = None,
+    detail: str = "",
+    level: int = logging.INFO,
+    **extra: Any,
+) -> None:
+    """Log the one line of a handled event. `started` is a `time.monotonic()` reading."""
+    if duration_ms is None and started is not None:
+        duration_ms = (time.monotonic() - started) * 1000
+    fields = event_fields(
+        source=source,
+        repo=repo,
+        issue=issue,
+        verdict=verdict,
+        record_ids=record_ids,
+        delivery=delivery,
+        duration_ms=duration_ms,
+        **extra,
+    )
+    if logger.isEnabledFor(level):
+        logger.log(level, "%s", event_line(fields, detail), extra={"event": fields})
