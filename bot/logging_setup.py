@@ -128,6 +128,18 @@ class UTCFormatter(logging.Formatter):
         return f"{stamp}.{int(record.msecs):03d}Z"
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever `sys.stderr` is when a record is emitted (it may be replaced)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> IO[str]:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: IO[str]) -> None:
+        pass
+
+
 _HANDLER_MARK = "_triage_bot_handler"
 
 
@@ -148,7 +160,7 @@ def configure_logging(
         chosen = logging.getLevelName(chosen.upper())
         if not isinstance(chosen, int):
             chosen = logging.INFO
-    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    handler = logging.StreamHandler(stream) if stream is not None else _StderrHandler()
     handler.setFormatter(UTCFormatter(FORMAT))
     handler.addFilter(RedactingFilter([*secret_values(settings), *extra_secrets]))
     setattr(handler, _HANDLER_MARK, True)

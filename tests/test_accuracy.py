@@ -23,7 +23,11 @@ VERDICT_FLOOR = 0.80
 
 
 def load_cases() -> list[dict]:
-    labels = [json.loads(line) for line in (CORPUS / "labels.jsonl").read_text().splitlines() if line.strip()]
+    labels = [
+        json.loads(line)
+        for line in (CORPUS / "labels.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
     for label in labels:
         label["text"] = (CORPUS / "cases" / label["case"]).read_bytes().decode("utf-8", "replace")
     return labels
@@ -80,7 +84,10 @@ def test_precision_and_recall_floors(results):
     )
     for r in results:
         if r["expect"] == "match" and not r["accepted"]:
-            print(f"  missed   {r['case']}: {r['verdict']}, top {r['top'] and r['top'].error_message!r}")
+            print(
+                f"  missed   {r['case']}: {r['verdict']},"
+                f" top {r['top'] and r['top'].error_message!r}"
+            )
         elif r["top"] is not None and not r["accepted"]:
             print(f"  WRONG    {r['case']}: answered {r['top'].error_message!r}")
         elif r["verdict"] != r["expect"]:

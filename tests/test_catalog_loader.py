@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from bot.catalog.loader import CatalogError, load_catalog
-from bot.catalog.patterns import compile_safe
 from bot.catalog.model import record_from_dict, record_to_dict
+from bot.catalog.patterns import compile_safe
 
 SEEDS = Path(__file__).parent / "fixtures" / "seeds"
 MINIMAL = {"id": "r1", "repo": "o/r", "errorMessage": "Can't differentiate avg pool 2d backward."}
@@ -65,7 +65,8 @@ def test_unknown_fields_are_kept_and_warned_about(tmp_path):
     assert catalog.get("r1").extra == {"newField": [1, 2]}
     assert record_to_dict(catalog.get("r1"))["newField"] == [1, 2]
     assert [str(w) for w in catalog.warnings] == [
-        f"{tmp_path / 'a.json'}: record r1: field `newField`: is not a known field; it is kept as is"
+        f"{tmp_path / 'a.json'}: record r1: field `newField`: "
+        "is not a known field; it is kept as is"
     ]
 
 

@@ -129,7 +129,14 @@ def test_label_mapping_from_toml(tmp_path):
         tags=("autodiff", "x"),
         background_tag="unimplemented-op-backward",
     )
-    assert LabelConfig().for_records([record]) == ["panic: known"]
+    assert LabelConfig().for_records([record]) == [
+        "panic: known",
+        "family: unimplemented-op-backward",
+        "crate: burn-autodiff",
+    ]
+    assert LabelConfig().for_records([record], lambda r: "another-family")[1] == (
+        "family: another-family"
+    )
     config = tmp_path / "triage-bot.toml"
     config.write_text(
         '[labels]\nmatched = "known-panic"\nuncatalogued = ""\ncrate = "crate:{crate}"\n'

@@ -73,7 +73,10 @@ def test_placeholders_filled_in_match_the_format(tmp_path, capsys):
 
 
 def test_uncatalogued_and_no_panic(tmp_path, capsys):
-    paths = [write(tmp_path, "u.txt", USER_PANIC), write(tmp_path, "n.txt", "How do I save a model?")]
+    paths = [
+        write(tmp_path, "u.txt", USER_PANIC),
+        write(tmp_path, "n.txt", "How do I save a model?"),
+    ]
     status, results = run_json(capsys, *paths)
     assert status == 0
     assert [r["verdict"] for r in results] == ["uncatalogued-panic", "no-panic"]
@@ -110,7 +113,11 @@ def test_invalid_catalog_is_named(tmp_path, capsys):
 
 
 def test_custom_catalog_replaces_the_bundled_one(tmp_path, capsys):
-    record = {"id": "mine", "repo": "o/r", "errorMessage": "index out of bounds: the len is {} but the index is {}"}
+    record = {
+        "id": "mine",
+        "repo": "o/r",
+        "errorMessage": "index out of bounds: the len is {} but the index is {}",
+    }
     catalog = write(tmp_path, "mine.json", json.dumps(record))
     _, (result,) = run_json(capsys, "--catalog", catalog, write(tmp_path, "u.txt", USER_PANIC))
     # The message matches, but the panic was raised in the user's own file: no answer.

@@ -39,6 +39,7 @@ class Catalog:
         self.families = families or []
         self._by_message: dict[str, list[Record]] | None = None
         self._flags: dict[str, frozenset[str]] = {}
+        self._families: dict[str, Any] = {}
 
     def __len__(self) -> int:
         return len(self.records)
@@ -59,6 +60,17 @@ class Catalog:
         if text in self.records:
             return [self.records[text]]
         return list(self._by_message.get(normalise_message(text), ()))
+
+    def family(self, record_id: str) -> Any | None:
+        """The record's error family (bot.catalog.families.Family), or None."""
+        if not self.families:
+            return None
+        if record_id not in self._families:
+            from bot.catalog.families import family_of
+
+            record = self.records.get(record_id)
+            self._families[record_id] = family_of(record, self.families) if record else None
+        return self._families[record_id]
 
     def flags(self, record_id: str) -> frozenset[str]:
         """Review flags of a record, e.g. `possible-mismatch` when its write-up looks misfiled."""

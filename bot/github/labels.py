@@ -3,7 +3,8 @@
 [labels]
 matched = "panic: known"            # on every issue the bot answered ("" for none)
 uncatalogued = "panic: uncatalogued" # on issues with a panic the catalog lacks
-crate = "crate: {crate}"            # optional template from the record's crate ("" for none)
+family = "family: {family}"         # template from the record's error family ("" for none)
+crate = "crate: {crate}"            # template from the record's crate ("" for none)
 
 [labels.background_tag]             # family/backgroundTag -> label
 "tensor-shape" = "A-shape"
@@ -21,7 +22,7 @@ comment_uncatalogued = false        # also comment on uncatalogued panics (defau
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,26 +32,38 @@ from bot.settings import SettingsError
 
 DEFAULT_MATCHED = "panic: known"
 DEFAULT_UNCATALOGUED = "panic: uncatalogued"
+DEFAULT_FAMILY = "family: {family}"
+DEFAULT_CRATE = "crate: {crate}"
 
 
 @dataclass(frozen=True)
 class LabelConfig:
     matched: str | None = DEFAULT_MATCHED
     uncatalogued: str | None = DEFAULT_UNCATALOGUED
-    crate_template: str | None = None
+    crate_template: str | None = DEFAULT_CRATE
+    family_template: str | None = DEFAULT_FAMILY
     background_tag: Mapping[str, str] = field(default_factory=dict)
     tags: Mapping[str, str] = field(default_factory=dict)
     crates: Mapping[str, str] = field(default_factory=dict)
     comment_uncatalogued: bool = False
 
-    def for_records(self, records: Iterable[Record]) -> list[str]:
-        """The labels for an answer citing these records, in a stable order without repeats."""
+    def for_records(
+        self, records: Iterable[Record], family_of: Callable[[Record], str | None] | None = None
+    ) -> list[str]:
+        """The labels for an answer citing these records, in a stable order without repeats.
+
+        `family_of` names a record's error family (the catalog's families, or its
+        `backgroundTag`); a mapped family wins over the `family` template.
+        """
         out: dict[str, None] = {}
         if self.matched:
             out[self.matched] = None
         for record in records:
-            if record.background_tag and record.background_tag in self.background_tag:
-                out[self.background_tag[record.background_tag]] = None
+            family = (family_of(record) if family_of else None) or record.background_tag
+            if family and family in self.background_tag:
+                out[self.background_tag[family]] = None
+            elif family and self.family_template:
+                out[self.family_template.format(family=family)] = None
             for tag in record.tags:
                 if tag in self.tags:
                     out[self.tags[tag]] = None
@@ -103,9 +116,12 @@ def label_config_from_dict(data: Mapping[str, Any], source: str = "config") -> L
             )
         return dict(value)
 
-    template = text("crate", None)
+    template = text("crate", DEFAULT_CRATE)
     if template is not None and "{crate}" not in template:
         raise SettingsError(f"TRIAGE_CONFIG: {source}: labels.crate must contain {{crate}}")
+    family_template = text("family", DEFAULT_FAMILY)
+    if family_template is not None and "{family}" not in family_template:
+        raise SettingsError(f"TRIAGE_CONFIG: {source}: labels.family must contain {{family}}")
     comment_uncatalogued = github.get("comment_uncatalogued", False)
     if not isinstance(comment_uncatalogued, bool):
         raise SettingsError(f"TRIAGE_CONFIG: {source}: github.comment_uncatalogued must be a bool")
@@ -113,6 +129,7 @@ def label_config_from_dict(data: Mapping[str, Any], source: str = "config") -> L
         matched=text("matched", DEFAULT_MATCHED),
         uncatalogued=text("uncatalogued", DEFAULT_UNCATALOGUED),
         crate_template=template,
+        family_template=family_template,
         background_tag=table("background_tag"),
         tags=table("tags"),
         crates=table("crates"),

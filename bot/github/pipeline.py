@@ -57,6 +57,10 @@ class IssuePipeline:
         self.dry_run = dry_run
         self.metrics = metrics or adapter.metrics
 
+    def _family_id(self, record) -> str | None:
+        family = self.triage.catalog.family(record.id)
+        return family.id if family else None
+
     async def handle_job(self, job: Job) -> None:
         await self.process(
             job.repo,
@@ -108,7 +112,7 @@ class IssuePipeline:
         records = [r for r in (self.triage.catalog.get(i) for i in answer.record_ids) if r]
         verdict = analysis.verdict
         if verdict == "match" and answer.record_ids:
-            wanted_labels = self.labels.for_records(records)
+            wanted_labels = self.labels.for_records(records, self._family_id)
             body: str | None = render_comment(answer)
         elif verdict == "match" or verdict == "uncatalogued-panic":
             verdict = "uncatalogued-panic"

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.github.marker import looks_like_bot_comment
+from bot.github.triage_commands import command_entries
 
 MAX_BODY = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
 ISSUE_ACTIONS = frozenset({"opened", "edited", "reopened"})
@@ -28,6 +29,8 @@ class Decision:
     action: str | None
     job: dict[str, Any] | None
     reason: str  # "queued", "ping", "ignored-event", "ignored-action", "ignored-bot"
+    # (repo, number, "open"|"closed") from any issue delivery, for the duplicates history
+    issue_state: tuple[str, int, str] | None = None
 
 
 def sign(secret: str, body: bytes) -> str:
@@ -72,8 +75,9 @@ def decide(event: str, payload: dict[str, Any], *, received_at: float | None = N
     if event not in ("issues", "issue_comment"):
         return Decision(event, action, None, "ignored-event")
     allowed = ISSUE_ACTIONS if event == "issues" else COMMENT_ACTIONS
+    seen_state = _issue_state(payload)
     if action not in allowed:
-        return Decision(event, action, None, "ignored-action")
+        return Decision(event, action, None, "ignored-action", seen_state)
 
     repo = payload.get("repository")
     issue = payload.get("issue")
@@ -90,7 +94,7 @@ def decide(event: str, payload: dict[str, Any], *, received_at: float | None = N
         if not isinstance(comment, dict):
             raise MalformedDelivery("issue_comment delivery without comment")
         if is_bot_user(comment.get("user")) or looks_like_bot_comment(comment.get("body")):
-            return Decision(event, action, None, "ignored-bot")
+            return Decision(event, action, None, "ignored-bot", seen_state)
         extra["comment_id"] = comment.get("id")
         extra["author"] = (comment.get("user") or {}).get("login")
         extra["comment_body"] = comment.get("body") or ""
@@ -100,6 +104,19 @@ def decide(event: str, payload: dict[str, Any], *, received_at: float | None = N
                 (changes.get("body") or {}).get("from") if isinstance(changes, dict) else None
             )
             extra["previous_body"] = previous if isinstance(previous, str) else None
+        # who asked: the sender (a maintainer may edit someone else's comment), else the author
+        sender = payload.get("sender")
+        asker = sender.get("login") if isinstance(sender, dict) else None
+        commands = command_entries(
+            extra["comment_body"],
+            extra.get("previous_body"),
+            extra["comment_id"],
+            asker if isinstance(asker, str) else extra["author"],
+        )
+        if commands:
+            extra["commands"] = commands
+    if seen_state is not None:
+        extra["issue_state"] = seen_state[2]
     installation = payload.get("installation")
     installation_id = installation.get("id") if isinstance(installation, dict) else None
     job = {
@@ -111,4 +128,17 @@ def decide(event: str, payload: dict[str, Any], *, received_at: float | None = N
     }
     if received_at is not None:
         job["received_at"] = received_at
-    return Decision(event, action, job, "queued")
+    return Decision(event, action, job, "queued", seen_state)
+
+
+def _issue_state(payload: dict[str, Any]) -> tuple[str, int, str] | None:
+    repo = payload.get("repository")
+    issue = payload.get("issue")
+    if not isinstance(repo, dict) or not isinstance(issue, dict):
+        return None
+    full_name, number, state = repo.get("full_name"), issue.get("number"), issue.get("state")
+    if not isinstance(full_name, str) or not isinstance(number, int):
+        return None
+    if state not in ("open", "closed"):
+        return None
+    return full_name, number, state

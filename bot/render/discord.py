@@ -80,7 +80,7 @@ def render_plain(answer: Answer) -> str:
             label = md_inline_code(section.source.label)
             head.append(f"{texts.SOURCE}: {label} <{url}>" if url else f"{texts.SOURCE}: {label}")
         blocks = [Block(0, "\n".join(head))]
-        if section.solutions:
+        if section.solutions and not section.caution:
             items = "\n".join(
                 f"{n}. {dc_prose(one_line(s))}" for n, s in enumerate(section.solutions, 1)
             )
@@ -205,6 +205,18 @@ def _section_parts(section: Section) -> list[Block]:
         _field(blocks, _P_RELATED, texts.RELATED_ERRORS, value)
     for extra in section.extras:
         _field(blocks, *_extra_field(extra))
+    if section.caution:
+        # A flagged record's write-up may be about another error: every part says so.
+        blocks[1:] = [
+            Block(
+                b.priority,
+                b.text,
+                raw=b.raw,
+                render=b.render,
+                tag=b.tag if b.tag == "doc" else b.tag + texts.UNVERIFIED_SUFFIX,
+            )
+            for b in blocks[1:]
+        ]
     return blocks
 
 

@@ -64,6 +64,7 @@ CAUTION = (
     "a different error. Check the source link before relying on it."
 )
 UNVERIFIED_WRITE_UP = "The record's write-up (possibly mismatched)"
+UNVERIFIED_SUFFIX = " (possibly mismatched)"  # Discord field names of a flagged record
 
 BARE_SITE = "No write-up yet for this panic site. What the catalog knows:"
 FACT_RAISED_BY = "Raised by `{kind}`"
@@ -117,3 +118,38 @@ MODAL_TITLE = "Explain a panic"
 MODAL_LABEL = "Panic output"
 MODAL_PLACEHOLDER = "thread 'main' panicked at ..."
 EXPLAIN_MENU = "Explain this panic"
+
+# --- GitHub: maintainers' `/triage` commands (bot/github/commands_handler.py) ---------------------
+# A stranger's command, answered at most once per issue.
+COMMAND_REFUSED = (
+    "Thanks, @{login}! Only people with triage rights on this repository can give the bot "
+    "commands, so this one was not run. A maintainer will take a look."
+)
+# `/triage wrong`: the one line that replaces the answer.
+WRONG_NOTE = (
+    "A maintainer marked the automatic answer as wrong, so it was removed. "
+    "Thanks for the correction."
+)
+# `/triage match ID`: the confidence line of an answer a maintainer chose.
+MATCH_CHOSEN = "A maintainer chose this record for this issue."
+# `/triage why`: the collapsed evidence section of the bot's comment.
+WHY_SUMMARY = "Why this answer"
+WHY_VERDICT = "Verdict: {verdict}."
+WHY_NO_PANIC = "No panic was found in the issue's text."
+WHY_PANIC = "Panic {index}: {message}"
+WHY_AT = "  at {location}"
+WHY_NO_LOCATION = "  (no location pasted)"
+WHY_CANDIDATE = (
+    "  {rank}. {record} confidence {confidence:.2f}, message {message:.2f}, evidence {evidence}"
+)
+WHY_NO_CANDIDATES = "  no catalog record comes close"
+WHY_DECIDED_MATCH = "  decided: the best candidate is confident enough to answer with"
+WHY_DECIDED_NO_MATCH = "  decided: no candidate is confident enough, so this panic is uncatalogued"
+WHY_DECIDED_REPEAT = "  decided: same record as an earlier panic, answered once"
+WHY_OVERRIDE_MATCH = "A maintainer chose record {record} with /triage match."
+WHY_OVERRIDE_WRONG = "A maintainer marked record(s) {records} as wrong with /triage wrong."
+
+# --- duplicates: other issues that hit the same record (bot/duplicates.py) ---------------------
+ALSO_REPORTED = "Also reported in {issues}."
+ALSO_REPORTED_OPEN = "#{number}"
+ALSO_REPORTED_CLOSED = "#{number} (closed)"
