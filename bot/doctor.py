@@ -181,8 +181,6 @@ def check_settings(settings: Any, problems: list[str]) -> Check:
         github = "GitHub off"
     discord = "Discord on" if settings.discord_enabled else "Discord off"
     summary = f"{github}, {discord}, store {settings.triage_db}, LOG_LEVEL {settings.log_level}"
-    if settings.github_api_url != "https://api.github.com":
-        details.append(f"GITHUB_API_URL {settings.github_api_url}")
 
     if not problems and not settings.github_enabled and not settings.discord_enabled:
         problems.append(
@@ -219,7 +217,9 @@ def check_settings(settings: Any, problems: list[str]) -> Check:
         if name == "GITHUB_APP_ID":
             attr = "github_app_id"
         value = getattr(settings, attr, None)
-        if value not in (None, "", frozenset(), ()):
+        if value not in (None, "", frozenset(), (), False):
+            if isinstance(value, bool):
+                value = int(value)
             if isinstance(value, frozenset):
                 value = ",".join(str(v) for v in sorted(value))
             shown.append(f"{name}={value}")

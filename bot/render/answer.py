@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.catalog.model import Record
 from bot.core.analysis import Analysis, Candidate, PanicMatch, Verdict
@@ -49,6 +49,8 @@ class CatalogLike(Protocol):
     def by_message(self, text: str) -> list[Record]: ...
 
     def flags(self, record_id: str) -> frozenset[str]: ...
+
+    def family(self, record_id: str) -> Any | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +98,8 @@ class Section:
     extras: tuple[Extra, ...]
     bare: bool  # no write-up: only the source and the facts below
     facts: tuple[Words, ...]
+    # For a bare site: what the catalog knows, or that its family's advice follows.
+    bare_intro: Words | None = None
 
     @property
     def record_id(self) -> str:
@@ -175,6 +179,13 @@ def _count_words(count: int, one: str, many: str) -> Words:
 def _section(item: PanicMatch, best: Candidate, record: Record, catalog: CatalogLike) -> Section:
     flagged = FLAG_MISMATCH in catalog.flags(record.id)
     bare = not record.has_write_up
+    # A bare site in an error family is answered with the family's advice, written once.
+    family = _family_with_write_up(catalog, record) if bare else None
+    write_up: Any = family or record
+    if family is not None:
+        intro = words(texts.FAMILY_SITE, family=shorten(one_line(family.name), TITLE_LIMIT))
+    else:
+        intro = words(texts.BARE_SITE) if bare else None
     return Section(
         record=record,
         match=item,
@@ -183,14 +194,21 @@ def _section(item: PanicMatch, best: Candidate, record: Record, catalog: Catalog
         source=source_link(record),
         version_note=version_note(item.panic, record),
         caution=words(texts.CAUTION) if flagged else None,
-        documentation=_text(record.documentation),
-        solutions=_items(record.solutions),
-        example_fix=_text(record.example_fix),
+        documentation=_text(write_up.documentation),
+        solutions=_items(write_up.solutions),
+        example_fix=_text(write_up.example_fix),
         related=tuple(_related(record, catalog)),
-        extras=_extras(record, bare),
+        extras=_extras(write_up, bare),
         bare=bare,
         facts=_facts(record) if bare else (),
+        bare_intro=intro,
     )
+
+
+def _family_with_write_up(catalog: CatalogLike, record: Record) -> Any | None:
+    lookup = getattr(catalog, "family", None)
+    family = lookup(record.id) if lookup else None
+    return family if family is not None and family.has_write_up else None
 
 
 def _text(value: str | None) -> str | None:
@@ -325,23 +343,26 @@ def _related(record: Record, catalog: CatalogLike) -> Iterable[RelatedError]:
         )
 
 
-def _extras(record: Record, bare: bool) -> tuple[Extra, ...]:
+def _extras(write_up: Any, bare: bool) -> tuple[Extra, ...]:
+    """Collapsed sections from a record's write-up, or from its family's (no code there)."""
     out: list[Extra] = []
-    if _text(record.trigger_scenarios):
-        out.append(Extra(texts.TRIGGER, text=record.trigger_scenarios))
-    if _text(record.common_situations):
-        out.append(Extra(texts.COMMON_SITUATIONS, text=record.common_situations))
-    if _items(record.prevention_tips):
-        out.append(Extra(texts.PREVENTION, items=_items(record.prevention_tips)))
-    for title, code in (
-        (texts.VALIDATION, record.validation_code),
-        (texts.TYPE_GUARD, record.type_guard),
-        (texts.TRY_CATCH, record.try_catch_pattern),
+    if _text(write_up.trigger_scenarios):
+        out.append(Extra(texts.TRIGGER, text=write_up.trigger_scenarios))
+    if _text(write_up.common_situations):
+        out.append(Extra(texts.COMMON_SITUATIONS, text=write_up.common_situations))
+    if _items(write_up.prevention_tips):
+        out.append(Extra(texts.PREVENTION, items=_items(write_up.prevention_tips)))
+    for title, attr in (
+        (texts.VALIDATION, "validation_code"),
+        (texts.TYPE_GUARD, "type_guard"),
+        (texts.TRY_CATCH, "try_catch_pattern"),
     ):
+        code = getattr(write_up, attr, None)
         if _text(code):
             out.append(Extra(title, code=code))
-    if bare and _text(record.source_code):
-        out.append(Extra(texts.SOURCE_CODE, code=record.source_code))
+    source_code = getattr(write_up, "source_code", None)
+    if bare and _text(source_code):
+        out.append(Extra(texts.SOURCE_CODE, code=source_code))
     return tuple(out)
 
 

@@ -179,7 +179,9 @@ def _section_parts(section: Section) -> list[Block]:
         head.append(dc_words(section.version_note))
     if section.bare:
         facts = "\n".join("- " + dc_words(f) for f in section.facts)
-        head.append(dc_words(words(texts.BARE_SITE)) + ("\n" + facts if facts else ""))
+        head.append(
+            dc_words(section.bare_intro or words(texts.BARE_SITE)) + ("\n" + facts if facts else "")
+        )
     blocks = [Block(0, _cap("\n\n".join(head), DESCRIPTION_MAX // 2), tag="head")]
     if section.documentation:
         title = f"**{texts.UNVERIFIED_WRITE_UP if section.caution else texts.WHAT_IT_MEANS}**\n"

@@ -116,7 +116,10 @@ def _section_blocks(section: Section) -> list[Block]:
         head.append(md_words(section.version_note))
     if section.bare:
         facts = "\n".join("- " + md_words(f) for f in section.facts)
-        head.append(md_words(words(texts.BARE_SITE)) + ("\n\n" + facts if facts else ""))
+        head.append(
+            md_words(section.bare_intro or words(texts.BARE_SITE))
+            + ("\n\n" + facts if facts else "")
+        )
     blocks = [Block(_P_HEAD, "\n\n".join(head), tag="head")]
     if section.documentation:
         title = f"#### {texts.WHAT_IT_MEANS}\n\n"

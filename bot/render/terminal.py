@@ -127,7 +127,8 @@ def _section(section: Section, style: _Style) -> str:
     parts = ["\n".join(head)]
     if section.bare:
         facts = [_words(words_) for words_ in section.facts]
-        parts.append(texts.BARE_SITE + "\n" + "\n".join(_item("-", f) for f in facts))
+        intro = _words(section.bare_intro) if section.bare_intro else texts.BARE_SITE
+        parts.append(intro + "\n" + "\n".join(_item("-", f) for f in facts))
     if section.caution and not section.bare:
         parts.append(style.caution(texts.UNVERIFIED_WRITE_UP))
     if section.documentation:

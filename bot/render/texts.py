@@ -67,6 +67,10 @@ UNVERIFIED_WRITE_UP = "The record's write-up (possibly mismatched)"
 UNVERIFIED_SUFFIX = " (possibly mismatched)"  # Discord field names of a flagged record
 
 BARE_SITE = "No write-up yet for this panic site. What the catalog knows:"
+FAMILY_SITE = (
+    "No write-up yet for this panic site. It belongs to the error family “{family}”, "
+    "whose advice, written once for all its sites, follows. What the catalog knows:"
+)
 FACT_RAISED_BY = "Raised by `{kind}`"
 FACT_FILE = "File `{file}`, line {line}"
 FACT_FILE_NO_LINE = "File `{file}`"
