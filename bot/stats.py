@@ -243,9 +243,7 @@ def compute_stats(
     )
 
 
-def find_gap(
-    uncatalogued: Iterable[Mapping[str, Any]], gid: str
-) -> list[Mapping[str, Any]]:
+def find_gap(uncatalogued: Iterable[Mapping[str, Any]], gid: str) -> list[Mapping[str, Any]]:
     """The uncatalogued rows of one group (by its id or a unique prefix of it)."""
     rows = [r for r in uncatalogued if group_id(r["norm_message"], r.get("crate")).startswith(gid)]
     ids = {group_id(r["norm_message"], r.get("crate")) for r in rows}
@@ -314,8 +312,7 @@ def render_text(stats: Stats, html_base: str = "https://github.com") -> str:
         lines.append("  no feedback yet")
     for p in stats.precision:
         lines.append(
-            f"  {p.precision * 100:>5.0f}%  {p.record_id:<16}  "
-            f"{p.helpful} helpful, {p.wrong} wrong"
+            f"  {p.precision * 100:>5.0f}%  {p.record_id:<16}  {p.helpful} helpful, {p.wrong} wrong"
         )
     lines += ["", f"Uncatalogued panics ({stats.gap_total} group(s)), most frequent first:"]
     if not stats.gaps:
@@ -473,11 +470,11 @@ def render_html(
     when = f"generated {_day(generated_at)}" if generated_at else ""
     subtitle = ", ".join(scope + ([when] if when else [])) or "all data"
     return (
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         "<title>triage-bot stats</title>"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<style>{_CSS}</style></head><body>"
-        f"<h1>triage-bot stats</h1><div class=\"muted\">{subtitle}</div>"
+        f'<h1>triage-bot stats</h1><div class="muted">{subtitle}</div>'
         f"<h2>Answers by record over time ({stats.answered_subjects} answered)</h2>"
         f"{answers_chart(stats)}"
         "<h2>Precision per record</h2>"

@@ -44,3 +44,18 @@ def test_bare_site_outside_any_family_says_only_what_the_catalog_knows():
     assert catalog.family(section.record_id) is None
     assert section.bare and not section.documentation and not section.solutions
     assert texts.BARE_SITE in render_comment(answer)
+
+
+def test_a_removed_site_is_answered_with_that_said():
+    catalog = load_bundled_catalog()
+    answer, _ = answer_for(NEVER_CHECKPOINTED)
+    record = answer.sections[0].record
+    removed = record.with_changes(tags=(*record.tags, "removed-at:" + "ab12cd34" * 5))
+    catalog.records[record.id] = removed
+    try:
+        again = build_answer(Triage(catalog).analyse(NEVER_CHECKPOINTED), catalog)
+    finally:
+        catalog.records[record.id] = record
+    assert removed.removed_at == "ab12cd34" * 5
+    note = texts.REMOVED_SITE.format(sha="ab12cd3")
+    assert note in render_text(again, color=False)

@@ -52,6 +52,10 @@ KEY_BY_ATTR = {attr: key for key, attr, _ in FIELDS}
 TYPE_BY_KEY = {key: kind for key, _, kind in FIELDS}
 LIST_ATTRS = frozenset(attr for _, attr, kind in FIELDS if kind == "list")
 
+# `catalog update` keeps a site that left the code, tagged with the commit it left at:
+# older versions still panic with it.
+REMOVED_TAG_PREFIX = "removed-at:"
+
 # The fields a person writes; a record with none of them is a bare panic site (a skeleton).
 WRITE_UP_ATTRS = (
     "documentation",
@@ -119,6 +123,14 @@ class Record:
     def has_write_up(self) -> bool:
         fields = self.__dict__  # unset fields are class defaults: empty, so not a write-up
         return any(fields.get(attr) for attr in WRITE_UP_ATTRS)
+
+    @property
+    def removed_at(self) -> str | None:
+        """The commit at which this site left the code (`catalog update` tags it), or None."""
+        for tag in self.tags:
+            if tag.startswith(REMOVED_TAG_PREFIX):
+                return tag[len(REMOVED_TAG_PREFIX) :]
+        return None
 
     @property
     def crate(self) -> str | None:

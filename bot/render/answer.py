@@ -192,7 +192,7 @@ def _section(item: PanicMatch, best: Candidate, record: Record, catalog: Catalog
         title=shorten(one_line(record.error_message), TITLE_LIMIT) or texts.NO_MESSAGE,
         confidence=confidence_words(item, best, record),
         source=source_link(record),
-        version_note=version_note(item.panic, record),
+        version_note=_removed_note(record) or version_note(item.panic, record),
         caution=words(texts.CAUTION) if flagged else None,
         documentation=_text(write_up.documentation),
         solutions=_items(write_up.solutions),
@@ -203,6 +203,11 @@ def _section(item: PanicMatch, best: Candidate, record: Record, catalog: Catalog
         facts=_facts(record) if bare else (),
         bare_intro=intro,
     )
+
+
+def _removed_note(record: Record) -> Words | None:
+    sha = record.removed_at
+    return words(texts.REMOVED_SITE, sha=short_sha(sha) or sha) if sha else None
 
 
 def _family_with_write_up(catalog: CatalogLike, record: Record) -> Any | None:

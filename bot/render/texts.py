@@ -66,6 +66,10 @@ CAUTION = (
 UNVERIFIED_WRITE_UP = "The record's write-up (possibly mismatched)"
 UNVERIFIED_SUFFIX = " (possibly mismatched)"  # Discord field names of a flagged record
 
+REMOVED_SITE = (
+    "This panic site is no longer in the code as of commit `{sha}`; older versions still "
+    "raise it, so the answer applies to the version you run."
+)
 BARE_SITE = "No write-up yet for this panic site. What the catalog knows:"
 FAMILY_SITE = (
     "No write-up yet for this panic site. It belongs to the error family “{family}”, "

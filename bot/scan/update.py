@@ -32,10 +32,10 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from bot.catalog.model import REMOVED_TAG_PREFIX
 from bot.catalog.patterns import normalise_message
 from bot.catalog.sites import pinned_url, site_id
 
-REMOVED_TAG_PREFIX = "removed-at:"
 # A changed message is proposed when its similarity (rapidfuzz ratio, 0-100) reaches this.
 DEFAULT_CUTOFF = 85.0
 # Fields `update` may write; everything else in a record is left exactly as it was.
