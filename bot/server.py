@@ -6,6 +6,7 @@
   (200) and not processed again.
 - GET /healthz: 200 when the store answers and the worker runs, else 503.
 - GET /metrics: Prometheus text format.
+- GET /stats: the stats page (answers by record, precision, uncatalogued panics; no JS).
 - With DISCORD_TOKEN set, the Discord client runs in the same event loop.
 """
 
@@ -88,6 +89,7 @@ def create_app(
     if settings.github_enabled:
         from bot.github.adapter import GitHubAdapter
         from bot.github.auth import GitHubClients
+        from bot.duplicates import load_duplicate_config
         from bot.github.labels import load_label_config
         from bot.github.pipeline import IssuePipeline
         from bot.github.worker import Worker
@@ -103,6 +105,7 @@ def create_app(
             load_label_config(settings.triage_config),
             dry_run=settings.triage_dry_run,
             metrics=metrics,
+            duplicates=load_duplicate_config(settings.triage_config),
         )
         state.worker = Worker(
             store, state.pipeline.handle_job, metrics=metrics, **(worker_options or {})
@@ -114,6 +117,7 @@ def create_app(
     app.router.add_post("/github/webhook", handle_webhook)
     app.router.add_get("/healthz", handle_health)
     app.router.add_get("/metrics", handle_metrics)
+    app.router.add_get("/stats", handle_stats)
     app.on_startup.append(_startup(start_discord))
     app.on_cleanup.append(_cleanup)
     return app
@@ -206,6 +210,9 @@ async def handle_webhook(request: web.Request) -> web.Response:
         return _refuse(state, 400, "malformed", str(exc))
 
     accepted = state.store.accept_delivery(delivery_id, event, decision.action, decision.job)
+    if accepted and decision.issue_state is not None:
+        # open/closed, for "Also reported in #12 (closed)" (closing an issue queues no job)
+        state.store.set_issue_open_state(*decision.issue_state)
     if not accepted:
         state.metrics.inc("triage_deliveries_total", event=event, outcome="duplicate")
         log.info("delivery %s (%s) seen before: acknowledged, not processed", delivery_id, event)
@@ -250,6 +257,31 @@ async def handle_health(request: web.Request) -> web.Response:
         checks["queue_depth"] = str(state.store.queue_depth())
     return web.json_response(
         {"status": "ok" if ok else "unhealthy", **checks}, status=200 if ok else 503
+    )
+
+
+async def handle_stats(request: web.Request) -> web.Response:
+    """The stats page: answers by record over time, precision, uncatalogued panics.
+
+    Query: `repo=OWNER/NAME`, `since=YYYY-MM-DD`. No scripts, no outside resources."""
+    from bot.stats_command import stats_page
+
+    state = request.app[STATE]
+    repo = request.query.get("repo") or None
+    since = request.query.get("since") or None
+    try:
+        page = await asyncio.to_thread(stats_page, state.store, state.triage, repo, since)
+    except ValueError as exc:
+        return web.json_response({"error": str(exc)}, status=400)
+    return web.Response(
+        text=page,
+        content_type="text/html",
+        charset="utf-8",
+        headers={
+            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+            "img-src data:",
+            "X-Content-Type-Options": "nosniff",
+        },
     )
 
 

@@ -30,6 +30,7 @@ from bot.app import Triage
 from bot.catalog.loader import load_bundled_catalog
 from bot.discord import listener as L
 from bot.discord.client import TriageBot, run_discord
+from bot.render import texts
 from bot.store import Store
 
 AVG_POOL = "8d1d2fa6df3880bd"
@@ -92,7 +93,7 @@ class Env:
 Starter = Callable[..., Any]
 
 
-async def eventually(check: Callable[[], Any], *, timeout: float = 5.0) -> Any:
+async def eventually(check: Callable[[], Any], *, timeout: float = 15.0) -> Any:
     """Wait until `check()` is truthy (the bot writes the store just after its request)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -133,7 +134,7 @@ async def start(tmp_path: Path, triage: Triage) -> AsyncIterator[Starter]:
             )
             task = asyncio.create_task(bot.start("fake-token"))
             running.append((bot, task, store))
-            await asyncio.wait_for(bot.wait_until_ready(), 5)
+            await asyncio.wait_for(bot.wait_until_ready(), 15)
             return Env(fake, bot, store, fake.user("alice"), fake.user("bob"))
 
         yield starter
@@ -173,7 +174,7 @@ async def test_login_syncs_commands_and_identifies_with_message_content(start: S
     sync = fake.find("PUT", rf"/applications/{fake.app_id}/commands")
     assert len(sync) == 1
     names = {(c["name"], c["type"]) for c in sync[0].body}
-    assert names == {("panic", 1), ("error", 1), (L.EXPLAIN_MENU, 3)}
+    assert names == {("panic", 1), ("error", 1), (texts.EXPLAIN_MENU, 3)}
     error = next(c for c in sync[0].body if c["name"] == "error")
     assert error["options"][0]["autocomplete"] is True
     assert fake.identify is not None
@@ -218,7 +219,7 @@ async def test_paste_in_watched_channel_gets_an_answer(start: Starter) -> None:
         L.dismiss_id(int(env.alice["id"])),
     ]
     labels = [c["label"] for row in reply.body["components"] for c in row["components"]]
-    assert labels == [L.HELPFUL, L.WRONG_MATCH, L.DISMISS]
+    assert labels == [texts.HELPFUL, texts.WRONG_MATCH, texts.DISMISS]
     stored = await eventually(lambda: env.store.get_discord_reply(int(message["id"])))
     assert stored["record_ids"] == [AVG_POOL]
     assert stored["reply_id"] == int(env.reply_message(reply)["id"])
@@ -412,7 +413,7 @@ async def test_panic_command_without_text_opens_a_modal(start: Starter) -> None:
     callback = await fake.wait_callback(interaction)
     assert callback.body["type"] == MODAL
     modal = callback.body["data"]
-    assert modal["title"] == L.MODAL_TITLE
+    assert modal["title"] == texts.MODAL_TITLE
     inputs = [
         c
         for row in modal["components"]
@@ -441,7 +442,7 @@ async def test_panic_command_without_a_panic(start: Starter) -> None:
     edit = await fake.wait_request(
         "PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original"
     )
-    assert edit.body["content"] == L.NO_PANIC_FOUND
+    assert edit.body["content"] == texts.NO_PANIC_FOUND
     assert edit.body["embeds"] == []
 
 
@@ -481,7 +482,7 @@ async def test_error_autocomplete_and_lookup(start: Starter) -> None:
         "error", {"query": "zzzz qqqq xxxx"}, user=env.bob, channel=fake.general
     )
     answer = await fake.wait_callback(missing)
-    assert answer.body["data"]["content"] == L.ERROR_NOT_FOUND.format(query="zzzz qqqq xxxx")
+    assert answer.body["data"]["content"] == texts.ERROR_NOT_FOUND.format(query="zzzz qqqq xxxx")
 
 
 async def test_explain_this_panic_context_menu(start: Starter) -> None:
@@ -489,7 +490,7 @@ async def test_explain_this_panic_context_menu(start: Starter) -> None:
     fake = env.fake
     target = await fake.send_message(fake.general, env.bob, "crash:\n" + INTERP_PANIC)
     interaction = await fake.message_command(
-        L.EXPLAIN_MENU, target, user=env.alice, channel=fake.general
+        texts.EXPLAIN_MENU, target, user=env.alice, channel=fake.general
     )
     callback = await fake.wait_callback(interaction)
     assert callback.body["data"]["flags"] & EPHEMERAL
@@ -514,7 +515,7 @@ async def test_feedback_buttons_one_vote_per_user(start: Starter) -> None:
         interaction = await fake.click(reply, custom_id, user=user)
         callback = await fake.wait_callback(interaction)
         assert callback.body["type"] == CHANNEL_MESSAGE
-        assert callback.body["data"]["content"] == L.VOTE_THANKS
+        assert callback.body["data"]["content"] == texts.VOTE_THANKS
         assert callback.body["data"]["flags"] & EPHEMERAL
         return callback
 
@@ -537,7 +538,7 @@ async def test_only_the_author_or_a_moderator_dismisses(start: Starter) -> None:
 
     refused = await fake.click(reply, dismiss, user=env.bob)
     callback = await fake.wait_callback(refused)
-    assert callback.body["data"]["content"] == L.DISMISS_NOT_YOURS
+    assert callback.body["data"]["content"] == texts.DISMISS_NOT_YOURS
     assert reply["id"] in fake.messages
 
     accepted = await fake.click(reply, dismiss, user=env.alice)
@@ -620,14 +621,16 @@ async def test_command_cooldown_answers_with_a_short_message(start: Starter) -> 
         "panic", {"text": AVG_PANIC}, user=env.alice, channel=fake.general
     )
     callback = await fake.wait_callback(second)
-    assert re.fullmatch(L.COOLDOWN.replace("{seconds}", r"\d+"), callback.body["data"]["content"])
+    assert re.fullmatch(
+        texts.COOLDOWN.replace("{seconds}", r"\d+"), callback.body["data"]["content"]
+    )
 
 
 async def test_reconnect_is_left_to_discord_py(start: Starter) -> None:
     env = await start()
     fake = env.fake
     await fake.request_reconnect()
-    await asyncio.wait_for(fake.resumed.wait(), 5)
+    await asyncio.wait_for(fake.resumed.wait(), 15)
     assert fake.resumes[0]["session_id"] == "fake-session"
     assert fake.resumes[0]["token"] == "fake-token"
     message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
@@ -652,10 +655,12 @@ async def test_errors_reach_the_user_as_a_short_message(start: Starter, triage: 
     edit = await fake.wait_request(
         "PATCH", rf"/webhooks/{fake.app_id}/{interaction.token}/messages/@original"
     )
-    assert edit.body["content"] == L.SOMETHING_WENT_WRONG
+    assert edit.body["content"] == texts.SOMETHING_WENT_WRONG
     # a paste that breaks the matcher gets no reply and no traceback anywhere
     message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
-    menu = await fake.message_command(L.EXPLAIN_MENU, message, user=env.bob, channel=fake.watched)
+    menu = await fake.message_command(
+        texts.EXPLAIN_MENU, message, user=env.bob, channel=fake.watched
+    )
     await fake.wait_callback(menu)
     await fake.wait_request("PATCH", rf"/webhooks/{fake.app_id}/{menu.token}/messages/@original")
     assert env.replies_to(message) == []
@@ -675,7 +680,7 @@ async def test_a_failing_button_answers_privately_and_keeps_the_answer(start: St
     before = dict(reply)
     click = await fake.click(reply, L.feedback_id("up", AVG_POOL), user=env.bob)
     callback = await fake.wait_callback(click)
-    assert callback.body["data"]["content"] == L.SOMETHING_WENT_WRONG
+    assert callback.body["data"]["content"] == texts.SOMETHING_WENT_WRONG
     assert callback.body["data"]["flags"] & EPHEMERAL
     assert fake.messages[reply["id"]] == before
 
@@ -686,7 +691,7 @@ async def test_run_discord_entry_point(tmp_path: Path, triage: Triage) -> None:
         store = Store(tmp_path / "run.sqlite3")
         task = asyncio.create_task(run_discord(settings, triage, store))
         try:
-            await asyncio.wait_for(fake.ready.wait(), 5)
+            await asyncio.wait_for(fake.ready.wait(), 15)
             alice = fake.user("alice")
             message = await fake.send_message(fake.watched, alice, AVG_PANIC)
             await fake.wait_for(lambda r: r.method == "POST" and replied_to(r) == message["id"])

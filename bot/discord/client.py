@@ -19,6 +19,7 @@ from discord import app_commands
 
 from bot.discord import listener as L
 from bot.discord.listener import AttachmentInfo, IncomingMessage
+from bot.render import texts
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ class FeedbackButton(
         helpful = vote == "up"
         super().__init__(
             discord.ui.Button(
-                label=(L.HELPFUL if helpful else L.WRONG_MATCH) + label_suffix,
+                label=(texts.HELPFUL if helpful else texts.WRONG_MATCH) + label_suffix,
                 style=discord.ButtonStyle.success if helpful else discord.ButtonStyle.secondary,
                 custom_id=L.feedback_id("up" if helpful else "down", record_id),
             )
@@ -120,7 +121,7 @@ class DismissButton(
     def __init__(self, author_id: int) -> None:
         super().__init__(
             discord.ui.Button(
-                label=L.DISMISS,
+                label=texts.DISMISS,
                 style=discord.ButtonStyle.secondary,
                 custom_id=L.dismiss_id(author_id),
             )
@@ -143,12 +144,12 @@ class PanicModal(discord.ui.Modal):
     """The form `/panic` opens when no text is given: room for a long paste."""
 
     def __init__(self, *, share: bool) -> None:
-        super().__init__(title=L.MODAL_TITLE, timeout=600)
+        super().__init__(title=texts.MODAL_TITLE, timeout=600)
         self.share = share
         self.paste: discord.ui.TextInput[PanicModal] = discord.ui.TextInput(
-            label=L.MODAL_LABEL,
+            label=texts.MODAL_LABEL,
             style=discord.TextStyle.paragraph,
-            placeholder=L.MODAL_PLACEHOLDER,
+            placeholder=texts.MODAL_PLACEHOLDER,
             max_length=4000,
         )
         self.add_item(self.paste)
@@ -245,7 +246,7 @@ class TriageBot(discord.Client):
         view = discord.ui.View(timeout=None)
         ids = L.answered_ids(analysis)
         for number, record_id in enumerate(ids[:4], start=1):
-            suffix = L.RECORD_NUMBER.format(number=number) if len(ids) > 1 else ""
+            suffix = texts.RECORD_NUMBER.format(number=number) if len(ids) > 1 else ""
             row = number - 1
             for vote in ("up", "down"):
                 button = FeedbackButton(vote, record_id, suffix)
@@ -433,7 +434,7 @@ class TriageBot(discord.Client):
     async def report_error(self, interaction: discord.Interaction, error: BaseException) -> None:
         log.error("discord: interaction failed", exc_info=error)
         try:
-            await self.short(interaction, L.SOMETHING_WENT_WRONG)
+            await self.short(interaction, texts.SOMETHING_WENT_WRONG)
         except discord.HTTPException:
             log.exception("discord: could not report the error")
 
@@ -464,7 +465,7 @@ class TriageBot(discord.Client):
         channel_id = interaction.channel_id or 0
         wait = self.command_cooldowns.retry_after(interaction.user.id, channel_id)
         if wait > 0:
-            return L.COOLDOWN.format(seconds=max(1, round(wait)))
+            return texts.COOLDOWN.format(seconds=max(1, round(wait)))
         self.command_cooldowns.allow(interaction.user.id, channel_id)
         return None
 
@@ -482,9 +483,9 @@ class TriageBot(discord.Client):
             kwargs = self.render(analysis, author_id=None)
             await interaction.edit_original_response(**kwargs)
         elif analysis.verdict == "no-panic":
-            await self.short(interaction, L.NO_PANIC_FOUND)
+            await self.short(interaction, texts.NO_PANIC_FOUND)
         else:
-            await self.short(interaction, L.NO_CATALOGUED_PANIC)
+            await self.short(interaction, texts.NO_CATALOGUED_PANIC)
 
     async def on_feedback(
         self, interaction: discord.Interaction, vote: str, record_id: str
@@ -499,7 +500,7 @@ class TriageBot(discord.Client):
             L.VOTES[vote],
         )
         await interaction.response.send_message(
-            L.VOTE_THANKS, ephemeral=True, allowed_mentions=NONE
+            texts.VOTE_THANKS, ephemeral=True, allowed_mentions=NONE
         )
 
     async def on_dismiss(self, interaction: discord.Interaction, author_id: int) -> None:
@@ -509,7 +510,7 @@ class TriageBot(discord.Client):
             allowed = interaction.permissions.manage_messages
         if not allowed:
             await interaction.response.send_message(
-                L.DISMISS_NOT_YOURS, ephemeral=True, allowed_mentions=NONE
+                texts.DISMISS_NOT_YOURS, ephemeral=True, allowed_mentions=NONE
             )
             return
         await interaction.response.defer()
@@ -572,7 +573,7 @@ async def panic_command(
         msg = IncomingMessage(0, 0, None, interaction.user.id, False, pasted, (info,))
         pasted = await bot.message_text(msg, [file])
         if not pasted.strip():
-            await bot.short(interaction, L.NOTHING_TO_READ)
+            await bot.short(interaction, texts.NOTHING_TO_READ)
             return
     await bot.answer_command(interaction, pasted, ephemeral=not share)
 
@@ -584,7 +585,7 @@ async def error_command(interaction: discord.Interaction, query: str, share: boo
     found = bot.lookup(query)
     if found is None:
         shown = query[:100].replace("`", "'")
-        await bot.short(interaction, L.ERROR_NOT_FOUND.format(query=shown))
+        await bot.short(interaction, texts.ERROR_NOT_FOUND.format(query=shown))
         return
     busy = bot.command_busy(interaction)
     if busy:
@@ -614,12 +615,12 @@ async def _explain(interaction: discord.Interaction, message: discord.Message) -
     msg = incoming(message)
     text = await bot.message_text(msg, message.attachments)
     if not text.strip():
-        await bot.short(interaction, L.NO_PANIC_FOUND)
+        await bot.short(interaction, texts.NO_PANIC_FOUND)
         return
     await bot.answer_command(interaction, text, ephemeral=True)
 
 
-explain_menu = app_commands.ContextMenu(name=L.EXPLAIN_MENU, callback=_explain)
+explain_menu = app_commands.ContextMenu(name=texts.EXPLAIN_MENU, callback=_explain)
 
 
 # ---------------------------------------------------------------------- entry point

@@ -19,24 +19,6 @@ from rapidfuzz import fuzz, process, utils
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.panic import Panic
 
-# --- words the Discord adapter writes (to move to bot/render/texts.py) --------------------------
-HELPFUL = "Helpful"
-WRONG_MATCH = "Wrong match"
-DISMISS = "Dismiss"
-RECORD_NUMBER = " ({number})"  # appended to button labels when an answer has several records
-VOTE_THANKS = "Thanks, your vote is recorded."
-DISMISS_NOT_YOURS = "Only the author of the original message can dismiss this answer."
-COOLDOWN = "Too many requests; try again in {seconds} s."
-NO_PANIC_FOUND = "No panic found in that text."
-NO_CATALOGUED_PANIC = "No catalogued panic found in that text."
-NOTHING_TO_READ = "Paste the panic in `text`, attach it as a file, or leave both out for a form."
-ERROR_NOT_FOUND = "No catalogued error matches `{query}`."
-SOMETHING_WENT_WRONG = "Something went wrong while answering; the error has been logged."
-MODAL_TITLE = "Explain a panic"
-MODAL_LABEL = "Panic output"
-MODAL_PLACEHOLDER = "thread 'main' panicked at ..."
-EXPLAIN_MENU = "Explain this panic"
-
 # --- limits ---------------------------------------------------------------------------------------
 TEXT_EXTENSIONS = (".txt", ".log", ".rs", ".md", ".out", ".err", ".text", ".toml")
 DEFAULT_ATTACHMENT_CAP = 256 * 1024  # bytes read per attachment

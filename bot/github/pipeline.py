@@ -9,16 +9,40 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
+
+from github import GithubException
 
 from bot.app import Triage
+from bot.core.analysis import Analysis
+from bot.duplicates import (
+    DuplicateConfig,
+    add_line,
+    also_reported_line,
+    duplicate_label,
+    related_issues,
+)
 from bot.github.adapter import GitHubAdapter
+from bot.github.commands_handler import (
+    CommandHandler,
+    add_why,
+    answer_for_record,
+    controls_from,
+    is_notice,
+    why_section,
+    with_override,
+    without_records,
+    wrong_note_body,
+)
 from bot.github.labels import LabelConfig
 from bot.github.metrics import Metrics
 from bot.github.planner import Desired, IssueView, Plan, plan
 from bot.logging_setup import log_event
-from bot.render.answer import build_answer
+from bot.render.answer import Answer, build_answer, pasted_location
 from bot.render.github import render_comment, render_no_longer
+from bot.render.markup import one_line
+from bot.stats import normalise_message
 from bot.store import Job, Store
 
 log = logging.getLogger(__name__)
@@ -26,6 +50,37 @@ log = logging.getLogger(__name__)
 
 def issue_text(view: IssueView) -> str:
     return "\n\n".join(view.texts)
+
+
+def uncatalogued_items(
+    analysis: Analysis, answer: Answer, skip_first: bool = False
+) -> list[dict[str, Any]]:
+    """The panics of the text that the answer does not cover, for the catalog-gaps report."""
+    answered = set(answer.record_ids)
+    out = []
+    for index, item in enumerate(analysis.panics):
+        if skip_first and index == 0:
+            continue
+        if item.matched and item.best and item.best.record_id in answered:
+            continue
+        panic = item.panic
+        loc = panic.location
+        crate = (loc.crate if loc else None) or next(iter(panic.stack_crates), None) or ""
+        where = None
+        if loc is not None:
+            if loc.crate and loc.crate_path and loc.kind != "std":
+                where = f"crates/{loc.crate}/{loc.crate_path}:{loc.line or 0}"
+            else:
+                where = pasted_location(loc)
+        out.append(
+            {
+                "norm_message": normalise_message(panic.message),
+                "crate": crate,
+                "message": one_line(panic.message)[:500],
+                "location": where,
+            }
+        )
+    return out
 
 
 @dataclass
@@ -49,6 +104,7 @@ class IssuePipeline:
         *,
         dry_run: bool = False,
         metrics: Metrics | None = None,
+        duplicates: DuplicateConfig | None = None,
     ) -> None:
         self.triage = triage
         self.adapter = adapter
@@ -56,6 +112,8 @@ class IssuePipeline:
         self.labels = labels or LabelConfig()
         self.dry_run = dry_run
         self.metrics = metrics or adapter.metrics
+        self.duplicates = duplicates or DuplicateConfig()
+        self.commands = CommandHandler(adapter, store, triage.catalog, dry_run=dry_run)
 
     def _family_id(self, record) -> str | None:
         family = self.triage.catalog.family(record.id)
@@ -96,8 +154,25 @@ class IssuePipeline:
         where = f"github delivery={delivery or '-'} repo={repo} issue={number}"
         event = {"source": "github", "delivery": delivery, "repo": repo, "issue": number}
         event["started"] = started  # log_event adds duration_ms
+        hints = hint or {}
+        if hints.get("issue_state") in ("open", "closed") and not self.dry_run:
+            self.store.set_issue_open_state(repo, number, hints["issue_state"])
         state = self.store.get_issue_state(repo, number)
-        if await asyncio.to_thread(self._comment_cannot_matter, repo, number, hint):
+        commands = [c for c in hints.get("commands") or () if isinstance(c, dict)]
+        if commands:
+            await asyncio.to_thread(
+                self.commands.handle, repo, number, installation_id, commands, state
+            )
+        controls_row = self.store.get_controls(repo, number)
+        if controls_row is not None and controls_row.get("ignored"):
+            log.info("%s ignored by a maintainer (/triage ignore): nothing to do", where)
+            owned_now = tuple(state.labels_added if state else ())
+            verdict_now = (state.verdict if state else None) or "no-panic"
+            empty = Plan("none", None, None, (), (), owned_now, verdict_now)
+            return Outcome(repo, number, verdict_now, (), empty, self.dry_run, skipped=True)
+        if not commands and await asyncio.to_thread(
+            self._comment_cannot_matter, repo, number, hint
+        ):
             log_event(log, **event, verdict="no-panic", detail="comment without a panic: no-op")
             empty = Plan(
                 "none", None, None, (), (), tuple(state.labels_added if state else ()), "no-panic"
@@ -107,13 +182,33 @@ class IssuePipeline:
         view = await asyncio.to_thread(
             self.adapter.read_issue, repo, number, installation_id, known
         )
-        analysis = await asyncio.to_thread(self.triage.analyse, issue_text(view))
-        answer = build_answer(analysis, self.triage.catalog)
+        if view.bot_comment is not None and is_notice(view.bot_comment.body):
+            view = replace(view, bot_comment=None)  # a refusal is not the answer comment
+        controls = controls_from(controls_row, view.bot_comment.body if view.bot_comment else None)
+        if state and state.record_ids and view.bot_comment and not self.dry_run:
+            await self._sync_reactions(repo, number, installation_id, view, state.record_ids)
+        raw = await asyncio.to_thread(self.triage.analyse, issue_text(view))
+        analysis = without_records(raw, controls.wrong)
+        answer = None
+        if controls.match:
+            answer = answer_for_record(analysis, controls.match, self.triage.catalog)
+        if answer is None:
+            answer = build_answer(analysis, self.triage.catalog)
         records = [r for r in (self.triage.catalog.get(i) for i in answer.record_ids) if r]
-        verdict = analysis.verdict
+        verdict = "match" if answer.record_ids else analysis.verdict
         if verdict == "match" and answer.record_ids:
             wanted_labels = self.labels.for_records(records, self._family_id)
             body: str | None = render_comment(answer)
+            related = related_issues(
+                self.store.issues_for_records(repo, answer.record_ids),
+                number,
+                answer.record_ids,
+                analysis.fingerprint,
+            )
+            body = add_line(body, also_reported_line(related, self.duplicates.max_listed))
+            duplicate = duplicate_label(self.duplicates, related)
+            if duplicate and duplicate not in wanted_labels:
+                wanted_labels.append(duplicate)
         elif verdict == "match" or verdict == "uncatalogued-panic":
             verdict = "uncatalogued-panic"
             wanted_labels = self.labels.for_uncatalogued()
@@ -121,12 +216,24 @@ class IssuePipeline:
         else:
             wanted_labels = []
             body = None
+        no_longer = render_no_longer(None)
+        if controls.wrong and not answer.record_ids:
+            # the maintainer said the answer was wrong: one line, and none of the bot's labels
+            wanted_labels, body = [], None
+            no_longer = wrong_note_body(controls.wrong, analysis.fingerprint)
+        if controls.show_why:
+            base = body
+            if base is None:
+                base = no_longer if controls.wrong else render_comment(answer)
+            body = add_why(base, why_section(analysis, answer.record_ids, controls))
+        if body is not None:
+            body = with_override(body, controls.override)
         desired = Desired(
             verdict=verdict,
             record_ids=answer.record_ids,
             labels=tuple(wanted_labels),
             body=body,
-            no_longer_body=render_no_longer(None),
+            no_longer_body=no_longer,
         )
         owned = state.labels_added if state else ()
         the_plan = plan(view, desired, owned)
@@ -173,6 +280,39 @@ class IssuePipeline:
                 self.store.record_answer(
                     "github", f"{repo}#{number}", verdict, answer.record_ids, analysis.fingerprint
                 )
+            self.store.put_issue_records(
+                repo, number, answer.record_ids if verdict == "match" else (), analysis.fingerprint
+            )
+            self.store.replace_uncatalogued(
+                "github",
+                f"{repo.lower()}#{number}",
+                uncatalogued_items(analysis, answer, skip_first=bool(controls.match)),
+                repo=repo,
+                number=number,
+            )
             detail = the_plan.describe()
             log_event(log, **event, verdict=verdict, record_ids=answer.record_ids, detail=detail)
         return Outcome(repo, number, verdict, answer.record_ids, the_plan, self.dry_run)
+
+    async def _sync_reactions(
+        self,
+        repo: str,
+        number: int,
+        installation_id: int | None,
+        view: IssueView,
+        record_ids: tuple[str, ...],
+    ) -> None:
+        """👍/👎 on the bot's comment become votes on its records (read when the issue is next
+        processed). A failure here never stops the answer."""
+        assert view.bot_comment is not None
+        try:
+            await asyncio.to_thread(
+                self.commands.sync_reactions,
+                repo,
+                number,
+                installation_id,
+                view.bot_comment.id,
+                record_ids,
+            )
+        except GithubException as exc:
+            log.warning("github repo=%s issue=%d reactions not read: %s", repo, number, exc)

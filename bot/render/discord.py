@@ -103,7 +103,8 @@ def render_plain(answer: Answer) -> str:
 
 
 def _footer(answer: Answer) -> Words:
-    return (*(answer.footer or ()), *words(" "), *answer.wrong_hint)
+    # On Discord the buttons under the answer say it is wrong, not a `/triage` reply.
+    return (*(answer.footer or ()), *words(" "), *words(texts.WRONG_HINT_DISCORD))
 
 
 def _md_escape(text: str) -> str:

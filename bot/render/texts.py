@@ -94,6 +94,7 @@ FOOTER_ONE = "Automatic answer from the panic catalog, record `{ids}`."
 FOOTER_MANY = "Automatic answer from the panic catalog, records `{ids}`."
 # How to say the answer is wrong; one place, so it can change when the commands arrive.
 WRONG_HINT = "Reply `/triage wrong` if this answer is wrong."
+WRONG_HINT_DISCORD = "Press “Wrong match” if this answer is wrong."
 
 # --- verdict lines (terminal, and the minimal GitHub text for uncatalogued panics) -------------
 NO_PANIC = "No panic found in the text."

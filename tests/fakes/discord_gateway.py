@@ -464,7 +464,7 @@ class FakeDiscord:
             self._changed.notify_all()
 
     async def wait_for(
-        self, predicate: Callable[[Request], bool], *, timeout: float = 5.0, count: int = 1
+        self, predicate: Callable[[Request], bool], *, timeout: float = 15.0, count: int = 1
     ) -> list[Request]:
         """Wait until `count` recorded requests satisfy `predicate`; return them."""
 
@@ -479,7 +479,7 @@ class FakeDiscord:
         return await asyncio.wait_for(run(), timeout)
 
     async def wait_request(
-        self, method: str, pattern: str, *, timeout: float = 5.0, count: int = 1
+        self, method: str, pattern: str, *, timeout: float = 15.0, count: int = 1
     ) -> Request:
         regex = re.compile(pattern)
         found = await self.wait_for(
@@ -489,7 +489,7 @@ class FakeDiscord:
         )
         return found[count - 1]
 
-    async def wait_callback(self, interaction: Interaction, *, timeout: float = 5.0) -> Request:
+    async def wait_callback(self, interaction: Interaction, *, timeout: float = 15.0) -> Request:
         """The bot's callback (initial response) to `interaction`."""
         path = f"/interactions/{interaction.id}/{interaction.token}/callback"
         found = await self.wait_for(lambda r: r.path == path, timeout=timeout)
