@@ -87,9 +87,9 @@ def create_app(
     )
 
     if settings.github_enabled:
+        from bot.duplicates import load_duplicate_config
         from bot.github.adapter import GitHubAdapter
         from bot.github.auth import GitHubClients
-        from bot.duplicates import load_duplicate_config
         from bot.github.labels import load_label_config
         from bot.github.pipeline import IssuePipeline
         from bot.github.worker import Worker

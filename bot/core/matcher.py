@@ -200,11 +200,14 @@ class Matcher:
                 result = _boost_standalone(result)
             best = result.best
             if best is None or best.confidence < MATCH_THRESHOLD or best.record_id in found_ids:
+                if snippet.wrapper not in (None, "main-error") and not found:
+                    # `assertion failed: ...` quoted in a title: a std panic, uncatalogued.
+                    found.append(PanicMatch(panic=panic, candidates=(), matched=False))
                 continue
             found_ids.add(best.record_id)
             seen.add(query)
             found.append(result)
-        return found
+        return [m for m in found if m.matched] or found[:1]
 
 
 _SENTENCE_SOURCES = frozenset({"title", "line", "tail"})
