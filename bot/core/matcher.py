@@ -122,8 +122,6 @@ class Matcher:
             message = _MessageScore(0.8, message.evidence)
         evidence = list(message.evidence)
         confidence = message.score * (0.5 + 0.4 * entry.specificity)
-        if entry.specificity < MIN_SPECIFICITY:
-            confidence = min(confidence, 0.5)
         if not panic.has_header and entry.specificity < QUOTED_MIN_SPECIFICITY:
             confidence = min(confidence, 0.6)
         record = entry.record
@@ -149,6 +147,9 @@ class Matcher:
             confidence += 0.05
         if "possible-mismatch" in self.catalog.flags(record.id):
             confidence *= 0.9
+        if entry.specificity < MIN_SPECIFICITY:
+            # Placeholders only (`{}`), or a std phrase: nothing the location can vouch for.
+            confidence = min(confidence, 0.5)
         return Candidate(
             record_id=record.id,
             confidence=round(min(confidence, 1.0), 4),

@@ -1,0 +1,205 @@
+"""The matcher's decisions, one behaviour at a time, on plain strings and the bundled catalog."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.app import Triage
+from bot.catalog.loader import load_bundled_catalog, load_catalog
+from bot.core.matcher import MATCH_THRESHOLD
+
+REGISTRY = "/home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f"
+
+
+@pytest.fixture(scope="module")
+def triage() -> Triage:
+    return Triage(load_bundled_catalog())
+
+
+def top(triage: Triage, text: str):
+    analysis = triage.analyse(text)
+    answered = analysis.answered
+    record = triage.catalog.get(answered[0].best.record_id) if answered else None
+    return analysis, record
+
+
+def header(path: str, line: int, message: str) -> str:
+    note = "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"
+    return f"thread 'main' panicked at {path}:{line}:9:\n{message}\n{note}\n"
+
+
+def test_filled_placeholders_match_the_format(triage):
+    text = header(
+        "crates/burn-flex/src/ops/module.rs", 241, "deform_conv2d_backward: unsupported dtype I8"
+    )
+    analysis, record = top(triage, text)
+    assert analysis.verdict == "match"
+    assert record.error_message == "deform_conv2d_backward: unsupported dtype {:?}"
+    assert analysis.answered[0].best.evidence == ("pattern", "location", "line", "header")
+
+
+def test_expect_output_carries_the_error_after_the_message(triage):
+    text = header(
+        f"{REGISTRY}/burn-train-0.16.0/src/checkpoint/async_checkpoint.rs",
+        94,
+        "Can send message to checkpointer thread.: SendError { .. }",
+    )
+    _, record = top(triage, text)
+    assert record.error_message == "Can send message to checkpointer thread."
+    assert record.error_type == "expect"
+
+
+def test_the_location_decides_between_sites_sharing_a_message(triage):
+    text = header(
+        f"{REGISTRY}/burn-nn-0.19.0/src/loss/huber.rs", 95, "BatchMean reduction is not supported"
+    )
+    _, record = top(triage, text)
+    assert record.file_path == "crates/burn-nn/src/loss/huber.rs"
+
+
+def test_a_panic_in_the_users_own_code_is_not_burns(triage):
+    text = header("src/main.rs", 12, "Can't differentiate avg pool 2d backward.")
+    analysis, record = top(triage, text)
+    assert record is None
+    assert analysis.verdict == "uncatalogued-panic"
+    best = analysis.panics[0].best
+    assert best is not None and best.confidence < MATCH_THRESHOLD
+
+
+def test_a_generic_message_needs_the_location(triage):
+    located = header(
+        f"{REGISTRY}/burn-dataset-0.19.0/src/source/huggingface/downloader.rs",
+        300,
+        "Should read data",
+    )
+    _, record = top(triage, located)
+    assert record is not None and record.error_message == "Should read data"
+    bare, record = top(triage, "```\nShould read data\n```")
+    assert record is None and bare.verdict == "no-panic"
+
+
+def test_std_panics_are_uncatalogued(triage):
+    analysis, record = top(
+        triage, header("src/lib.rs", 3, "index out of bounds: the len is 3 but the index is 5")
+    )
+    assert record is None and analysis.verdict == "uncatalogued-panic"
+
+
+def test_a_later_panic_is_not_answered_when_the_first_is_unknown(triage):
+    text = header("src/main.rs", 5, "something of mine broke") + header(
+        f"{REGISTRY}/burn-train-0.16.0/src/checkpoint/async_checkpoint.rs",
+        94,
+        "Can send message to checkpointer thread.: SendError { .. }",
+    )
+    analysis, record = top(triage, text)
+    assert record is None and analysis.verdict == "uncatalogued-panic"
+
+
+def test_the_root_panic_comes_first(triage):
+    text = header(
+        f"{REGISTRY}/burn-autodiff-0.18.0/src/ops/module.rs",
+        1498,
+        "Can't differentiate avg pool 2d backward.",
+    ) + header(
+        f"{REGISTRY}/burn-train-0.18.0/src/checkpoint/async_checkpoint.rs",
+        94,
+        "Can send message to checkpointer thread.: SendError { .. }",
+    )
+    analysis, record = top(triage, text)
+    assert record.error_message == "Can't differentiate avg pool 2d backward."
+    assert len(analysis.answered) == 2
+
+
+def test_an_older_shorter_wording_with_a_header(triage):
+    text = header(
+        f"{REGISTRY}/burn-fusion-0.13.0/src/stream/execution/ordering.rs",
+        24,
+        "Ordering is bigger than operations",
+    )
+    _, record = top(triage, text)
+    assert record.error_message.startswith("Ordering is bigger than operations: ordering len")
+
+
+def test_a_message_retyped_with_a_typo(triage):
+    _, record = top(
+        triage, 'I get "Can\'t differentiate max pool2d with indecies backward." when training'
+    )
+    assert record.error_message == "Can't differentiate max pool2d with indices backward."
+
+
+def test_a_message_quoted_in_a_discord_sentence(triage):
+    text = (
+        "getting this when training: Can't consume the gradients before they are registered"
+        " at least once. any idea?"
+    )
+    _, record = top(triage, text)
+    assert (
+        record.error_message
+        == "Can't consume the gradients before they are registered at least once."
+    )
+
+
+def test_a_pull_request_naming_a_message_is_not_a_report(triage):
+    text = (
+        "Title: feat(autodiff): implement avg_pool2d backward\n\n"
+        "This removes the `Can't differentiate avg pool 2d backward.` stub.\n\n"
+        "## Checklist\n- [x] tests\n"
+    )
+    analysis, record = top(triage, text)
+    assert record is None and analysis.verdict == "no-panic"
+
+
+def test_a_sentence_discussing_a_message_is_not_a_report(triage):
+    text = (
+        "The book page says avg pool raises `Can't differentiate avg pool 2d backward.`"
+        " but it is outdated."
+    )
+    _, record = top(triage, text)
+    assert record is None
+
+
+def test_a_format_string_quoted_from_source_is_not_output(triage):
+    text = 'Why does this line exist?\n```rust\n    "Should have handle for tensor {id:?}"\n```\n'
+    _, record = top(triage, text)
+    assert record is None
+
+
+def test_a_message_alone_in_a_code_block_is_answered(triage):
+    text = "During training:\n```\nShould have handle for tensor TensorId { value: 42 }\n```\n"
+    _, record = top(triage, text)
+    assert record.error_message == "Should have handle for tensor {id:?}"
+
+
+def test_a_caller_location_in_the_project_does_not_sink_a_full_match(triage):
+    # #[track_caller] assertions report the caller (a backend's test module), not compare.rs.
+    text = header(
+        "crates/burn-wgpu/src/lib.rs", 127, "Tensors are not approx eq:\n  => Position 0: 1.5 != 2"
+    )
+    _, record = top(triage, text)
+    assert record.file_path == "crates/burn-std/src/data/compare.rs"
+
+
+def test_an_unfilled_placeholder_only_record_never_wins(tmp_path):
+    record = {
+        "id": "any",
+        "repo": "o/r",
+        "errorMessage": "{}",
+        "filePath": "crates/x/src/lib.rs",
+        "lineNumber": 3,
+    }
+    (tmp_path / "c.json").write_text(json.dumps(record))
+    triage = Triage(load_catalog([tmp_path]))
+    analysis = triage.analyse(header("crates/x/src/lib.rs", 3, "anything at all"))
+    assert analysis.verdict == "uncatalogued-panic"
+
+
+def test_fingerprint_ignores_cosmetic_edits(triage):
+    text = header(
+        f"{REGISTRY}/burn-autodiff-0.18.0/src/ops/module.rs",
+        1498,
+        "Can't differentiate avg pool 2d backward.",
+    )
+    edited = "Edit: added the version.\n\n" + text.replace("\n", "\r\n") + "\nburn 0.18\n"
+    assert triage.analyse(text).fingerprint == triage.analyse(edited).fingerprint
