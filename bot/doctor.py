@@ -291,14 +291,19 @@ def check_config(settings: Any) -> Check:
 
 def check_catalog(settings: Any) -> Check:
     from bot.catalog.lint import WARNING, lint_catalog
-    from bot.catalog.loader import CatalogError, bundled_catalog_path, load_catalog
+    from bot.catalog.loader import (
+        CatalogError,
+        bundled_catalog_path,
+        load_bundled_catalog,
+        load_catalog,
+    )
     from bot.core.matcher import Matcher
 
     custom = settings.triage_catalog is not None
     path = settings.triage_catalog if custom else bundled_catalog_path()
     label = f"TRIAGE_CATALOG {path}" if custom else f"bundled catalog ({path})"
     try:
-        catalog = load_catalog([path])
+        catalog = load_catalog([path]) if custom else load_bundled_catalog()
     except CatalogError as exc:
         shown = [str(p) for p in exc.problems[:SHOWN_PROBLEMS]]
         if len(exc.problems) > SHOWN_PROBLEMS:
@@ -523,9 +528,10 @@ def _check_token(clients: Any, settings: Any, repos: Sequence[str]) -> Check:
         )
     for name in repos:
         problem = _check_repo(gh, name, installation_repos)
-        details.append(problem or f"{name}: reachable")
         if problem:
             problems.append(problem)
+        else:
+            details.append(f"{name}: reachable")
     if problems:
         return Check(
             "github",

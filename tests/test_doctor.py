@@ -51,6 +51,15 @@ class FakeGitHubWithInstallationRepos(FakeGitHub):
             )
         return super()._route(request, path, body, auth)
 
+    app_changes: dict[str, Any] = {}  # noqa: RUF012  (fields of GET /app to answer differently)
+
+    def _route_app(self, method: str, path: str, auth: str) -> web.Response:
+        response = super()._route_app(method, path, auth)
+        if path == "/app" and response.status == 200 and self.app_changes:
+            data = json.loads(response.body) | self.app_changes  # type: ignore[arg-type]
+            return self._json(data)
+        return response
+
 
 class DiscordStub:
     """Discord's REST answers to `GET /users/@me` and `/oauth2/applications/@me`, on 127.0.0.1,
@@ -194,12 +203,14 @@ def test_missing_webhook_secret_and_a_short_one_are_warnings(tmp_path):
 def test_bad_label_config_fails_the_config_check(tmp_path):
     config = tmp_path / "triage-bot.toml"
     config.write_text("[labels]\nmatched = 3\n")
-    checks, out = run({"DISCORD_TOKEN": "x" * 30, "TRIAGE_CONFIG": str(config)}, tmp_path,
-                      offline=True)
+    checks, _ = run(
+        {"DISCORD_TOKEN": "x" * 30, "TRIAGE_CONFIG": str(config)}, tmp_path, offline=True
+    )
     assert checks["config"].status == FAIL and "labels.matched" in checks["config"].summary
     config.write_text('[labels]\nmatched = "known panic"\n[labels.tags]\nwgpu = "backend: wgpu"\n')
-    checks, _ = run({"DISCORD_TOKEN": "x" * 30, "TRIAGE_CONFIG": str(config)}, tmp_path,
-                    offline=True)
+    checks, _ = run(
+        {"DISCORD_TOKEN": "x" * 30, "TRIAGE_CONFIG": str(config)}, tmp_path, offline=True
+    )
     assert checks["config"].status == OK
     assert "matched -> known panic" in checks["config"].summary
     assert "1 mapped label(s)" in checks["config"].summary
@@ -209,7 +220,7 @@ def test_bad_label_config_fails_the_config_check(tmp_path):
 
 
 def test_bundled_catalog_validates_and_is_linted(tmp_path):
-    checks, out = run({"DISCORD_TOKEN": "x" * 30}, tmp_path, offline=True)
+    checks, _ = run({"DISCORD_TOKEN": "x" * 30}, tmp_path, offline=True)
     catalog = checks["catalog"]
     assert catalog.status == OK and "bundled catalog" in catalog.summary
     lines = (ROOT / "catalog" / "burn" / "panic_sites.jsonl").read_text().splitlines()
@@ -221,16 +232,18 @@ def test_custom_catalog_problems_fail_with_the_command_to_run(tmp_path):
     first = (ROOT / "catalog" / "burn" / "panic_sites.jsonl").read_text().splitlines()[0]
     bad = tmp_path / "bad.jsonl"
     bad.write_text(first + "\n" + json.dumps({"id": "zz", "errorMessage": 3}) + "\n")
-    checks, out = run({"DISCORD_TOKEN": "x" * 30, "TRIAGE_CATALOG": str(bad)}, tmp_path,
-                      offline=True)
+    checks, out = run(
+        {"DISCORD_TOKEN": "x" * 30, "TRIAGE_CATALOG": str(bad)}, tmp_path, offline=True
+    )
     catalog = checks["catalog"]
     assert catalog.status == FAIL and "2 problem(s)" in catalog.summary
     assert any("record zz" in d and "`repo`" in d for d in catalog.details)
     assert f"triage-bot catalog validate {bad}" in out
     good = tmp_path / "good.jsonl"
     good.write_text(first + "\n")
-    checks, _ = run({"DISCORD_TOKEN": "x" * 30, "TRIAGE_CATALOG": str(good)}, tmp_path,
-                    offline=True)
+    checks, _ = run(
+        {"DISCORD_TOKEN": "x" * 30, "TRIAGE_CATALOG": str(good)}, tmp_path, offline=True
+    )
     assert checks["catalog"].status in (OK, WARN)
     assert "1 records" in checks["catalog"].summary
 
@@ -342,7 +355,9 @@ def test_action_token_lists_its_installation_repositories(github, tmp_path):
     env = {"GITHUB_TOKEN": action_token, "GITHUB_API_URL": github.base_url}
     checks, out = run(env, tmp_path, repos=[REPO, "tracel-ai/other"])
     check = checks["github"]
-    assert check.summary.startswith("an installation token: 1 problem(s)"), out
+    assert check.summary.startswith(
+        "an installation token (e.g. a workflow's GITHUB_TOKEN): 1 pr"
+    ), out
     assert f"repositories (1): {REPO}" in check.details
     assert "problem: tracel-ai/other: not among the repositories" in out
     assert action_token not in out
@@ -374,6 +389,17 @@ def test_app_permissions_events_installations_and_repositories(github, app, tmp_
     assert github.calls("GET", r"^/app$")[0].auth == "jwt:4242"
     assert github.calls("POST", r"^/app/installations/77/access_tokens$")
     assert checks["settings"].status == OK
+
+
+def test_app_without_the_permissions_or_events_it_needs(github, app, tmp_path):
+    github.add_installation(77, "tracel-ai", [REPO])
+    github.app_changes = {"permissions": {"issues": "read"}, "events": ["issues"]}
+    checks, out = run(app, tmp_path)
+    assert checks["github"].status == FAIL
+    assert "problem: Issues permission is read, not write" in out
+    assert "problem: Metadata permission is missing" in out
+    assert "problem: not subscribed to issue_comment" in out
+    assert "Permissions & events set Issues: Read and write" in out
 
 
 def test_app_not_installed_or_not_on_the_repository(github, app, tmp_path):
@@ -440,9 +466,17 @@ def test_offline_skips_the_network(tmp_path, monkeypatch):
 
 def test_command_exit_status_and_output(github, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    for name in ("GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY", "GITHUB_APP_PRIVATE_KEY_PATH",
-                 "DISCORD_TOKEN", "TRIAGE_CATALOG", "TRIAGE_CONFIG", "TRIAGE_DRY_RUN",
-                 "DISCORD_CHANNEL_IDS", "LOG_LEVEL"):
+    for name in (
+        "GITHUB_APP_ID",
+        "GITHUB_APP_PRIVATE_KEY",
+        "GITHUB_APP_PRIVATE_KEY_PATH",
+        "DISCORD_TOKEN",
+        "TRIAGE_CATALOG",
+        "TRIAGE_CONFIG",
+        "TRIAGE_DRY_RUN",
+        "DISCORD_CHANNEL_IDS",
+        "LOG_LEVEL",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "a-long-enough-webhook-secret")

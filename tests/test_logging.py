@@ -170,7 +170,7 @@ def test_event_line_is_key_value_in_a_fixed_order(restore_logging):
         logging.getLogger().removeHandler(keep)
     line = stream.getvalue().strip().split(": ", 1)[1]
     assert line == (
-        'event source=github delivery=d-1 repo=o/r issue=7 verdict=match records=aa,bb '
+        "event source=github delivery=d-1 repo=o/r issue=7 verdict=match records=aa,bb "
         'duration_ms=12 note="two words" comment=create'
     )
     assert records[0].event["records"] == ["aa", "bb"]  # the fields ride along as data

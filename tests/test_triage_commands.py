@@ -212,7 +212,7 @@ def permission_calls(fake: FakeGitHub) -> list:
 async def test_wrong_from_a_maintainer_replaces_the_answer_removes_labels_and_votes(harness, fake):
     issue = await open_issue(harness, fake)
     [answer] = bot_answers(fake, issue.number)
-    assert labels(fake, issue.number) == ["panic: known"]
+    assert "panic: known" in labels(fake, issue.number)
     await say(harness, fake, issue.number, "Not this one.\n/triage wrong", "maint")
     [note] = bot_answers(fake, issue.number)
     assert note.id == answer.id  # the same comment, edited
@@ -244,7 +244,7 @@ async def test_a_stranger_gets_one_polite_refusal_per_issue(harness, fake):
     [refusal] = notices(fake, issue.number)
     assert refusal.body.splitlines()[1] == texts.COMMAND_REFUSED.format(login="passerby")
     assert bot_answers(fake, issue.number)[0].body == before  # nothing changed
-    assert labels(fake, issue.number) == ["panic: known"]
+    assert "panic: known" in labels(fake, issue.number)
     assert harness.state.store.feedback_counts(INTERPOLATE) == (0, 0)
     outcomes = [c["outcome"] for c in harness.state.store.list_commands(REPO, issue.number)]
     assert outcomes == ["refused"] * 4
@@ -342,7 +342,7 @@ async def test_refresh_after_wrong_answers_again(harness, fake):
     await say(harness, fake, issue.number, "/triage refresh", "maint")
     [answer] = bot_answers(fake, issue.number)
     assert parse_marker(answer.body)["kind"] == "answer"
-    assert labels(fake, issue.number) == ["panic: known"]
+    assert "panic: known" in labels(fake, issue.number)
 
 
 async def test_commands_in_code_blocks_and_quotes_do_nothing(harness, fake):
@@ -418,5 +418,5 @@ async def test_reactions_on_the_bots_comment_become_votes(harness, fake):
     assert store.feedback_counts(INTERPOLATE) == (2, 1)
     # a reaction taken back is a vote taken back; a /triage wrong is a separate vote
     fake.repo(REPO).comments[answer.id].reactions.pop(0)
-    await say(harness, fake, issue.number, "/triage wrong", "bob")
+    await say(harness, fake, issue.number, "/triage wrong", "maint")
     assert store.feedback_counts(INTERPOLATE) == (1, 2)

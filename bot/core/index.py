@@ -167,7 +167,7 @@ class CatalogIndex:
         }
         self.postings = dict(postings)
         self.idf = {token: math.log(1 + total / len(ids)) for token, ids in self.postings.items()}
-        self.max_df = max(50, total // 20)
+        self.max_df = max(50, total // 100)
         # Each record's total word weight, for ranking candidates by coverage.
         self.record_weight: dict[str, float] = defaultdict(lambda: 1.0)
         for token, ids in self.postings.items():
@@ -219,10 +219,15 @@ class CatalogIndex:
         if not scores:
             return []
         totals = self.record_weight
+        # A record whose words the text barely covers is not worth verifying.
+        covered = [rid for rid, score in scores.items() if score >= MIN_COVERAGE * totals[rid]]
         return heapq.nsmallest(
-            limit, scores, key=lambda rid: (-scores[rid] / totals[rid], -scores[rid], rid)
+            limit, covered, key=lambda rid: (-scores[rid] / totals[rid], -scores[rid], rid)
         )
 
+
+# Share of a record's word weight a text must contain for the record to be a candidate.
+MIN_COVERAGE = 0.4
 
 _PLACEHOLDER_TEXT = re.compile(r"\{[^{}]*\}")
 

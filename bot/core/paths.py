@@ -9,6 +9,7 @@ Everything here is linear-time: bounded quantifiers only, never nested ones.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from bot.core.panic import Location, PathKind
 
@@ -115,8 +116,12 @@ def _split_name_version(dirname: str) -> tuple[str, str | None]:
     return dirname, None
 
 
+@lru_cache(maxsize=4096)
 def classify_path(path: str) -> tuple[PathKind, str | None, str | None, str | None]:
-    """(kind, crate, crate_version, crate_path) for a normalised path (forward slashes)."""
+    """(kind, crate, crate_version, crate_path) for a normalised path (forward slashes).
+
+    Cached: a backtrace names the same few files again and again.
+    """
     match = _STD_LIBRARY.search(path)
     if match:
         return "std", match.group(1), None, match.group(2)
@@ -169,6 +174,7 @@ def _strip_type_prefixes(text: str) -> str:
     return text
 
 
+@lru_cache(maxsize=4096)
 def crate_from_function(function: str) -> str | None:
     """The crate a backtrace function belongs to, by its first path segment.
 

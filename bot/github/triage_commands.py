@@ -15,7 +15,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 NAMES = ("wrong", "match", "why", "ignore", "refresh")
-_LINE = re.compile(r"^ {0,3}/triage(?:[ \t]+(?P<name>[A-Za-z]+)(?:[ \t]+(?P<arg>\S+))?)?[ \t]*$")
+_LINE = re.compile(
+    r"^ {0,3}/triage(?:[ \t]+(?P<name>[A-Za-z]+)(?:[ \t]+(?P<arg>\S+))?)?[ \t]*$", re.IGNORECASE
+)
 _FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _ID = re.compile(r"^[A-Za-z0-9._:-]{1,100}$")
 
