@@ -176,3 +176,32 @@ def test_hostile_pattern_in_catalog_does_not_slow_matching():
     # a star, against a long run of `a`. On RE2 this returns at once.
     regex = compile_safe("(a|aa)*b")
     assert regex.search("a" * 200_000) is None
+
+
+BROKEN = {
+    "bad-json.json": ('{"id": "x",', "the file is not valid JSON"),
+    "missing-id.json": ({"repo": "o/r", "errorMessage": "m"}, "field `id`: is missing"),
+    "wrong-type.json": ({**MINIMAL, "lineNumber": "12"}, "field `lineNumber`: must be a whole"),
+    "bad-regex.json": ({**MINIMAL, "messagePattern": "a("}, "not a valid regular expression"),
+    "catastrophic.json": ({**MINIMAL, "messagePattern": "(x+)+y"}, "exponential time"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_validate_command_names_each_breakage_and_fails(tmp_path, capsys, name):
+    from bot.cli import main
+
+    content, expected = BROKEN[name]
+    path = write(tmp_path / name, content)
+    assert main(["catalog", "validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert str(path) in err and expected in err
+
+
+def test_validate_command_names_both_files_of_a_duplicate_id(tmp_path, capsys):
+    from bot.cli import main
+
+    first, second = write(tmp_path / "a.json", MINIMAL), write(tmp_path / "b.json", MINIMAL)
+    assert main(["catalog", "validate", str(first), str(second)]) == 1
+    err = capsys.readouterr().err
+    assert f"the id is used twice: here and in {first}" in err and str(second) in err

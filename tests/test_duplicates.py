@@ -182,7 +182,6 @@ async def test_duplicates_across_issues(fake, tmp_path, triage):
         for _ in range(3):
             await report(h, fake, PANIC)
         fourth = await report(h, fake, PANIC)
-        assert answer_of(fake, fourth.number).count("#") - body.count("#") >= 0
         listed = answer_of(fake, fourth.number).split("Also reported in ", 1)[1].split(".")[0]
         assert len(listed.split(", ")) == 3
         assert f"#{first.number} (closed)" not in listed  # open ones are more relevant
@@ -191,7 +190,9 @@ async def test_duplicates_across_issues(fake, tmp_path, triage):
         assert all(
             "duplicate-candidate" not in i.labels for i in fake.repo(REPO).issues.values()
         )
-        assert {r["record_id"] for r in h.state.store.issues_for_records(REPO, [INTERPOLATE])}
+        hit = {r["number"] for r in h.state.store.issues_for_records(REPO, [INTERPOLATE])}
+        assert {first.number, second.number, third.number, fourth.number} <= hit
+        assert other.number not in hit
     finally:
         await h.stop()
 
