@@ -20,6 +20,8 @@ COMMAND_MODULES: dict[str, str] = {
     "poll": "bot.github.commands",
     "jobs": "bot.github.commands",
     "handle-event": "bot.github.commands",
+    "stats": "bot.stats_command",
+    "doctor": "bot.doctor",
 }
 
 

@@ -217,6 +217,8 @@ def check_settings(settings: Any, problems: list[str]) -> Check:
         if name == "GITHUB_APP_ID":
             attr = "github_app_id"
         value = getattr(settings, attr, None)
+        if name == "GITHUB_API_URL" and value == "https://api.github.com":
+            continue
         if value not in (None, "", frozenset(), (), False):
             if isinstance(value, bool):
                 value = int(value)
@@ -276,6 +278,8 @@ def check_config(settings: Any) -> Check:
         f"matched -> {labels.matched or '(none)'}",
         f"uncatalogued -> {labels.uncatalogued or '(none)'}",
     ]
+    if getattr(labels, "family_template", None):
+        parts.append(f"family -> {labels.family_template}")
     if labels.crate_template:
         parts.append(f"crate -> {labels.crate_template}")
     mapped = len(labels.background_tag) + len(labels.tags) + len(labels.crates)
@@ -469,13 +473,13 @@ def check_github(settings: Any, repos: Sequence[str] = ()) -> Check:
         from github import GithubException
 
         if isinstance(exc, GithubException):
-            raise_as = _github_error(exc)
+            summary = _github_error(exc)
         else:
-            raise_as = f"cannot reach {settings.github_api_url}: {type(exc).__name__}: {exc}"
+            summary = f"cannot reach {settings.github_api_url}: {type(exc).__name__}: {exc}"
         return Check(
             "github",
             FAIL,
-            raise_as,
+            summary,
             fix=f"check GITHUB_API_URL ({settings.github_api_url}) and the network",
         )
     finally:

@@ -1,4 +1,5 @@
-"""Logging for every long-running command: one handler, one line per record, no secrets.
+"""Logging for every long-running command: one handler, one line per record (a traceback
+excepted), no secrets.
 
 - `configure_logging(settings)` installs a single stderr handler on the root logger at
   `LOG_LEVEL`, with UTC timestamps, and a `RedactingFilter` that replaces the values of the

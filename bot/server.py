@@ -87,26 +87,16 @@ def create_app(
     )
 
     if settings.github_enabled:
-        from bot.duplicates import load_duplicate_config
         from bot.github.adapter import GitHubAdapter
         from bot.github.auth import GitHubClients
-        from bot.github.labels import load_label_config
-        from bot.github.pipeline import IssuePipeline
+        from bot.github.pipeline import pipeline_from_settings
         from bot.github.worker import Worker
 
         if clients is None:
             clients = GitHubClients(settings, client_options)
         state.clients = clients
         adapter = GitHubAdapter(clients, metrics)
-        state.pipeline = IssuePipeline(
-            triage,
-            adapter,
-            store,
-            load_label_config(settings.triage_config),
-            dry_run=settings.triage_dry_run,
-            metrics=metrics,
-            duplicates=load_duplicate_config(settings.triage_config),
-        )
+        state.pipeline = pipeline_from_settings(settings, triage, adapter, store, metrics)
         state.worker = Worker(
             store, state.pipeline.handle_job, metrics=metrics, **(worker_options or {})
         )

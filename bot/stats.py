@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from bot.core.analysis import Analysis
+from bot.render.answer import pasted_location
+
 TOP_SERIES = 6  # records drawn with their own colour; the rest are "other"
 MAX_WEEKS = 26
 MAX_GAPS = 50
@@ -67,6 +70,39 @@ def parse_since(value: str | None) -> float | None:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed.timestamp()
+
+
+def uncatalogued_items(
+    analysis: Analysis, answered_ids: Iterable[str], skip_first: bool = False
+) -> list[dict[str, Any]]:
+    """The panics of a text that the answer does not cover, as rows for
+    `Store.replace_uncatalogued` (GitHub and Discord alike). `skip_first` when a maintainer
+    chose the record of the first panic."""
+    answered = set(answered_ids)
+    out = []
+    for index, item in enumerate(analysis.panics):
+        if skip_first and index == 0:
+            continue
+        if item.matched and item.best and item.best.record_id in answered:
+            continue
+        panic = item.panic
+        loc = panic.location
+        crate = (loc.crate if loc else None) or next(iter(panic.stack_crates), None) or ""
+        where = None
+        if loc is not None:
+            if loc.crate and loc.crate_path and loc.kind != "std":
+                where = f"crates/{loc.crate}/{loc.crate_path}:{loc.line or 0}"
+            else:
+                where = pasted_location(loc)
+        out.append(
+            {
+                "norm_message": normalise_message(panic.message),
+                "crate": crate,
+                "message": _SPACE.sub(" ", panic.message).strip()[:500],
+                "location": where,
+            }
+        )
+    return out
 
 
 # --- aggregation ---------------------------------------------------------------------------------
@@ -422,10 +458,14 @@ def precision_chart(stats: Stats, width: int = 1000) -> str:
             f'<rect class="bar" x="{label_w}" y="{y + 3}" width="{good:.1f}" height="14" '
             f'fill="{PRECISION_COLOUR}"/>'
             f'<text x="{label_w + bar_w + 8}" y="{y + 14}">{p.precision * 100:.0f}% '
-            f"({p.helpful} 👍, {p.wrong} 👎)</text>"
+            f"({p.helpful} helpful, {p.wrong} wrong)</text>"
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _groups(count: int) -> str:
+    return "1 group" if count == 1 else f"{count} groups"
 
 
 def _short(text: str, limit: int) -> str:
@@ -478,10 +518,10 @@ def render_html(
         f"<h2>Answers by record over time ({stats.answered_subjects} answered)</h2>"
         f"{answers_chart(stats)}"
         "<h2>Precision per record</h2>"
-        '<div class="muted">From 👍/👎 reactions on the bot\'s comments, Discord buttons and '
-        "<code>/triage wrong</code>.</div>"
+        '<div class="muted">From thumbs-up and thumbs-down reactions on the bot\'s comments, '
+        "Discord buttons and <code>/triage wrong</code>.</div>"
         f"{precision_chart(stats)}"
-        f"<h2>Uncatalogued panics ({stats.gap_total} groups), most frequent first</h2>"
+        f"<h2>Uncatalogued panics ({_groups(stats.gap_total)}), most frequent first</h2>"
         f"{gaps_table(stats, html_base)}"
         "</body></html>\n"
     )

@@ -766,7 +766,7 @@ class Store:
                     (
                         platform,
                         subject,
-                        repo.lower() if repo else None,
+                        repo,
                         number,
                         key[0],
                         key[1],

@@ -293,6 +293,14 @@ def test_store_states(tmp_path):
     checks, out = run(env | {"TRIAGE_DB": str(newer)}, tmp_path, offline=True)
     assert checks["store"].status == FAIL and "newer than this version" in out
 
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    checks, out = run(
+        env | {"TRIAGE_DB": str(blocked / "sub" / "db.sqlite3")}, tmp_path, offline=True
+    )
+    assert checks["store"].status == FAIL and "cannot be created" in out
+    assert "-> make " in out
+
     junk = tmp_path / "junk.sqlite3"
     junk.write_bytes(b"this is not a database" * 100)
     checks, _ = run(env | {"TRIAGE_DB": str(junk)}, tmp_path, offline=True)

@@ -187,9 +187,7 @@ async def test_duplicates_across_issues(fake, tmp_path, triage):
         assert f"#{first.number} (closed)" not in listed  # open ones are more relevant
         # nothing was closed, and without configuration there is no duplicate label
         assert fake.calls("PATCH", r"/issues/\d+$") == []
-        assert all(
-            "duplicate-candidate" not in i.labels for i in fake.repo(REPO).issues.values()
-        )
+        assert all("duplicate-candidate" not in i.labels for i in fake.repo(REPO).issues.values())
         hit = {r["number"] for r in h.state.store.issues_for_records(REPO, [INTERPOLATE])}
         assert {first.number, second.number, third.number, fourth.number} <= hit
         assert other.number not in hit

@@ -110,6 +110,11 @@ def test_command_entries_are_keyed_by_comment_version():
     assert [e["name"] for e in one] == ["why"] and one[0]["author"] == "maint"
     assert one[0]["comment_id"] == 7
     assert one[0]["key"] != two[0]["key"]
+    # polling sees no previous body: unversioned keys make an edited comment's old commands
+    # the same as before, so they are done already
+    polled = command_entries("/triage why", None, 7, "maint", versioned=False)
+    edited = command_entries("/triage why\n/triage wrong", None, 7, "maint", versioned=False)
+    assert polled[0]["key"] == edited[0]["key"] and edited[1]["name"] == "wrong"
 
 
 def test_webhook_hint_carries_the_new_commands_and_the_asker():
@@ -420,3 +425,17 @@ async def test_reactions_on_the_bots_comment_become_votes(harness, fake):
     fake.repo(REPO).comments[answer.id].reactions.pop(0)
     await say(harness, fake, issue.number, "/triage wrong", "maint")
     assert store.feedback_counts(INTERPOLATE) == (1, 2)
+
+
+async def test_a_refusal_that_cannot_be_posted_is_not_retried_but_a_rate_limit_is(harness, fake):
+    issue = await open_issue(harness, fake)
+    fake.fail("POST", rf"/issues/{issue.number}/comments$", 403, body={"message": "locked"})
+    await say(harness, fake, issue.number, "/triage wrong", "passerby")
+    assert notices(fake, issue.number) == []
+    assert [j.state for j in harness.state.store.list_jobs()] == ["done"] * 2
+    other = await open_issue(harness, fake)
+    fake.secondary_rate_limit("POST", rf"/issues/{other.number}/comments$", retry_after=1)
+    await say(harness, fake, other.number, "/triage wrong", "passerby")
+    assert len(notices(fake, other.number)) == 1
+    statuses = [r.status for r in fake.calls("POST", rf"/issues/{other.number}/comments$")]
+    assert statuses[-2:] == [403, 201]

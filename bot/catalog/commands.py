@@ -103,8 +103,10 @@ def register(subparsers: Any) -> None:
     imp.set_defaults(handler=cmd_import)
 
     from bot.scan.commands import register_catalog  # `catalog scan` and `catalog update`
+    from bot.stats_command import register_catalog as register_draft  # `catalog draft`
 
     register_catalog(sub)
+    register_draft(sub)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -131,21 +131,21 @@ def cmd_poll(args: argparse.Namespace) -> int:
         settings.require_github()
         from bot.github.labels import load_label_config
 
-        labels = load_label_config(settings.triage_config)
+        load_label_config(settings.triage_config)  # a bad mapping stops before any work
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
     try:
-        return asyncio.run(_poll(settings, labels, args))
+        return asyncio.run(_poll(settings, args))
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
 
 
-async def _poll(settings: Settings, labels: Any, args: argparse.Namespace) -> int:
+async def _poll(settings: Settings, args: argparse.Namespace) -> int:
     from bot.github.adapter import GitHubAdapter
     from bot.github.auth import GitHubClients
-    from bot.github.pipeline import IssuePipeline
+    from bot.github.pipeline import pipeline_from_settings
     from bot.github.poll import poll_once
     from bot.github.worker import Worker
     from bot.server import load_triage
@@ -155,9 +155,7 @@ async def _poll(settings: Settings, labels: Any, args: argparse.Namespace) -> in
     clients = GitHubClients(settings)
     try:
         triage = load_triage(settings)
-        pipeline = IssuePipeline(
-            triage, GitHubAdapter(clients), store, labels, dry_run=settings.triage_dry_run
-        )
+        pipeline = pipeline_from_settings(settings, triage, GitHubAdapter(clients), store)
         worker = Worker(store, pipeline.handle_job)
         lookback = timedelta(hours=args.lookback)
         if args.once:
@@ -241,20 +239,20 @@ def cmd_jobs_retry(args: argparse.Namespace) -> int:
         settings.require_github()
         from bot.github.labels import load_label_config
 
-        labels = load_label_config(settings.triage_config)
+        load_label_config(settings.triage_config)  # a bad mapping stops before any work
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
-    dead = asyncio.run(_run_queue(settings, labels))
+    dead = asyncio.run(_run_queue(settings))
     print(f"replayed {count} job(s); {dead} job(s) dead-lettered")
     return 0 if dead == 0 else 1
 
 
-async def _run_queue(settings: Settings, labels: Any) -> int:
+async def _run_queue(settings: Settings) -> int:
     """Run every queued job now; returns how many are dead-lettered afterwards."""
     from bot.github.adapter import GitHubAdapter
     from bot.github.auth import GitHubClients
-    from bot.github.pipeline import IssuePipeline
+    from bot.github.pipeline import pipeline_from_settings
     from bot.github.worker import Worker
     from bot.server import load_triage
     from bot.store import Store
@@ -262,12 +260,8 @@ async def _run_queue(settings: Settings, labels: Any) -> int:
     store = Store(settings.triage_db)
     clients = GitHubClients(settings)
     try:
-        pipeline = IssuePipeline(
-            load_triage(settings),
-            GitHubAdapter(clients),
-            store,
-            labels,
-            dry_run=settings.triage_dry_run,
+        pipeline = pipeline_from_settings(
+            settings, load_triage(settings), GitHubAdapter(clients), store
         )
         await Worker(store, pipeline.handle_job).drain(timeout=3600)
         return store.job_counts()["dead"]
@@ -289,7 +283,7 @@ def cmd_handle_event(args: argparse.Namespace) -> int:
         settings.require_github()
         from bot.github.labels import load_label_config
 
-        labels = load_label_config(settings.triage_config)
+        load_label_config(settings.triage_config)  # a bad mapping stops before any work
         payload = webhook.parse_body(Path(args.event_path).read_bytes())
         decision = webhook.decide(args.event_name, payload)
     except SettingsError as exc:
@@ -302,18 +296,18 @@ def cmd_handle_event(args: argparse.Namespace) -> int:
         print(f"nothing to do for {args.event_name} ({decision.reason})")
         return 0
     try:
-        return asyncio.run(_handle_event(settings, labels, decision.job, max(1, args.attempts)))
+        return asyncio.run(_handle_event(settings, decision.job, max(1, args.attempts)))
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
 
 
-async def _handle_event(settings: Settings, labels: Any, job: dict, attempts: int) -> int:
+async def _handle_event(settings: Settings, job: dict, attempts: int) -> int:
     import time
 
     from bot.github.adapter import GitHubAdapter
     from bot.github.auth import GitHubClients
-    from bot.github.pipeline import IssuePipeline
+    from bot.github.pipeline import pipeline_from_settings
     from bot.github.worker import RetryPolicy, classify
     from bot.server import load_triage
     from bot.store import Store
@@ -322,12 +316,8 @@ async def _handle_event(settings: Settings, labels: Any, job: dict, attempts: in
     clients = GitHubClients(settings)
     policy = HANDLE_EVENT_POLICY or RetryPolicy(cap=60.0)
     try:
-        pipeline = IssuePipeline(
-            load_triage(settings),
-            GitHubAdapter(clients),
-            store,
-            labels,
-            dry_run=settings.triage_dry_run,
+        pipeline = pipeline_from_settings(
+            settings, load_triage(settings), GitHubAdapter(clients), store
         )
         for attempt in range(1, attempts + 1):
             try:

@@ -42,6 +42,8 @@ NOTICE_MARKER = "<!-- triage-bot:notice -->"
 _LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
 _VALUE = re.compile(r"[^A-Za-z0-9._:,-]")
 WHY_CANDIDATES = 3
+# a locked issue, a deleted comment: the command's reply cannot be written, and will not be later
+PERMANENT = frozenset({403, 404, 410, 422})
 
 
 @dataclass
@@ -217,6 +219,16 @@ def refusal_body(login: str) -> str:
     return f"{NOTICE_MARKER}\n{texts.COMMAND_REFUSED.format(login=shown)}"
 
 
+def _permanent(exc: GithubException) -> bool:
+    """A 4xx that a retry will not fix (a rate limit is not one: the job waits and retries)."""
+    if exc.status not in PERMANENT:
+        return False
+    headers = {k.lower(): str(v) for k, v in (exc.headers or {}).items()}
+    data = exc.data if isinstance(exc.data, dict) else {}
+    limited = "retry-after" in headers or headers.get("x-ratelimit-remaining") == "0"
+    return not limited and "rate limit" not in str(data.get("message") or "").lower()
+
+
 def is_notice(body: str | None) -> bool:
     marker = parse_marker(body or "")
     return bool(marker and marker.get("kind") == "notice")
@@ -309,7 +321,12 @@ class CommandHandler:
             log.info("github repo=%s issue=%d DRY RUN, would refuse:\n%s", repo, number, body)
         else:
             self._count("create_comment")
-            self._repo(repo, installation_id).get_issue(number).create_comment(body)
+            try:
+                self._repo(repo, installation_id).get_issue(number).create_comment(body)
+            except GithubException as exc:
+                if not _permanent(exc):
+                    raise  # retried with the job
+                log.warning("github repo=%s issue=%d refusal not posted: %s", repo, number, exc)
         self.store.set_controls(repo, number, refused=True)
 
     def _react(
@@ -319,7 +336,12 @@ class CommandHandler:
             return
         self._count("create_reaction")
         issue = self._repo(repo, installation_id).get_issue(number)
-        issue.get_comment(comment_id).create_reaction(content)
+        try:
+            issue.get_comment(comment_id).create_reaction(content)
+        except GithubException as exc:
+            if not _permanent(exc):
+                raise
+            log.warning("github repo=%s issue=%d reaction not added: %s", repo, number, exc)
 
     def _run(
         self,

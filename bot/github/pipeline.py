@@ -10,12 +10,10 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, replace
-from typing import Any
 
 from github import GithubException
 
 from bot.app import Triage
-from bot.core.analysis import Analysis
 from bot.duplicates import (
     DuplicateConfig,
     add_line,
@@ -39,10 +37,9 @@ from bot.github.labels import LabelConfig
 from bot.github.metrics import Metrics
 from bot.github.planner import Desired, IssueView, Plan, plan
 from bot.logging_setup import log_event
-from bot.render.answer import Answer, build_answer, pasted_location
+from bot.render.answer import build_answer
 from bot.render.github import render_comment, render_no_longer
-from bot.render.markup import one_line
-from bot.stats import normalise_message
+from bot.stats import uncatalogued_items
 from bot.store import Job, Store
 
 log = logging.getLogger(__name__)
@@ -50,37 +47,6 @@ log = logging.getLogger(__name__)
 
 def issue_text(view: IssueView) -> str:
     return "\n\n".join(view.texts)
-
-
-def uncatalogued_items(
-    analysis: Analysis, answer: Answer, skip_first: bool = False
-) -> list[dict[str, Any]]:
-    """The panics of the text that the answer does not cover, for the catalog-gaps report."""
-    answered = set(answer.record_ids)
-    out = []
-    for index, item in enumerate(analysis.panics):
-        if skip_first and index == 0:
-            continue
-        if item.matched and item.best and item.best.record_id in answered:
-            continue
-        panic = item.panic
-        loc = panic.location
-        crate = (loc.crate if loc else None) or next(iter(panic.stack_crates), None) or ""
-        where = None
-        if loc is not None:
-            if loc.crate and loc.crate_path and loc.kind != "std":
-                where = f"crates/{loc.crate}/{loc.crate_path}:{loc.line or 0}"
-            else:
-                where = pasted_location(loc)
-        out.append(
-            {
-                "norm_message": normalise_message(panic.message),
-                "crate": crate,
-                "message": one_line(panic.message)[:500],
-                "location": where,
-            }
-        )
-    return out
 
 
 @dataclass
@@ -286,7 +252,7 @@ class IssuePipeline:
             self.store.replace_uncatalogued(
                 "github",
                 f"{repo.lower()}#{number}",
-                uncatalogued_items(analysis, answer, skip_first=bool(controls.match)),
+                uncatalogued_items(analysis, answer.record_ids, bool(controls.match)),
                 repo=repo,
                 number=number,
             )
@@ -316,3 +282,19 @@ class IssuePipeline:
             )
         except GithubException as exc:
             log.warning("github repo=%s issue=%d reactions not read: %s", repo, number, exc)
+
+
+def pipeline_from_settings(settings, triage, adapter, store, metrics=None) -> IssuePipeline:
+    """The pipeline every entry point runs (serve, poll, handle-event, jobs retry)."""
+    from bot.duplicates import load_duplicate_config
+    from bot.github.labels import load_label_config
+
+    return IssuePipeline(
+        triage,
+        adapter,
+        store,
+        load_label_config(settings.triage_config),
+        dry_run=settings.triage_dry_run,
+        metrics=metrics,
+        duplicates=load_duplicate_config(settings.triage_config),
+    )

@@ -118,10 +118,19 @@ def new_commands(body: str | None, previous: str | None = None) -> list[Command]
 
 
 def command_entries(
-    body: str | None, previous: str | None, comment_id: object, author: object
+    body: str | None,
+    previous: str | None,
+    comment_id: object,
+    author: object,
+    *,
+    versioned: bool = True,
 ) -> list[dict[str, object]]:
-    """The new commands as JSON-able job hints, each keyed for "run once" bookkeeping."""
-    version = hashlib.sha256((body or "").encode()).hexdigest()[:12]
+    """The new commands as JSON-able job hints, each keyed for "run once" bookkeeping.
+
+    Webhook deliveries key by the comment's version (a command removed and written again in a
+    later edit runs again). Polling, which never sees the previous body, passes
+    `versioned=False`: then a command keeps its key across edits, and runs once per comment."""
+    version = hashlib.sha256((body or "").encode()).hexdigest()[:12] if versioned else "*"
     seen: Counter[tuple[str, str | None]] = Counter()
     out: list[dict[str, object]] = []
     for command in new_commands(body, previous):
