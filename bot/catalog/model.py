@@ -6,6 +6,7 @@ The mapping is one table, `FIELDS`, so the two never drift apart.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -146,6 +147,14 @@ class Record:
         return replace(self, **changes)
 
 
+# Values that repeat across thousands of records (repo, kind, commit, tags, file): one string
+# object each instead of one per record, which a 100k-record catalog notices.
+_SHARED_VALUES = frozenset(
+    {"repo", "errorType", "severity", "filePath", "analyzedSha", "backgroundTag"}
+)
+_PRESENT_KEYS: dict[tuple[str, ...], frozenset[str]] = {}
+
+
 def record_from_dict(data: dict[str, Any], origin: str = "") -> Record:
     """Build a Record from an already validated camelCase dict (see `validate.check_record`)."""
     values: dict[str, Any] = {}
@@ -155,11 +164,18 @@ def record_from_dict(data: dict[str, Any], origin: str = "") -> Record:
         if attr is None:
             extra[key] = value
         elif attr in LIST_ATTRS:
-            values[attr] = tuple(value or ())
+            items = value or ()
+            values[attr] = tuple(sys.intern(v) for v in items) if key == "tags" else tuple(items)
+        elif key in _SHARED_VALUES and type(value) is str:
+            values[attr] = sys.intern(value)
         else:
             values[attr] = value
+    keys = tuple(data)
+    present = _PRESENT_KEYS.get(keys)
+    if present is None:
+        present = _PRESENT_KEYS[keys] = frozenset(keys)
     record = object.__new__(Record)
-    record.__dict__.update(values, extra=extra, present=frozenset(data), origin=origin)
+    record.__dict__.update(values, extra=extra, present=present, origin=origin)
     return record
 
 
