@@ -31,18 +31,15 @@ class Problem:
         return ": ".join(parts) + ": " + self.message
 
 
-def _is_text_list(value: Any) -> bool:
+def _type_ok(kind: str, value: Any) -> bool:
+    """Exact type tests (a bool is an int to isinstance); None is always allowed."""
+    if value is None or kind == "any":
+        return True
+    if kind == "str":
+        return type(value) is str
+    if kind == "int":
+        return type(value) is int
     return type(value) is list and all(type(item) is str for item in value)
-
-
-# One check per kind of field; exact type tests, since a bool is an int to isinstance.
-_TYPE_CHECKS = {
-    "str": lambda value: type(value) is str,
-    "int": lambda value: type(value) is int,
-    "list": _is_text_list,
-    "any": lambda value: True,
-}
-_CHECK_BY_KEY = {key: _TYPE_CHECKS[kind] for key, kind in TYPE_BY_KEY.items()}
 
 
 def _describe(value: Any) -> str:
@@ -66,30 +63,29 @@ def check_record(
     record_id = data.get("id") if isinstance(data.get("id"), str) else None
     errors: list[Problem] = []
     warnings: list[Problem] = []
-
-    def error(field: str | None, message: str) -> None:
-        errors.append(Problem(file, message, line, field, record_id))
-
     for key in REQUIRED:
         value = data.get(key)
         if value is None:
-            error(key, "is missing; every record needs `id`, `repo` and `errorMessage`")
-        elif not isinstance(value, str) or not value.strip():
-            error(key, f"must be non-empty text, not {_describe(value)}")
+            message = "is missing; every record needs `id`, `repo` and `errorMessage`"
+            errors.append(Problem(file, message, line, key, record_id))
+        elif type(value) is not str or not value.strip():
+            message = f"must be non-empty text, not {_describe(value)}"
+            errors.append(Problem(file, message, line, key, record_id))
     for key, value in data.items():
-        check = _CHECK_BY_KEY.get(key)
-        if check is None:
-            warnings.append(
-                Problem(file, "is not a known field; it is kept as is", line, key, record_id)
-            )
-        elif value is not None and key not in REQUIRED and not check(value):
-            error(key, f"must be {_TYPE_WORDS[TYPE_BY_KEY[key]]}, not {_describe(value)}")
-    if isinstance(data.get("repo"), str) and data["repo"].count("/") != 1:
-        error("repo", f"must be OWNER/NAME, not `{data['repo']}`")
+        kind = TYPE_BY_KEY.get(key)
+        if kind is None:
+            message = "is not a known field; it is kept as is"
+            warnings.append(Problem(file, message, line, key, record_id))
+        elif key not in REQUIRED and not _type_ok(kind, value):
+            message = f"must be {_TYPE_WORDS[kind]}, not {_describe(value)}"
+            errors.append(Problem(file, message, line, key, record_id))
+    repo = data.get("repo")
+    if type(repo) is str and repo.count("/") != 1:
+        errors.append(Problem(file, f"must be OWNER/NAME, not `{repo}`", line, "repo", record_id))
     pattern = data.get("messagePattern")
-    if isinstance(pattern, str):
+    if type(pattern) is str:
         try:
             check_pattern(pattern)
         except PatternError as exc:
-            error("messagePattern", str(exc))
+            errors.append(Problem(file, str(exc), line, "messagePattern", record_id))
     return errors, warnings
