@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 
 from bot.github import webhook
@@ -41,6 +42,7 @@ class ServerState:
     clients: Any = None
     background: list[asyncio.Task[Any]] = field(default_factory=list)
     owns_store: bool = False
+    http_session: aiohttp.ClientSession | None = None  # the process's one aiohttp session
 
 
 STATE = web.AppKey("triage_state", ServerState)
@@ -121,7 +123,10 @@ def _startup(start_discord: bool):
         if start_discord and state.settings.discord_enabled:
             from bot.discord.client import run_discord  # imported only when a token is set
 
-            result = run_discord(state.settings, state.triage, state.store)
+            # One aiohttp session per process, shared with the Discord side (discord.py keeps
+            # its own for the Discord API).
+            state.http_session = aiohttp.ClientSession()
+            result = run_discord(state.settings, state.triage, state.store, state.http_session)
             if inspect.isawaitable(result):
                 task = asyncio.ensure_future(result)
                 task.add_done_callback(_report_discord_end)
@@ -151,6 +156,8 @@ async def _cleanup(app: web.Application) -> None:
             await task
     if state.clients is not None:
         await asyncio.to_thread(state.clients.close)
+    if state.http_session is not None:
+        await state.http_session.close()
     if state.owns_store:
         state.store.close()
 

@@ -705,8 +705,8 @@ async def test_discord_client_starts_only_with_a_token(fake, tmp_path, triage, m
     calls = []
     stopped = asyncio.Event()
 
-    async def fake_run_discord(settings, triage_arg, store):
-        calls.append((settings, triage_arg, store))
+    async def fake_run_discord(settings, triage_arg, store, http_session):
+        calls.append((settings, triage_arg, store, http_session))
         try:
             await asyncio.Event().wait()
         finally:
@@ -721,8 +721,11 @@ async def test_discord_client_starts_only_with_a_token(fake, tmp_path, triage, m
     ).start()
     await asyncio.sleep(0.01)
     assert len(calls) == 1
-    settings, triage_arg, store = calls[0]
+    settings, triage_arg, store, http_session = calls[0]
     assert settings.discord_channel_ids == frozenset({5}) and triage_arg is triage
     assert store is with_token.state.store
+    # the process's one aiohttp session, open while serving, closed at shutdown
+    assert http_session is with_token.state.http_session and not http_session.closed
     await with_token.stop()
     assert stopped.is_set()  # cancelled at shutdown
+    assert http_session.closed

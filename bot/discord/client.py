@@ -185,6 +185,7 @@ class TriageBot(discord.Client):
         command_cooldowns: L.Cooldowns | None = None,
         attachment_cap: int = L.DEFAULT_ATTACHMENT_CAP,
         text_cap: int = L.DEFAULT_TEXT_CAP,
+        http_session: aiohttp.ClientSession | None = None,
         **options: Any,
     ) -> None:
         intents = discord.Intents.default()
@@ -207,7 +208,9 @@ class TriageBot(discord.Client):
         self._records: list[tuple[str, str]] = []
         self._parents: dict[int, int | None] = {}  # channel id -> parent id, for uncached threads
         self._locks: dict[int, _Held] = {}
-        self._http_session: aiohttp.ClientSession | None = None  # for attachments
+        # For attachments: the process's shared session when `serve` gives one, else our own.
+        self._http_session: aiohttp.ClientSession | None = http_session
+        self._owns_http_session = http_session is None
 
     # ------------------------------------------------------------------ start-up
 
@@ -281,9 +284,11 @@ class TriageBot(discord.Client):
     async def _read_attachment(self, url: str) -> str:
         """Stream an attachment from the CDN, keeping its head and tail within the cap."""
         if self._http_session is None or self._http_session.closed:
-            self._http_session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
+            self._http_session = aiohttp.ClientSession()
+            self._owns_http_session = True
         kept = L.CappedText(self.attachment_cap)
-        async with self._http_session.get(url) as response:
+        timeout = aiohttp.ClientTimeout(total=30)
+        async with self._http_session.get(url, timeout=timeout) as response:
             response.raise_for_status()
             async for chunk in response.content.iter_chunked(64 * 1024):
                 kept.feed(chunk)
@@ -293,7 +298,7 @@ class TriageBot(discord.Client):
 
     async def close(self) -> None:
         await super().close()
-        if self._http_session is not None:
+        if self._http_session is not None and self._owns_http_session:
             await self._http_session.close()
 
     async def _with_parent(self, msg: IncomingMessage) -> IncomingMessage:
@@ -626,10 +631,18 @@ explain_menu = app_commands.ContextMenu(name=texts.EXPLAIN_MENU, callback=_expla
 # ---------------------------------------------------------------------- entry point
 
 
-async def run_discord(settings: DiscordSettings, triage: Any, store: Any) -> None:
-    """Run the Discord side until cancelled (started by `triage-bot serve` with a token)."""
+async def run_discord(
+    settings: DiscordSettings,
+    triage: Any,
+    store: Any,
+    http_session: aiohttp.ClientSession | None = None,
+) -> None:
+    """Run the Discord side until cancelled (started by `triage-bot serve` with a token).
+
+    `http_session` is the process's shared aiohttp session, for reading attachments.
+    """
     if not settings.discord_token:
         raise ValueError("DISCORD_TOKEN is not set")
-    bot = TriageBot(settings=settings, triage=triage, store=store)
+    bot = TriageBot(settings=settings, triage=triage, store=store, http_session=http_session)
     async with bot:
         await bot.start(settings.discord_token)
