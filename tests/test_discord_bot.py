@@ -700,3 +700,18 @@ async def test_run_discord_entry_point(tmp_path: Path, triage: Triage) -> None:
             with pytest.raises(asyncio.CancelledError):
                 await task
             store.close()
+
+
+async def test_an_uncatalogued_paste_gets_no_reply_but_feeds_the_gaps_list(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    unknown = (
+        "thread 'main' panicked at /home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/"
+        "wgpu-core-0.19.0/src/device/mod.rs:100:5:\nDevice lost: the GPU went away\n"
+    )
+    message = await fake.send_message(fake.watched, env.alice, unknown)
+    rows = await eventually(lambda: env.store.list_uncatalogued())
+    assert [row["subject"] for row in rows] == [f"{fake.watched['id']}/{message['id']}"]
+    assert rows[0]["platform"] == "discord" and rows[0]["crate"] == "wgpu-core"
+    await asyncio.sleep(QUIET)
+    assert env.replies_to(message) == []

@@ -262,3 +262,31 @@ def test_handle_event_runs_the_pipeline_on_an_event_file(token_fake, tmp_path, m
     args = parser.parse_args(["handle-event", "--event-path", str(star), "--event-name", "star"])
     assert args.handler(args) == 0
     assert "nothing to do" in capsys.readouterr().out
+
+
+async def test_polling_runs_triage_commands_once(token_fake, tmp_path, triage):
+    fake = token_fake
+    fake.repo(REPO).permissions.update({"maint": "maintain"})
+    store, clients, worker = poll_setup(fake, tmp_path, triage)
+    try:
+        crash = fake.add_issue(REPO, "crash", PANIC)
+        now = datetime(2026, 1, 2, tzinfo=UTC)
+        poll_once(clients, store, REPO, now=now, lookback=timedelta(days=2))
+        await worker.drain()
+        (answer,) = bot_comments(fake, crash.number)
+        assert "Can't differentiate" in answer.body
+        fake.add_comment(REPO, crash.number, "/triage wrong", author="maint")
+        poll_once(clients, store, REPO)
+        await worker.drain()
+        (note,) = bot_comments(fake, crash.number)
+        assert "Can't differentiate" not in note.body  # replaced by the one-line note
+        assert fake.repo(REPO).issues[crash.number].labels == []
+        # the command is not run again on the next poll
+        writes = len(fake.writes())
+        poll_once(clients, store, REPO)
+        await worker.drain()
+        assert len(fake.writes()) == writes
+    finally:
+        await worker.stop()
+        clients.close()
+        store.close()

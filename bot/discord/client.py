@@ -242,6 +242,13 @@ class TriageBot(discord.Client):
     async def analyse(self, text: str) -> Any:
         return await asyncio.to_thread(self.triage.analyse, text)
 
+    def _remember_gaps(self, msg: IncomingMessage, analysis: Any) -> None:
+        """Uncatalogued panics pasted in watched channels feed `stats`' list of records to write."""
+        from bot.stats import uncatalogued_items
+
+        items = uncatalogued_items(analysis, L.answered_ids(analysis))
+        self.store.replace_uncatalogued("discord", f"{msg.channel_id}/{msg.message_id}", items)
+
     def render(self, analysis: Any, *, author_id: int | None) -> dict[str, Any]:
         """Keyword arguments for send/edit: the rendered answer, buttons, no mentions."""
         rendered = self.renderer(analysis, self.triage.catalog)
@@ -350,6 +357,7 @@ class TriageBot(discord.Client):
             return
         text = await self.message_text(msg, message.attachments)
         analysis = await self.analyse(text)
+        self._remember_gaps(msg, analysis)
         if L.plan_message(analysis, has_reply=False) != "reply":
             return
         if not self.cooldowns.allow(msg.author_id, msg.channel_id):
@@ -383,6 +391,7 @@ class TriageBot(discord.Client):
             return
         text = await self.message_text(msg, message.attachments)
         analysis = await self.analyse(text)
+        self._remember_gaps(msg, analysis)
         action = L.plan_message(analysis, has_reply=row is not None)
         ids = list(L.answered_ids(analysis))
         if action == "edit":

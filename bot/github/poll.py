@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from bot.github.adapter import is_bot_author
 from bot.github.auth import GitHubClients
 from bot.github.marker import looks_like_bot_comment
+from bot.github.triage_commands import command_entries
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -74,8 +75,11 @@ def poll_once(
             newest_keys.add(key)
         return True
 
+    states: dict[int, str] = {}
+    commands: dict[int, list[dict]] = {}
     for issue in gh_repo.get_issues(state="all", sort="updated", direction="asc", since=since):
         updated = _utc(issue.updated_at)
+        states[issue.number] = issue.state
         if note(f"i:{issue.number}", updated):
             numbers[issue.number] = None
     for comment in gh_repo.get_issues_comments(sort="updated", direction="asc", since=since):
@@ -86,9 +90,19 @@ def poll_once(
             continue
         number = int(str(comment.issue_url).rstrip("/").rsplit("/", 1)[-1])
         numbers[number] = None
+        # `/triage` commands: polling never sees the previous body, so each command runs once
+        # per comment (keyed without the comment's version).
+        login = comment.user.login if comment.user else None
+        found = command_entries(comment.body, None, comment.id, login, versioned=False)
+        commands.setdefault(number, []).extend(found)
 
     for number in numbers:
-        store.enqueue({"kind": "issue", "repo": repo, "number": number, "payload": {"poll": True}})
+        payload: dict = {"poll": True}
+        if commands.get(number):
+            payload["commands"] = commands[number]
+        if number in states:
+            payload["issue_state"] = states[number]
+        store.enqueue({"kind": "issue", "repo": repo, "number": number, "payload": payload})
     store.set_cursor(
         cursor_name(repo),
         json.dumps({"since": newest.isoformat(), "seen": sorted(newest_keys)}),
