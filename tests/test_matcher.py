@@ -203,3 +203,48 @@ def test_fingerprint_ignores_cosmetic_edits(triage):
     )
     edited = "Edit: added the version.\n\n" + text.replace("\n", "\r\n") + "\nburn 0.18\n"
     assert triage.analyse(text).fingerprint == triage.analyse(edited).fingerprint
+
+
+def test_a_record_the_message_only_resembles_never_outranks_an_exact_one(triage):
+    # Two siblings in one file: the pasted line is nearer the `float` one, the text is `int`'s.
+    text = header("crates/burn-std/src/tensor/dtype.rs", 214, "Expected int data type, got F32")
+    _, record = top(triage, text)
+    assert record.error_message == "Expected int data type, got {value:?}"
+
+
+def test_a_header_without_a_column(triage):
+    text = (
+        "thread 'DSU-4-0' panicked at burn-ir/src/handle.rs:97:\n"
+        "  Should have handle for tensor TensorId { value: 3 }\n"
+    )
+    analysis, record = top(triage, text)
+    assert record.file_path == "crates/burn-ir/src/handle.rs"
+    assert analysis.panics[0].panic.location.line == 97
+
+
+def test_a_std_assertion_wrapper_is_evidence_without_a_header(triage):
+    text = (
+        "assertion `left == right` failed: Data types differ (F32 != F64)\n"
+        "  left: F32\n right: F64\n"
+    )
+    analysis, record = top(triage, text)
+    assert record.error_message == "Data types differ ({:?} != {:?})"
+    assert "wrapper" in analysis.answered[0].best.evidence
+
+
+def test_a_projects_assertion_called_from_a_users_test(triage):
+    message = "Tensors are not approx eq:\n  => Position 0: 0 != -0.76 diff (rel = +1.00e0)"
+    _, record = top(triage, header("crates/my-app/src/model/tests/cross_test.rs", 127, message))
+    assert record.file_path == "crates/burn-std/src/data/compare.rs"
+    _, record = top(triage, header("crates/my-app/src/model/mod.rs", 127, message))
+    assert record is None  # the same message raised in the user's own non-test code
+
+
+def test_a_long_value_in_a_trailing_placeholder_still_matches(triage):
+    positions = "\n".join(
+        f"  => Position {i}: {i}.5 != {i}.25 diff (rel = +1.00e0)" for i in range(40)
+    )
+    text = header("crates/burn-wgpu/src/lib.rs", 127, "Tensors are not approx eq:\n" + positions)
+    analysis, record = top(triage, text)
+    assert record.error_message == "Tensors are not approx eq:{message}"
+    assert analysis.answered[0].best.evidence[0] == "pattern"

@@ -109,9 +109,16 @@ def format_to_regex(fmt: str | list[Segment]) -> str:
     )
 
 
-def placeholders_fit(match) -> bool:
-    """True when every placeholder group of a derived pattern's match is within the bound."""
-    return all(len(group or "") <= PLACEHOLDER_MAX for group in match.groups())
+def placeholders_fit(match, trailing_free: bool = False) -> bool:
+    """True when every placeholder group of a derived pattern's match is within the bound.
+
+    `trailing_free`: the format ends with a placeholder, whose value (a long Debug dump, a
+    list of mismatches) runs to the end of the message; only the inner ones are bounded.
+    """
+    groups = match.groups()
+    if trailing_free and groups:
+        groups = groups[:-1]
+    return all(len(group or "") <= PLACEHOLDER_MAX for group in groups)
 
 
 def check_pattern(pattern: str) -> None:

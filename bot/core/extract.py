@@ -353,6 +353,8 @@ _EYRE_HEADER = "application panicked"
 _BARE_LOCATION = re.compile(r"[^\s'\"`]{1,1000}\.rs:\d{1,9}:\d{1,9}:")
 # `:LINE:COL` then `:`, whitespace or the end: where a 1.73+ header's location ends.
 _LOC_END = re.compile(r":(\d{1,9}):(\d{1,9})(?::|(?=\s)|$)")
+# `panicked at burn-ir/src/handle.rs:97:` with the column left out (hand-edited pastes).
+_LOC_END_NO_COLUMN = re.compile(r"\.rs:(\d{1,9}):?$")
 _WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
 _THREAD_ID = re.compile(r" \(\d{1,20}\)$")
 _MESSAGE_STOPS = (
@@ -586,6 +588,11 @@ class _Scanner:
             location = parse_location(rest[: match.end()])
             if location is not None:
                 return location, rest[match.end() :].strip(), index
+        bare = _LOC_END_NO_COLUMN.search(rest.rstrip())
+        if bare and " " not in rest.strip():
+            location = parse_location(rest.strip())
+            if location is not None:
+                return location, "", index
         if index + 1 >= len(self.lines) or " " in rest:
             return None, "", index
         following = self.view(index + 1).stripped

@@ -127,6 +127,10 @@ class IndexedRecord:
             self._prefix_regex = compile_safe(f"(?:{self.pattern_source})(?:\\s*[:,]\\s.*)?")
         return self._prefix_regex
 
+    @property
+    def ends_with_placeholder(self) -> bool:
+        return bool(self.segments) and self.segments[-1].is_placeholder
+
     def may_match(self, squashed_query: str) -> bool:
         """False when the derived pattern certainly cannot match (a fragment is missing)."""
         if not self.derived:

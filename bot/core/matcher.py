@@ -9,6 +9,7 @@ confidence down hard.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz, utils
@@ -65,33 +66,23 @@ class Matcher:
         `in_sentence`: the message may be followed by more prose (a quoted mention), so the
         pattern may match at the start of the text rather than the whole of it.
         """
-        query = normalise_message(panic.core_message)[:MAX_QUERY_CHARS]
+        query = _clean_query(panic.core_message)
         ids = list(self.index.candidates(query))
         location_path = self._repo_path(panic.location)
         if location_path:
             for rid in self.index.by_file.get(location_path, ()):
                 if rid not in ids:
                     ids.append(rid)
-        scored = []
+        scored: list[tuple[float, Candidate]] = []
         for rid in ids:
             entry = self.index.entry(rid)
-            candidate = self._score(panic, query, location_path, entry, in_sentence)
-            if candidate is not None:
-                scored.append(candidate)
-        # Confidence is capped at 1, so the location breaks ties between records that share
-        # a message (burn has `{other:?} reduction is not supported` in fifteen files).
-        scored.sort(
-            key=lambda c: (
-                -c.confidence,
-                "location" not in c.evidence,
-                "line" not in c.evidence,
-                -c.message_score,
-                c.record_id,
-            )
-        )
-        scored = _settle_ties(scored, self.index)[:limit]
-        matched = bool(scored) and scored[0].confidence >= MATCH_THRESHOLD
-        return PanicMatch(panic=panic, candidates=tuple(scored), matched=matched)
+            found = self._score(panic, query, location_path, entry, in_sentence)
+            if found is not None:
+                scored.append(found)
+        ranked = _rank(scored)
+        candidates = _settle_ties(ranked, self.index)[:limit]
+        matched = bool(candidates) and candidates[0].confidence >= MATCH_THRESHOLD
+        return PanicMatch(panic=panic, candidates=tuple(candidates), matched=matched)
 
     def _repo_path(self, location: Location | None) -> str | None:
         if location is None or location.kind == "std":
@@ -113,7 +104,8 @@ class Matcher:
         location_path: str | None,
         entry: IndexedRecord,
         in_sentence: bool,
-    ) -> Candidate | None:
+    ) -> tuple[float, Candidate] | None:
+        """The candidate and its uncapped score (for ranking), or None when the message differs."""
         message = _score_message(query, entry, in_sentence)
         if message.score <= 0:
             return None
@@ -145,12 +137,16 @@ class Matcher:
         if panic.has_header:
             evidence.append("header")
             confidence += 0.05
+        elif panic.wrapper in _PANIC_WRAPPERS:
+            # `assertion `left == right` failed: ...` is panic output even without its header.
+            evidence.append("wrapper")
+            confidence += 0.05
         if "possible-mismatch" in self.catalog.flags(record.id):
             confidence *= 0.9
         if entry.specificity < MIN_SPECIFICITY:
             # Placeholders only (`{}`), or a std phrase: nothing the location can vouch for.
             confidence = min(confidence, 0.5)
-        return Candidate(
+        return confidence, Candidate(
             record_id=record.id,
             confidence=round(min(confidence, 1.0), 4),
             evidence=tuple(evidence),
@@ -174,6 +170,10 @@ class Matcher:
             if location.path.rsplit("/", 1)[-1] == record_file or message_score >= 1.0:
                 return confidence + 0.1 * message_score
             return confidence * 0.9
+        if message_score >= 1.0 and _is_test_file(location.path):
+            # A test of the user's calling the project's assertion helpers (#[track_caller]
+            # reports the test): `Tensors are not approx eq` raised from `tests/foo.rs`.
+            return confidence
         # Raised in another project's crate (wgpu, cubecl) or in the user's own code.
         return confidence * 0.45
 
@@ -212,6 +212,10 @@ class Matcher:
 
 
 _SENTENCE_SOURCES = frozenset({"title", "line", "tail"})
+# Std wrappers that only a panic prints (an `Error:` from main is not one).
+_PANIC_WRAPPERS = frozenset(
+    {"assert", "assert-eq", "assert-ne", "unimplemented", "todo", "unreachable", "unwrap-err"}
+)
 # A message that is a whole title, line or code-block line by itself, not a phrase in prose.
 _STANDALONE_SOURCES = frozenset({"title", "line", "code"})
 STANDALONE_BONUS = 0.05
@@ -233,6 +237,20 @@ def _boost_standalone(result: PanicMatch) -> PanicMatch:
     return PanicMatch(
         panic=result.panic, candidates=(boosted, *result.candidates[1:]), matched=matched
     )
+
+
+_QUERY_NOISE = re.compile(r"^(?:\\n)+|`+$")
+
+
+def _clean_query(message: str) -> str:
+    """The message as matched: whitespace collapsed, and markdown residue around it dropped
+    (an escaped `\\n` before it, a fence's backticks after it, from pastes in one code span)."""
+    return _QUERY_NOISE.sub("", normalise_message(message)).strip()[:MAX_QUERY_CHARS]
+
+
+def _is_test_file(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return "/tests/" in f"/{path}" or name.endswith(("_test.rs", "_tests.rs")) or name == "tests.rs"
 
 
 def _quoted_panic(message: str, wrapper) -> Panic:
@@ -266,7 +284,7 @@ def _score_message(query: str, entry: IndexedRecord, in_sentence: bool = False) 
             found = entry.regex.match(query)
             if (
                 found
-                and (not entry.derived or placeholders_fit(found))
+                and (not entry.derived or placeholders_fit(found, entry.ends_with_placeholder))
                 and found.end() >= 20
                 and query[found.end() : found.end() + 1] in _CLAUSE_ENDS
             ):
@@ -282,7 +300,7 @@ def _score_message(query: str, entry: IndexedRecord, in_sentence: bool = False) 
 
 def _fullmatch(regex, query: str, entry: IndexedRecord):
     found = regex.fullmatch(query)
-    if found and entry.derived and not placeholders_fit(found):
+    if found and entry.derived and not placeholders_fit(found, entry.ends_with_placeholder):
         return None
     return found
 
@@ -323,14 +341,36 @@ def _fuzzy(query: str, entry: IndexedRecord) -> float:
     return fuzz.ratio(head, target, processor=utils.default_process, score_cutoff=FUZZY_CUTOFF)
 
 
-def _settle_ties(scored: list[Candidate], index: CatalogIndex) -> list[Candidate]:
+def _rank(scored: list[tuple[float, Candidate]]) -> list[tuple[float, Candidate]]:
+    """Best first: by uncapped score, the location breaking ties between records that share a
+    message (burn has `{other:?} reduction is not supported` in fifteen files). A record the
+    message only resembles never outranks one whose pattern it matches."""
+    exact = any("pattern" in c.evidence for _, c in scored)
+
+    def key(item: tuple[float, Candidate]):
+        raw, c = item
+        resembles_only = exact and "pattern" not in c.evidence
+        return (
+            resembles_only,
+            -raw,
+            "location" not in c.evidence,
+            "line" not in c.evidence,
+            -c.message_score,
+            c.record_id,
+        )
+
+    return sorted(scored, key=key)
+
+
+def _settle_ties(ranked: list[tuple[float, Candidate]], index: CatalogIndex) -> list[Candidate]:
     """Lower the best candidate's confidence when a different message scores about the same."""
-    if len(scored) < 2:
-        return scored
-    best, second = scored[0], scored[1]
+    candidates = [c for _, c in ranked]
+    if len(ranked) < 2:
+        return candidates
+    (best_raw, best), (second_raw, second) = ranked[0], ranked[1]
     best_message = index.entry(best.record_id).message
     second_message = index.entry(second.record_id).message
-    if best_message != second_message and best.confidence - second.confidence < 0.05:
+    if best_message != second_message and best_raw - second_raw < 0.05:
         lowered = Candidate(
             record_id=best.record_id,
             confidence=round(max(best.confidence - 0.1, 0.0), 4),
@@ -338,8 +378,8 @@ def _settle_ties(scored: list[Candidate], index: CatalogIndex) -> list[Candidate
             message_score=best.message_score,
             line_distance=best.line_distance,
         )
-        return [lowered, *scored[1:]]
-    return scored
+        return [lowered, *candidates[1:]]
+    return candidates
 
 
 def _without_cascades(matches: list[PanicMatch]) -> list[PanicMatch]:
