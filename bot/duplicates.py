@@ -15,14 +15,13 @@ TRIAGE_CONFIG (TOML), beside the other labels:
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bot.render import texts
-from bot.settings import SettingsError
+from bot.settings import SettingsError, read_triage_config
 
 MAX_LISTED = 3
 
@@ -148,10 +147,4 @@ def load_duplicate_config(path: str | Path | None) -> DuplicateConfig:
     """`labels.duplicate_candidate` and `[duplicates]` of TRIAGE_CONFIG; no label by default."""
     if path is None:
         return DuplicateConfig()
-    try:
-        data = tomllib.loads(Path(path).read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SettingsError(
-            f"TRIAGE_CONFIG: cannot read {path}: {exc}", ("TRIAGE_CONFIG",)
-        ) from exc
-    return duplicate_config_from_dict(data, source=str(path))
+    return duplicate_config_from_dict(read_triage_config(path), source=str(path))

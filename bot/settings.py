@@ -7,9 +7,11 @@ message names the setting and says what is expected; commands print it and stop.
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -267,3 +269,13 @@ def read_env_file(path: str | Path) -> dict[str, str]:
             value = value.split(" #", 1)[0].rstrip()
         out[key] = value
     return out
+
+
+def read_triage_config(path: str | Path) -> dict[str, Any]:
+    """The TOML file named by TRIAGE_CONFIG, parsed; SettingsError naming it when unreadable."""
+    try:
+        return tomllib.loads(Path(path).read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(
+            f"TRIAGE_CONFIG: cannot read {path}: {exc}", ("TRIAGE_CONFIG",)
+        ) from exc

@@ -195,7 +195,7 @@ class Matcher:
             query = normalise_message(snippet.text)[:MAX_QUERY_CHARS]
             if query in seen or not reads_like_report(snippet):
                 continue
-            panic = _quoted_panic(query, snippet.wrapper)
+            panic = Panic.mentioned(query, snippet.wrapper)
             result = self.match_panic(panic, in_sentence=snippet.source in _SENTENCE_SOURCES)
             if snippet.source in _STANDALONE_SOURCES and snippet.text == snippet.context:
                 result = _boost_standalone(result)
@@ -251,20 +251,6 @@ def _clean_query(message: str) -> str:
 def _is_test_file(path: str) -> bool:
     name = path.rsplit("/", 1)[-1]
     return "/tests/" in f"/{path}" or name.endswith(("_test.rs", "_tests.rs")) or name == "tests.rs"
-
-
-def _quoted_panic(message: str, wrapper) -> Panic:
-    return Panic(
-        message=message,
-        core_message=message,
-        wrapper=wrapper,
-        thread=None,
-        location=None,
-        has_header=False,
-        frames=(),
-        start=0,
-        end=0,
-    )
 
 
 def _score_message(query: str, entry: IndexedRecord, in_sentence: bool = False) -> _MessageScore:

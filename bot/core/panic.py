@@ -61,6 +61,22 @@ class Panic:
     start: int  # character offsets of the report in the input text
     end: int
 
+    @classmethod
+    def mentioned(cls, message: str, wrapper: Wrapper | None = None) -> Panic:
+        """A message with no header, location or backtrace: quoted in prose, or chosen by a
+        user (`/error`, `/triage match`)."""
+        return cls(
+            message=message,
+            core_message=message,
+            wrapper=wrapper,
+            thread=None,
+            location=None,
+            has_header=False,
+            frames=(),
+            start=0,
+            end=len(message),
+        )
+
     @property
     def stack_crates(self) -> tuple[str, ...]:
         """Crates on the stack and at the location, in order, without repeats."""

@@ -258,17 +258,7 @@ def choice(record_id: str, message: str) -> tuple[str, str]:
 
 def analysis_for_record(record_id: str, message: str) -> Analysis:
     """An Analysis that names one record, for `/error`, where the user chose the record."""
-    panic = Panic(
-        message=message,
-        core_message=message,
-        wrapper=None,
-        thread=None,
-        location=None,
-        has_header=False,
-        frames=(),
-        start=0,
-        end=len(message),
-    )
+    panic = Panic.mentioned(message)
     candidate = Candidate(
         record_id=record_id,
         confidence=1.0,

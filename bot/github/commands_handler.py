@@ -121,26 +121,12 @@ def without_records(analysis: Analysis, rejected: Iterable[str]) -> Analysis:
     return Analysis(verdict, tuple(panics), analysis.fingerprint)  # type: ignore[arg-type]
 
 
-def _stand_in_panic(message: str) -> Panic:
-    return Panic(
-        message=message,
-        core_message=message,
-        wrapper=None,
-        thread=None,
-        location=None,
-        has_header=False,
-        frames=(),
-        start=0,
-        end=0,
-    )
-
-
 def answer_for_record(analysis: Analysis, record_id: str, catalog: CatalogLike) -> Answer | None:
     """The answer with the record a maintainer chose, for the issue's first panic."""
     record = catalog.get(record_id)
     if record is None:
         return None
-    panic = analysis.panics[0].panic if analysis.panics else _stand_in_panic(record.error_message)
+    panic = analysis.panics[0].panic if analysis.panics else Panic.mentioned(record.error_message)
     chosen = Candidate(record.id, 1.0, (), 1.0, None)
     forced = Analysis("match", (PanicMatch(panic, (chosen,), True),), analysis.fingerprint)
     answer = build_answer(forced, catalog)

@@ -21,14 +21,13 @@ comment_uncatalogued = false        # also comment on uncatalogued panics (defau
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bot.catalog.model import Record
-from bot.settings import SettingsError
+from bot.settings import SettingsError, read_triage_config
 
 DEFAULT_MATCHED = "panic: known"
 DEFAULT_UNCATALOGUED = "panic: uncatalogued"
@@ -83,13 +82,7 @@ def load_label_config(path: str | Path | None) -> LabelConfig:
     """Read the `[labels]` and `[github]` tables of a TOML file; the default when path is None."""
     if path is None:
         return LabelConfig()
-    try:
-        data = tomllib.loads(Path(path).read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SettingsError(
-            f"TRIAGE_CONFIG: cannot read {path}: {exc}", ("TRIAGE_CONFIG",)
-        ) from exc
-    return label_config_from_dict(data, source=str(path))
+    return label_config_from_dict(read_triage_config(path), source=str(path))
 
 
 def label_config_from_dict(data: Mapping[str, Any], source: str = "config") -> LabelConfig:
