@@ -27,7 +27,6 @@ from fakes.discord_gateway import (
 )
 
 from bot.app import Triage
-from bot.catalog.loader import load_bundled_catalog
 from bot.discord import listener as L
 from bot.discord.client import TriageBot, run_discord
 from bot.render import texts
@@ -53,11 +52,6 @@ class FakeSettings:
     discord_token: str | None = "fake-token"
     discord_channel_ids: tuple[int, ...] = ()
     discord_guild_id: int | None = None
-
-
-@pytest.fixture(scope="module")
-def triage() -> Triage:
-    return Triage(load_bundled_catalog())
 
 
 @dataclass

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from bot.app import Triage
-from bot.catalog.loader import load_bundled_catalog
 from bot.discord import listener as L
 from bot.discord.listener import AttachmentInfo, CooldownPolicy, Cooldowns, IncomingMessage
 from bot.render.answer import build_answer
@@ -17,11 +16,6 @@ AVG_PANIC = (
     "Can't differentiate avg pool 2d backward.\n"
 )
 WATCHED, THREAD, OTHER, ME = 10, 11, 20, 99
-
-
-@pytest.fixture(scope="module")
-def triage() -> Triage:
-    return Triage(load_bundled_catalog())
 
 
 def message(**changes: object) -> IncomingMessage:

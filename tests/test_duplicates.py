@@ -13,7 +13,6 @@ from test_github_flow import (
     issue_payload,
 )
 
-from bot.app import Triage
 from bot.duplicates import (
     DuplicateConfig,
     add_line,
@@ -125,11 +124,6 @@ def test_store_history_replaces_an_issues_records_and_knows_closed_issues(tmp_pa
 
 
 # --- end to end ---------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def triage() -> Triage:
-    return Triage.from_paths(None)
 
 
 @pytest.fixture

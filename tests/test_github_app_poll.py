@@ -22,11 +22,6 @@ from bot.store import Store
 INSTALLATION = 31337
 
 
-@pytest.fixture(scope="module")
-def triage() -> Triage:
-    return Triage.from_paths(None)
-
-
 @pytest.fixture
 def app_fake():
     with FakeGitHub() as gh:

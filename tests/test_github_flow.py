@@ -54,11 +54,6 @@ def fixture(name: str) -> dict[str, Any]:
     return json.loads((FIXTURES / f"{name}.json").read_text())
 
 
-@pytest.fixture(scope="module")
-def triage() -> Triage:
-    return Triage.from_paths(None)  # the bundled catalog
-
-
 @pytest.fixture
 def fake():
     with FakeGitHub() as gh:

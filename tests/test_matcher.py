@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from bot.app import Triage
-from bot.catalog.loader import load_bundled_catalog, load_catalog
+from bot.catalog.loader import load_catalog
 from bot.core.matcher import MATCH_THRESHOLD
 
 REGISTRY = "/home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f"
-
-
-@pytest.fixture(scope="module")
-def triage() -> Triage:
-    return Triage(load_bundled_catalog())
 
 
 def top(triage: Triage, text: str):

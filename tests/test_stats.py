@@ -11,7 +11,6 @@ import pytest
 from fakes.github_api import FakeGitHub
 from test_github_flow import INTERPOLATE, PANIC, REPO, UNKNOWN_PANIC, Harness, issue_payload
 
-from bot.app import Triage
 from bot.catalog.loader import load_catalog
 from bot.stats import (
     OTHER,
@@ -291,11 +290,6 @@ def test_catalog_draft_command(monkeypatch, tmp_path, capsys):
 
 
 # --- through the server -------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def triage() -> Triage:
-    return Triage.from_paths(None)
 
 
 @pytest.fixture

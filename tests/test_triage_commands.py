@@ -18,7 +18,6 @@ from test_github_flow import (
     issue_payload,
 )
 
-from bot.app import Triage
 from bot.github.triage_commands import Command, command_entries, new_commands, parse
 from bot.github.webhook import decide
 from bot.render import texts
@@ -128,11 +127,6 @@ def test_webhook_hint_carries_the_new_commands_and_the_asker():
 
 
 # --- end to end ---------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def triage() -> Triage:
-    return Triage.from_paths(None)
 
 
 @pytest.fixture
