@@ -643,15 +643,11 @@ async def test_serve_process_answers_a_delivery_and_stops_cleanly(fake, tmp_path
         "LOG_LEVEL": "INFO",
     }
     env.pop("DISCORD_TOKEN", None)
-    code = (
-        "import argparse, sys; from bot.github import commands; p = argparse.ArgumentParser(); "
-        "commands.register(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); "
-        "sys.exit(a.handler(a))"
-    )
+    # the real console entry, configured only by its environment, as a maintainer runs it
     process = await asyncio.create_subprocess_exec(
         sys.executable,
-        "-c",
-        code,
+        "-m",
+        "bot",
         "serve",
         "--host",
         "127.0.0.1",
