@@ -720,3 +720,19 @@ async def test_discord_client_starts_only_with_a_token(fake, tmp_path, triage, m
     await with_token.stop()
     assert stopped.is_set()  # cancelled at shutdown
     assert http_session.closed
+
+
+async def test_an_uncatalogued_panic_in_a_project_crate_is_labelled_with_the_crate(harness, fake):
+    body = (
+        "thread 'main' panicked at /home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/"
+        "burn-fusion-0.19.0/src/stream/execution/ordering.rs:65:9:\n"
+        "index out of bounds: the len is 0 but the index is 0\n"
+    )
+    issue = fake.add_issue(REPO, "fusion crash", body)
+    await harness.post("issues", issue_payload("opened", issue.number, issue.title, body))
+    await harness.settle()
+    assert bot_comments(fake, issue.number) == []
+    assert fake.repo(REPO).issues[issue.number].labels == [
+        "panic: uncatalogued",
+        "crate: burn-fusion",
+    ]

@@ -74,8 +74,17 @@ class LabelConfig:
                     out[self.crate_template.format(crate=crate)] = None
         return [name for name in out if name]
 
-    def for_uncatalogued(self) -> list[str]:
-        return [self.uncatalogued] if self.uncatalogued else []
+    def for_uncatalogued(self, crates: Iterable[str] = ()) -> list[str]:
+        """`panic: uncatalogued`, and the crates (of the project) the panics were raised in."""
+        out: dict[str, None] = {}
+        if self.uncatalogued:
+            out[self.uncatalogued] = None
+        for crate in crates:
+            if crate in self.crates:
+                out[self.crates[crate]] = None
+            elif self.crate_template:
+                out[self.crate_template.format(crate=crate)] = None
+        return [name for name in out if name]
 
 
 def load_label_config(path: str | Path | None) -> LabelConfig:

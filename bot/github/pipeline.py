@@ -81,6 +81,16 @@ class IssuePipeline:
         self.duplicates = duplicates or DuplicateConfig()
         self.commands = CommandHandler(adapter, store, triage.catalog, dry_run=dry_run)
 
+    def _panic_crates(self, analysis) -> list[str]:
+        """The project's crates the (root) panics were raised in, for an uncatalogued label."""
+        index = self.triage.matcher.index
+        crates = [
+            item.panic.location.crate
+            for item in analysis.panics[:1]
+            if item.panic.location and item.panic.location.crate
+        ]
+        return [crate for crate in crates if index.in_project(crate)]
+
     def _family_id(self, record) -> str | None:
         family = self.triage.catalog.family(record.id)
         return family.id if family else None
@@ -177,7 +187,7 @@ class IssuePipeline:
                 wanted_labels.append(duplicate)
         elif verdict == "match" or verdict == "uncatalogued-panic":
             verdict = "uncatalogued-panic"
-            wanted_labels = self.labels.for_uncatalogued()
+            wanted_labels = self.labels.for_uncatalogued(self._panic_crates(analysis))
             body = render_comment(answer) if self.labels.comment_uncatalogued else None
         else:
             wanted_labels = []
