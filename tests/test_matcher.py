@@ -241,3 +241,9 @@ def test_a_long_value_in_a_trailing_placeholder_still_matches(triage):
     analysis, record = top(triage, text)
     assert record.error_message == "Tensors are not approx eq:{message}"
     assert analysis.answered[0].best.evidence[0] == "pattern"
+
+
+def test_a_path_cut_to_its_file_name_says_only_the_file_name(triage):
+    text = "PANIC: thread panicked at ... renderer.rs:345:9:\nKilling training from user input.\n"
+    _, record = top(triage, text)
+    assert record.file_path == "crates/burn-train/src/renderer/tui/renderer.rs"

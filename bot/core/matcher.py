@@ -160,14 +160,18 @@ class Matcher:
         """Confidence given a pasted location that is not the record's file."""
         if location.kind == "std":
             return confidence  # old Rust reported unwrap/expect inside the standard library
+        record_file = (record.file_path or "").rsplit("/", 1)[-1]
+        pasted_file = location.path.rsplit("/", 1)[-1]
+        if "/" not in location.path.lstrip("./ "):
+            # `... renderer.rs:345`: the user cut the path; the file name is all it says.
+            return confidence + (0.1 * message_score if pasted_file == record_file else 0.0)
         crate = location.crate or self._crate_in_path(location.path)
         if crate and self.index.in_project(crate):
             # The panic is the project's own. Code moves between files and crates across
             # versions (burn-core/src/nn/.. became burn-nn/src/modules/..), and #[track_caller]
             # functions report their caller's file, so the message decides; a full pattern
             # match is backed by knowing it is the project's panic.
-            record_file = (record.file_path or "").rsplit("/", 1)[-1]
-            if location.path.rsplit("/", 1)[-1] == record_file or message_score >= 1.0:
+            if pasted_file == record_file or message_score >= 1.0:
                 return confidence + 0.1 * message_score
             return confidence * 0.9
         if message_score >= 1.0 and _is_test_file(location.path):
