@@ -91,11 +91,8 @@ class Matcher:
             return self.index.repo_path(location.crate, location.crate_path)
         # `burn-autodiff/src/ops/module.rs`, `/home/u/burn/burn-core/src/..`: old layouts kept
         # crates at the top of the repository; a known crate's folder name in the path says which.
-        parts = location.path.split("/")
-        for i, part in enumerate(parts[:-1]):
-            if self.index.knows_crate(part) and parts[i + 1] == "src":
-                return self.index.repo_path(part, "/".join(parts[i + 1 :]))
-        return None
+        found = self._crate_in_path(location.path)
+        return self.index.repo_path(*found) if found else None
 
     def _score(
         self,
@@ -165,7 +162,8 @@ class Matcher:
         if "/" not in location.path.lstrip("./ "):
             # `... renderer.rs:345`: the user cut the path; the file name is all it says.
             return confidence + (0.1 * message_score if pasted_file == record_file else 0.0)
-        crate = location.crate or self._crate_in_path(location.path)
+        found = self._crate_in_path(location.path)
+        crate = location.crate or (found[0] if found else None)
         if crate and self.index.in_project(crate):
             # The panic is the project's own. Code moves between files and crates across
             # versions (burn-core/src/nn/.. became burn-nn/src/modules/..), and #[track_caller]
@@ -181,11 +179,12 @@ class Matcher:
         # Raised in another project's crate (wgpu, cubecl) or in the user's own code.
         return confidence * 0.45
 
-    def _crate_in_path(self, path: str) -> str | None:
+    def _crate_in_path(self, path: str) -> tuple[str, str] | None:
+        """(crate, path inside it) for a path through one of the project's crate folders."""
         parts = path.split("/")
         for i, part in enumerate(parts[:-1]):
             if parts[i + 1] in ("src", "tests") and self.index.in_project(part):
-                return part
+                return part, "/".join(parts[i + 1 :])
         return None
 
     # -- messages quoted without a header -------------------------------------------------
