@@ -247,3 +247,20 @@ def test_a_path_cut_to_its_file_name_says_only_the_file_name(triage):
     text = "PANIC: thread panicked at ... renderer.rs:345:9:\nKilling training from user input.\n"
     _, record = top(triage, text)
     assert record.file_path == "crates/burn-train/src/renderer/tui/renderer.rs"
+
+
+def test_a_pull_request_showing_the_panic_it_fixes(triage):
+    shown = (
+        "Title: fix(core): let a mapped parameter train on an autodiff device\n\n"
+        "It panics the first time it is used:\n\n```\n"
+        "Can't convert a non leaf tensor into a tracked tensor\n```\n\n## Changes\n\n## Testing\n"
+    )
+    _, record = top(triage, shown)
+    assert record.error_message == "Can't convert a non leaf tensor into a tracked tensor"
+    change_list = (
+        "Title: feat(ndarray): better shape messages\n\n## Changes\n\n"
+        '- matmul: `"Dimensions differ and cannot be broadcasted."` → now reports the sizes\n'
+        "## Testing\n"
+    )
+    analysis, record = top(triage, change_list)
+    assert record is None and analysis.verdict == "no-panic"

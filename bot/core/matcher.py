@@ -192,11 +192,12 @@ class Matcher:
     def _quoted_matches(self, text: str, seen: set[str]) -> list[PanicMatch]:
         found: list[PanicMatch] = []
         found_ids: set[str] = set()
-        if looks_like_change_description(text):
-            return found  # a pull request or changelog names messages; nobody hit them
+        # A pull request or a changelog names messages it changes; only a panic it shows as
+        # output (alone in a code block) or says was hit counts there.
+        strict = looks_like_change_description(text)
         for snippet in quoted_snippets(text):
             query = normalise_message(snippet.text)[:MAX_QUERY_CHARS]
-            if query in seen or not reads_like_report(snippet):
+            if query in seen or not reads_like_report(snippet, strict=strict):
                 continue
             panic = Panic.mentioned(query, snippet.wrapper)
             result = self.match_panic(panic, in_sentence=snippet.source in _SENTENCE_SOURCES)

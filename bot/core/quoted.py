@@ -119,6 +119,12 @@ _DISCUSSION = re.compile(
     r"could this be|should this be|wording|typo in)\b",
     re.IGNORECASE,
 )
+# In a pull request: a sentence that says the message was hit, and one about changing it.
+_PANICKED_WORDS = re.compile(r"\bpanic(?:s|ked|king)?\b", re.IGNORECASE)
+_CHANGE_WORDS = re.compile(
+    r"→|->|=>|\bnow\b|\bwording\b|\brenam\w*|\breplac\w*|\binstead of\b|\bremoves?\b|\bstub\b",
+    re.IGNORECASE,
+)
 # Words that show the writer hit it.
 _REPORT = re.compile(
     r"\b(?:panic\w*|crash\w*|error|errors|get|gets|getting|got|gives?|giving|fails?|failing|"
@@ -128,8 +134,17 @@ _REPORT = re.compile(
 )
 
 
-def reads_like_report(snippet: Snippet) -> bool:
-    """False when the sentence around a mention talks about the message rather than hitting it."""
+def reads_like_report(snippet: Snippet, *, strict: bool = False) -> bool:
+    """False when the sentence around a mention talks about the message rather than hitting it.
+
+    `strict`, for pull requests and changelogs: only a message shown alone in a code block, or
+    a sentence that says it panicked (and is not about changing the message), counts.
+    """
+    if strict:
+        if snippet.source == "code":
+            return True
+        context = snippet.context.replace(snippet.raw, " ")
+        return bool(_PANICKED_WORDS.search(context)) and not _CHANGE_WORDS.search(context)
     if snippet.source in ("title", "code"):
         return True
     context = snippet.context.replace(snippet.raw, " ")
