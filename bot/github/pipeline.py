@@ -11,8 +11,6 @@ import logging
 import time
 from dataclasses import dataclass, replace
 
-from github import GithubException
-
 from bot.app import Triage
 from bot.duplicates import (
     DuplicateConfig,
@@ -290,7 +288,7 @@ class IssuePipeline:
                 view.bot_comment.id,
                 record_ids,
             )
-        except GithubException as exc:
+        except Exception as exc:  # feedback is a bonus: no failure of it may stop the answer
             log.warning("github repo=%s issue=%d reactions not read: %s", repo, number, exc)
 
 
