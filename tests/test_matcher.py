@@ -264,3 +264,19 @@ def test_a_pull_request_showing_the_panic_it_fixes(triage):
     )
     analysis, record = top(triage, change_list)
     assert record is None and analysis.verdict == "no-panic"
+
+
+def test_chat_shorthand_around_a_quoted_panic(triage):
+    _, record = top(
+        triage,
+        "save_image on an RGBA tensor -> `not implemented: More than 3 channels not supported (4)`",
+    )
+    assert record.error_message == "More than 3 channels not supported ({channels})"
+    _, record = top(
+        triage, "anyone seen this? `Can't differentiate deform conv 2d backward.` on wgpu"
+    )
+    assert record.error_message == "Can't differentiate deform conv 2d backward."
+    _, record = top(
+        triage, "we renamed `Can't differentiate deform conv 2d backward.` -> something clearer"
+    )
+    assert record is None

@@ -20,7 +20,7 @@ from bot.catalog.patterns import normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Verdict
 from bot.core.extract import extract_panics
 from bot.core.index import CatalogIndex, IndexedRecord, squash
-from bot.core.panic import Location, Panic
+from bot.core.panic import PANIC_WRAPPERS, Location, Panic
 from bot.core.quoted import looks_like_change_description, quoted_snippets, reads_like_report
 
 # Confidence at or above which the bot answers. Set for almost no false matches.
@@ -134,7 +134,7 @@ class Matcher:
         if panic.has_header:
             evidence.append("header")
             confidence += 0.05
-        elif panic.wrapper in _PANIC_WRAPPERS:
+        elif panic.wrapper in PANIC_WRAPPERS:
             # `assertion `left == right` failed: ...` is panic output even without its header.
             evidence.append("wrapper")
             confidence += 0.05
@@ -216,10 +216,6 @@ class Matcher:
 
 
 _SENTENCE_SOURCES = frozenset({"title", "line", "tail"})
-# Std wrappers that only a panic prints (an `Error:` from main is not one).
-_PANIC_WRAPPERS = frozenset(
-    {"assert", "assert-eq", "assert-ne", "unimplemented", "todo", "unreachable", "unwrap-err"}
-)
 # A message that is a whole title, line or code-block line by itself, not a phrase in prose.
 _STANDALONE_SOURCES = frozenset({"title", "line", "code"})
 STANDALONE_BONUS = 0.05

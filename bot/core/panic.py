@@ -23,6 +23,13 @@ Wrapper = Literal[
 ]
 
 
+# The wrappers only a panic prints (an `Error:` from main is not one): panic output even when
+# the `panicked at` header was not pasted.
+PANIC_WRAPPERS: frozenset[str] = frozenset(
+    {"assert", "assert-eq", "assert-ne", "unimplemented", "todo", "unreachable", "unwrap-err"}
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Location:
     """A `file:line:col` as pasted, cleaned and mapped to a crate where the path shows one."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.core.extract import clean_text, split_wrapper, strip_log_prefix
+from bot.core.panic import PANIC_WRAPPERS
 
 MAX_SNIPPETS = 400
 MAX_SNIPPET_CHARS = 500
@@ -125,10 +126,11 @@ _CHANGE_WORDS = re.compile(
     r"→|->|=>|\bnow\b|\bwording\b|\brenam\w*|\breplac\w*|\binstead of\b|\bremoves?\b|\bstub\b",
     re.IGNORECASE,
 )
+_ARROW = re.compile(r"->|→|=>")
 # Words that show the writer hit it.
 _REPORT = re.compile(
     r"\b(?:panic\w*|crash\w*|error|errors|get|gets|getting|got|gives?|giving|fails?|failing|"
-    r"failed|stops?|throws?|hit|hitting|see|seeing|occurs?|happens?|received|when i|"
+    r"failed|stops?|throws?|hit|hitting|see|seeing|seen|saw|occurs?|happens?|received|when i|"
     r"produces?|returns?)\b",
     re.IGNORECASE,
 )
@@ -151,8 +153,14 @@ def reads_like_report(snippet: Snippet, *, strict: bool = False) -> bool:
     if _DISCUSSION.search(context) and not _REPORT.search(context):
         return False
     if snippet.source == "span" and len(context.strip(" `'\"“”:.,-")) > 12:
-        # Code spans in a sentence name many things; only a sentence about hitting it counts.
-        return bool(_REPORT.search(context))
+        # Code spans in a sentence name many things; only a sentence about hitting it counts:
+        # report words, a std wrapper in the span itself (`not implemented: ...` is output), or
+        # chat shorthand for "this gives" (`save_image on RGBA -> `...``).
+        return (
+            bool(_REPORT.search(context))
+            or snippet.wrapper in PANIC_WRAPPERS
+            or (bool(_ARROW.search(context)) and not _DISCUSSION.search(context))
+        )
     return True
 
 
