@@ -204,7 +204,7 @@ class CatalogIndex:
         """
         return crate in self.crate_folders or crate.split("-", 1)[0] in self.project_prefixes
 
-    def candidates(self, text: str, limit: int = 12) -> list[str]:
+    def candidates(self, text: str, limit: int = 8) -> list[str]:
         """Record ids whose informative words the text covers best, best first.
 
         Ranked by coverage (the share of a record's word weight found in the text), so a
