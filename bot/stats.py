@@ -39,7 +39,7 @@ _NUMBER_RUN = re.compile(r"N(?:, N)+")
 _SPACE = re.compile(r"\s+")
 
 
-def normalise_message(message: str) -> str:
+def group_message(message: str) -> str:
     """One line that groups reports of the same panic: numbers, quoted values, paths and
     addresses replaced by placeholders (`index out of bounds: the len is N but the index is N`)."""
     text = _ANSI.sub("", message or "")
@@ -96,7 +96,7 @@ def uncatalogued_items(
                 where = pasted_location(loc)
         out.append(
             {
-                "norm_message": normalise_message(panic.message),
+                "norm_message": group_message(panic.message),
                 "crate": crate,
                 "message": _SPACE.sub(" ", panic.message).strip()[:500],
                 "location": where,

@@ -20,7 +20,7 @@ from bot.stats import (
     draft_record,
     find_gap,
     group_id,
-    normalise_message,
+    group_message,
     parse_since,
     render_html,
     render_text,
@@ -61,7 +61,7 @@ def gap(subject, message, crate="", day="2026-03-02", platform="github", number=
         "subject": subject,
         "repo": repo,
         "number": number if number is not None else (int(subject.split("#")[1]) if repo else None),
-        "norm_message": normalise_message(message),
+        "norm_message": group_message(message),
         "crate": crate,
         "message": message,
         "location": None,
@@ -87,7 +87,7 @@ def gap(subject, message, crate="", day="2026-03-02", platform="github", number=
     ],
 )
 def test_normalise_message(message, normalised):
-    assert normalise_message(message) == normalised
+    assert group_message(message) == normalised
 
 
 def test_answers_by_record_over_time():
