@@ -59,3 +59,10 @@ def test_a_removed_site_is_answered_with_that_said():
     assert removed.removed_at == "ab12cd34" * 5
     note = texts.REMOVED_SITE.format(sha="ab12cd3")
     assert note in render_text(again, color=False)
+
+
+def test_a_family_sites_collapsed_extras_are_labelled_as_such():
+    answer, _ = answer_for(EMBEDDING)
+    body = render_comment(answer)
+    assert f"<summary>{texts.MORE_SUMMARY}</summary>" in body
+    assert f"<summary>{texts.SOURCE_CODE}</summary>" not in body

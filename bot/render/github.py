@@ -144,7 +144,8 @@ def _section_blocks(section: Section) -> list[Block]:
         blocks.append(Block(_P_RELATED, f"#### {texts.RELATED_ERRORS}\n\n{items}", tag="write-up"))
     if section.extras:
         body = "\n\n".join(_extra(e) for e in section.extras)
-        summary = texts.SOURCE_CODE if section.bare else texts.MORE_SUMMARY
+        only_source = all(extra.title == texts.SOURCE_CODE for extra in section.extras)
+        summary = texts.SOURCE_CODE if only_source else texts.MORE_SUMMARY
         blocks.append(
             Block(
                 _P_EXTRAS,
