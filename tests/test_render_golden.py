@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.catalog.loader import load_bundled_catalog
+from bot.catalog.loader import Catalog, load_bundled_catalog
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.panic import Frame, Location, Panic
 from bot.render import texts
@@ -280,13 +280,25 @@ def test_version_note_says_both_versions(catalog):
 
 
 def test_flagged_record_is_cautioned_and_its_write_up_folded(catalog):
-    body = render_comment(case_seed_000(catalog))
+    # Without an error family to fall back on, the flagged write-up is shown, folded, cautioned.
+    alone = Catalog(catalog.records, families=[])
+    body = render_comment(case_seed_000(alone))
     caution = body.index("Caution:")
     folded = body.index(f"<summary>{texts.UNVERIFIED_WRITE_UP}</summary>")
     assert caution < folded < body.index(f"#### {texts.WHAT_IT_MEANS}")
-    embed = render_message(case_seed_000(catalog))["embeds"][0]
+    embed = render_message(case_seed_000(alone))["embeds"][0]
     assert embed["description"].startswith("Caution:")
     assert texts.UNVERIFIED_WRITE_UP in embed["description"]
+
+
+def test_flagged_record_in_a_family_is_answered_with_the_familys_advice(catalog):
+    section = case_seed_000(catalog).sections[0]
+    family = catalog.family(SEED_000)
+    assert family.id == "unimplemented-op-backward"
+    assert section.documentation == family.documentation
+    assert "q_to_device" not in render_comment(case_seed_000(catalog))  # the flagged write-up
+    intro = texts.FLAGGED_FAMILY.format(family=family.name)
+    assert intro in render_text(case_seed_000(catalog), color=False)
 
 
 def test_bare_site_says_only_what_the_catalog_knows(catalog):

@@ -179,11 +179,15 @@ def _count_words(count: int, one: str, many: str) -> Words:
 def _section(item: PanicMatch, best: Candidate, record: Record, catalog: CatalogLike) -> Section:
     flagged = FLAG_MISMATCH in catalog.flags(record.id)
     bare = not record.has_write_up
-    # A bare site in an error family is answered with the family's advice, written once.
-    family = _family_with_write_up(catalog, record) if bare else None
+    # A bare site in an error family is answered with the family's advice, written once; so is
+    # a record whose own write-up lint flagged as possibly about another error.
+    family = _family_with_write_up(catalog, record) if bare or flagged else None
     write_up: Any = family or record
+    caution = words(texts.CAUTION) if flagged else None
     if family is not None:
-        intro = words(texts.FAMILY_SITE, family=shorten(one_line(family.name), TITLE_LIMIT))
+        name = shorten(one_line(family.name), TITLE_LIMIT)
+        intro = words(texts.FLAGGED_FAMILY if flagged else texts.FAMILY_SITE, family=name)
+        bare, caution = True, None  # shown like a bare site: the facts, then the family's advice
     else:
         intro = words(texts.BARE_SITE) if bare else None
     return Section(
@@ -193,7 +197,7 @@ def _section(item: PanicMatch, best: Candidate, record: Record, catalog: Catalog
         confidence=confidence_words(item, best, record),
         source=source_link(record),
         version_note=_removed_note(record) or version_note(item.panic, record),
-        caution=words(texts.CAUTION) if flagged else None,
+        caution=caution,
         documentation=_text(write_up.documentation),
         solutions=_items(write_up.solutions),
         example_fix=_text(write_up.example_fix),

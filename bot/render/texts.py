@@ -66,6 +66,11 @@ CAUTION = (
 UNVERIFIED_WRITE_UP = "The record's write-up (possibly mismatched)"
 UNVERIFIED_SUFFIX = " (possibly mismatched)"  # Discord field names of a flagged record
 
+FLAGGED_FAMILY = (
+    "Catalog lint flagged this record's own write-up as possibly describing a different error, "
+    "so it is left out. The panic belongs to the error family “{family}”, whose advice, written "
+    "once for all its sites, follows. What the catalog knows:"
+)
 REMOVED_SITE = (
     "This panic site is no longer in the code as of commit `{sha}`; older versions still "
     "raise it, so the answer applies to the version you run."
