@@ -113,14 +113,16 @@ class Harness:
         delivery: str | None = None,
         secret: str | None = "first-secret",
         raw: bytes | None = None,
+        named: bool = True,
     ) -> aiohttp.ClientResponse:
         body = raw if raw is not None else json.dumps(payload).encode()
         headers = {
             "X-GitHub-Event": event,
-            "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
             "Content-Type": "application/json",
             "User-Agent": "GitHub-Hookshot/test",
         }
+        if named:
+            headers["X-GitHub-Delivery"] = delivery or str(uuid.uuid4())
         if secret is not None:
             headers["X-Hub-Signature-256"] = sign(secret, body)
         assert self.session is not None
@@ -444,6 +446,16 @@ async def test_redelivery_is_processed_once(harness, fake):
     await harness.settle()
     assert len(harness.state.store.list_jobs()) == 1
     assert len(fake.calls("GET", rf"/issues/{issue.number}$")) == 1
+
+
+async def test_a_delivery_without_an_id_is_processed_once_by_its_body(harness, fake):
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    payload = issue_payload("opened", issue.number, issue.title, PANIC)
+    first = await harness.post("issues", payload, named=False)
+    again = await harness.post("issues", payload, named=False)
+    assert (first.status, again.status) == (202, 200)
+    await harness.settle()
+    assert len(bot_comments(fake, issue.number)) == 1
 
 
 async def test_dry_run_writes_nothing_and_logs_the_plan(fake, tmp_path, triage, caplog):
