@@ -206,7 +206,7 @@ async def handle_webhook(request: web.Request) -> web.Response:
         "body-" + hashlib.sha256(body).hexdigest()[:32]
     )
     try:
-        payload = webhook.parse_body(body)
+        payload = webhook.parse_body(body, request.content_type)
         decision = webhook.decide(event, payload, received_at=received_at)
     except webhook.MalformedDelivery as exc:
         return _refuse(state, 400, "malformed", str(exc))

@@ -748,3 +748,21 @@ async def test_an_uncatalogued_panic_in_a_project_crate_is_labelled_with_the_cra
         "panic: uncatalogued",
         "crate: burn-fusion",
     ]
+
+
+async def test_a_form_encoded_delivery_is_read(harness, fake):
+    from urllib.parse import urlencode
+
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    payload = issue_payload("opened", issue.number, issue.title, PANIC)
+    body = urlencode({"payload": json.dumps(payload)}).encode()
+    headers = {
+        "X-GitHub-Event": "issues",
+        "X-GitHub-Delivery": "form-1",
+        "Content-Type": "application/x-www-form-urlencoded",
+        "X-Hub-Signature-256": sign("first-secret", body),
+    }
+    async with harness.session.post(harness.url, data=body, headers=headers) as response:
+        assert response.status == 202
+    await harness.settle()
+    assert len(bot_comments(fake, issue.number)) == 1

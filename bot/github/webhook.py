@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs
 
 from bot.github.marker import looks_like_bot_comment
 from bot.github.triage_commands import command_entries
@@ -50,7 +51,16 @@ def verify_signature(secrets: Sequence[str], body: bytes, header: str | None) ->
     return ok
 
 
-def parse_body(body: bytes) -> dict[str, Any]:
+def parse_body(body: bytes, content_type: str = "application/json") -> dict[str, Any]:
+    """The delivery's JSON object; GitHub's form-encoded format (`payload=...`) is read too."""
+    if content_type == "application/x-www-form-urlencoded":
+        try:
+            fields = parse_qs(body.decode("utf-8"), max_num_fields=16)
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise MalformedDelivery(f"form body is not readable: {exc}") from None
+        if "payload" not in fields:
+            raise MalformedDelivery("form body has no `payload` field")
+        body = fields["payload"][0].encode("utf-8")
     try:
         data = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
