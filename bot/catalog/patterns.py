@@ -40,6 +40,8 @@ class Segment:
 
 # `{`, then an optional argument (name or index), then an optional `:spec`, then `}`.
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+)?(?::([^{}]*))?\}")
+# What a format string is made of besides literal text: escaped braces, then placeholders.
+_FORMAT_TOKEN = re.compile(r"\{\{|\}\}|" + _PLACEHOLDER.pattern)
 
 
 def parse_format(fmt: str) -> list[Segment]:
@@ -50,26 +52,20 @@ def parse_format(fmt: str) -> list[Segment]:
     """
     segments: list[Segment] = []
     literal: list[str] = []
-    i = 0
-    n = len(fmt)
-    while i < n:
-        ch = fmt[i]
-        if ch in "{}" and fmt.startswith(ch * 2, i):
-            literal.append(ch)
-            i += 2
-            continue
-        if ch == "{":
-            found = _PLACEHOLDER.match(fmt, i)
-            if found:
-                if literal:
-                    segments.append(Segment("".join(literal), False))
-                    literal = []
-                segments.append(Segment(found.group(0), True))
-                i = found.end()
-                continue
-        literal.append(ch)
-        i += 1
-    if literal:
+    position = 0
+    for token in _FORMAT_TOKEN.finditer(fmt):
+        literal.append(fmt[position : token.start()])
+        text = token.group(0)
+        if text in ("{{", "}}"):
+            literal.append(text[0])
+        else:
+            if any(literal):
+                segments.append(Segment("".join(literal), False))
+            literal = []
+            segments.append(Segment(text, True))
+        position = token.end()
+    literal.append(fmt[position:])
+    if any(literal):
         segments.append(Segment("".join(literal), False))
     return segments
 
@@ -88,7 +84,7 @@ _WHITESPACE = re.compile(r"\s+")
 
 def normalise_message(text: str) -> str:
     """Whitespace runs collapsed to one space, ends trimmed: how messages are compared."""
-    return _WHITESPACE.sub(" ", text).strip()
+    return " ".join(text.split())
 
 
 def _escape_literal(text: str) -> str:

@@ -84,10 +84,7 @@ def specificity(message_format: str) -> float:
 
 def squash(text: str) -> str:
     """Text without any whitespace: how literal fragments are looked for before a regex runs."""
-    return _SPACE.sub("", text)
-
-
-_SPACE = re.compile(r"\s+")
+    return "".join(text.split())
 
 
 @dataclass(slots=True)
@@ -96,7 +93,6 @@ class IndexedRecord:
     message: str  # normalised errorMessage
     segments: list[Segment]
     literal: str  # the literal text, placeholders as single spaces, normalised
-    first_fragment: str  # the literal text before the first placeholder
     has_placeholders: bool
     specificity: float
     # The literal fragments without whitespace, in order: every one must appear in a message
@@ -253,17 +249,11 @@ def _index_record(record: Record) -> IndexedRecord:
     segments = parse_format(message)
     literal_parts = [s.text for s in segments if not s.is_placeholder]
     literal = normalise_message(" ".join(literal_parts))
-    first = []
-    for segment in segments:
-        if segment.is_placeholder:
-            break
-        first.append(segment.text)
     return IndexedRecord(
         record=record,
         message=message,
         segments=segments,
         literal=literal,
-        first_fragment=normalise_message("".join(first)),
         has_placeholders=len(literal_parts) != len(segments),
         specificity=_specificity(literal),
         squashed_fragments=tuple(f for f in (squash(p) for p in literal_parts) if f),
