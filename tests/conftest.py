@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from fakes.github_api import FakeGitHub
 
 from bot.app import Triage
 from bot.catalog.loader import load_bundled_catalog
@@ -12,3 +13,16 @@ from bot.catalog.loader import load_bundled_catalog
 def triage() -> Triage:
     """The pipeline over the bundled catalog, indexed once for the whole run."""
     return Triage(load_bundled_catalog())
+
+
+# The repository GitHub's example webhook payloads name.
+GITHUB_REPO = "Codertocat/Hello-World"
+
+
+@pytest.fixture
+def fake():
+    """A fake GitHub serving that repository to the bot's token."""
+    with FakeGitHub() as gh:
+        gh.add_token("ghp_bot_token", "triage-helper")
+        gh.add_repo(GITHUB_REPO)
+        yield gh

@@ -126,14 +126,6 @@ def test_store_history_replaces_an_issues_records_and_knows_closed_issues(tmp_pa
 # --- end to end ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def fake():
-    with FakeGitHub() as gh:
-        gh.add_token("ghp_bot_token", "triage-helper")
-        gh.add_repo(REPO)
-        yield gh
-
-
 def answer_of(fake: FakeGitHub, number: int) -> str:
     found = [c.body for c in fake.comments_on(REPO, number) if parse_marker(c.body)]
     assert len(found) == 1

@@ -14,6 +14,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
+from conftest import GITHUB_REPO
 from fakes.github_api import FakeGitHub
 
 from bot.app import Triage
@@ -26,7 +27,8 @@ from bot.settings import Settings
 from bot.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "webhooks"
-REPO = "Codertocat/Hello-World"  # the repository GitHub's example payloads name
+REPO = GITHUB_REPO  # the repository GitHub's example payloads name
+
 SECRETS = "first-secret,second-secret"
 
 INTERPOLATE = "cf30438606d06d30"  # "Can't differentiate interpolate backward."
@@ -52,14 +54,6 @@ UNKNOWN_PANIC = (
 
 def fixture(name: str) -> dict[str, Any]:
     return json.loads((FIXTURES / f"{name}.json").read_text())
-
-
-@pytest.fixture
-def fake():
-    with FakeGitHub() as gh:
-        gh.add_token("ghp_bot_token", "triage-helper")
-        gh.add_repo(REPO)
-        yield gh
 
 
 class Harness:

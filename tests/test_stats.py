@@ -8,7 +8,6 @@ import re
 from datetime import UTC, datetime
 
 import pytest
-from fakes.github_api import FakeGitHub
 from test_github_flow import INTERPOLATE, PANIC, REPO, UNKNOWN_PANIC, Harness, issue_payload
 
 from bot.catalog.loader import load_catalog
@@ -290,14 +289,6 @@ def test_catalog_draft_command(monkeypatch, tmp_path, capsys):
 
 
 # --- through the server -------------------------------------------------------------------------
-
-
-@pytest.fixture
-def fake():
-    with FakeGitHub() as gh:
-        gh.add_token("ghp_bot_token", "triage-helper")
-        gh.add_repo(REPO)
-        yield gh
 
 
 async def test_stats_page_from_real_issues(fake, tmp_path, triage):

@@ -128,10 +128,7 @@ def cmd_poll(args: argparse.Namespace) -> int:
         print("triage-bot: --repo must be OWNER/NAME", file=sys.stderr)
         return 2
     try:
-        settings.require_github()
-        from bot.github.labels import load_label_config
-
-        load_label_config(settings.triage_config)  # a bad mapping stops before any work
+        _check_github(settings)
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
@@ -140,6 +137,14 @@ def cmd_poll(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
+
+
+def _check_github(settings: Settings) -> None:
+    """GitHub credentials and the label mapping, checked before any work (SettingsError)."""
+    from bot.github.labels import load_label_config
+
+    settings.require_github()
+    load_label_config(settings.triage_config)
 
 
 async def _poll(settings: Settings, args: argparse.Namespace) -> int:
@@ -236,10 +241,7 @@ def cmd_jobs_retry(args: argparse.Namespace) -> int:
         return 0
     settings = Settings.load()
     try:
-        settings.require_github()
-        from bot.github.labels import load_label_config
-
-        load_label_config(settings.triage_config)  # a bad mapping stops before any work
+        _check_github(settings)
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
@@ -280,10 +282,7 @@ def cmd_handle_event(args: argparse.Namespace) -> int:
     if settings is None:
         return 2
     try:
-        settings.require_github()
-        from bot.github.labels import load_label_config
-
-        load_label_config(settings.triage_config)  # a bad mapping stops before any work
+        _check_github(settings)
         payload = webhook.parse_body(Path(args.event_path).read_bytes())
         decision = webhook.decide(args.event_name, payload)
     except SettingsError as exc:
