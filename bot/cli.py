@@ -25,17 +25,84 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Shows each option's default, unless its help already names it or it has none to show."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (
+            action.option_strings
+            and "default" not in text
+            and default not in (None, False, True, [], (), "", argparse.SUPPRESS)
+        ):
+            text += " (default: %(default)s)"
+        return text
+
+
+def version() -> str:
+    """The installed distribution's version; the source tree's when it is not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("panic-triage")
+    except metadata.PackageNotFoundError:
+        from bot import __version__
+
+        return __version__
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The parser's subcommands by name (aliases left out), in the order they were added."""
+    found: dict[str, argparse.ArgumentParser] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                found[choice.dest] = action.choices[choice.dest]
+    return found
+
+
+def _walk(parser: argparse.ArgumentParser) -> None:
+    """Every (sub)parser gets the formatter, and a group run without its action prints its
+    help and exits 2 (`triage-bot catalog` and `triage-bot jobs` alike)."""
+    parser.formatter_class = HelpFormatter
+    children = subcommands(parser)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            action.required = False
+    if children and parser.get_default("handler") is None:
+        parser.set_defaults(handler=lambda _args, group=parser: usage(group))
+    for child in children.values():
+        _walk(child)
+
+
+def usage(parser: argparse.ArgumentParser) -> int:
+    """A command group run without its action: its help on stderr, exit 2."""
+    parser.print_help(sys.stderr)
+    return 2
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="triage-bot",
         description="Answers Rust panics pasted into GitHub issues and Discord from a catalog.",
+        formatter_class=HelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules = dict.fromkeys(COMMAND_MODULES.values())
     if only in COMMAND_MODULES:
         modules = {COMMAND_MODULES[only]: None}
     for name in modules:
         importlib.import_module(name).register(subparsers)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                child = action.choices[choice.dest]
+                _walk(child)
+                names = list(subcommands(child))
+                if names:  # the top-level list names every action of a group
+                    choice.help = f"{choice.help} ({', '.join(names)})"
     return parser
 
 
@@ -46,8 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:
-        parser.print_help()
-        return 2
+        return usage(parser)
     try:
         return int(handler(args) or 0)
     except KeyboardInterrupt:

@@ -60,7 +60,10 @@ def register(subparsers: Any) -> None:
         "Exit status 0 when every check passed (warnings included), 1 when one failed.",
     )
     parser.add_argument(
-        "--env-file", default=".env", help="the settings file read under the environment (.env)"
+        "--env-file",
+        metavar="F",
+        help="the settings file read under the environment (default: .env, when there is one; "
+        "a file named here must exist)",
     )
     parser.add_argument(
         "--repo",
@@ -77,7 +80,12 @@ def register(subparsers: Any) -> None:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     checks = run_checks(
-        os.environ, args.env_file, repos=args.repo, offline=args.offline, out=sys.stdout
+        os.environ,
+        args.env_file or ".env",
+        repos=args.repo,
+        offline=args.offline,
+        out=sys.stdout,
+        env_file_required=args.env_file is not None,
     )
     failed = [c.name for c in checks if c.failed]
     warned = [c.name for c in checks if c.status == WARN]
@@ -96,6 +104,7 @@ def run_checks(
     repos: Sequence[str] = (),
     offline: bool = False,
     out: Any = None,
+    env_file_required: bool = False,
 ) -> list[Check]:
     """Run every check, printing each as it completes when `out` is a stream."""
     checks: list[Check] = []
@@ -112,7 +121,7 @@ def run_checks(
             print_check(check, out)
         return check
 
-    settings, problems = collect_settings(environ, env_file)
+    settings, problems = collect_settings(environ, env_file, required=env_file_required)
     run(lambda: check_settings(settings, problems))
     run(lambda: check_config(settings))
     run(lambda: check_catalog(settings))
@@ -141,13 +150,19 @@ def print_check(check: Check, out: Any) -> None:
 # ---------------------------------------------------------------------------------- settings
 
 
-def collect_settings(environ: Mapping[str, str], env_file: str | Path | None) -> tuple[Any, list]:
+def collect_settings(
+    environ: Mapping[str, str], env_file: str | Path | None, *, required: bool = False
+) -> tuple[Any, list]:
     """The settings, and every problem in them: a bad setting is reported and then dropped, so
-    the next one is found too, and the other checks run on what is usable."""
+    the next one is found too, and the other checks run on what is usable. `required`: the
+    env file was named by the user, so its absence is a problem, not the usual no-.env case."""
     from bot.settings import NAMES, Settings, SettingsError, read_env_file
 
     problems: list[str] = []
     values: dict[str, str] = {}
+    if required and env_file is not None and not Path(env_file).is_file():
+        what = "is not a file" if Path(env_file).exists() else "does not exist"
+        problems.append(f"--env-file {env_file}: the file {what}, so no setting was read from it")
     if env_file is not None and Path(env_file).is_file():
         try:
             values.update(read_env_file(env_file))
@@ -182,7 +197,14 @@ def check_settings(settings: Any, problems: list[str]) -> Check:
     discord = "Discord on" if settings.discord_enabled else "Discord off"
     summary = f"{github}, {discord}, store {settings.triage_db}, LOG_LEVEL {settings.log_level}"
 
-    if not problems and not settings.github_enabled and not settings.discord_enabled:
+    # a setting that was reported and dropped is not shown with the default that replaced it
+    reported = {n for n in NAMES if any(re.search(rf"\b{n}\b", p) for p in problems)}
+    credentials = {"GITHUB_TOKEN", "GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY", "DISCORD_TOKEN"}
+    if (
+        not settings.github_enabled
+        and not settings.discord_enabled
+        and not reported & credentials  # a bad credential is already named
+    ):
         problems.append(
             "nothing to serve: neither GitHub (GITHUB_TOKEN, or GITHUB_APP_ID with its private "
             "key) nor Discord (DISCORD_TOKEN) is configured"
@@ -211,7 +233,7 @@ def check_settings(settings: Any, problems: list[str]) -> Check:
 
     shown = []
     for name in NAMES:
-        if name in SECRET_NAMES or name == "GITHUB_APP_PRIVATE_KEY_PATH":
+        if name in SECRET_NAMES or name == "GITHUB_APP_PRIVATE_KEY_PATH" or name in reported:
             continue
         attr = name.lower()
         if name == "GITHUB_APP_ID":

@@ -75,7 +75,16 @@ def run(args: argparse.Namespace) -> int:
     for index, path in enumerate(paths):
         try:
             if path == "-":
-                text = read_input(sys.stdin.buffer)
+                stdin = getattr(sys.stdin, "buffer", None)
+                if stdin is None:  # `triage-bot match <&-`: Python sets sys.stdin to None
+                    print(
+                        "triage-bot: cannot read stdin: it is closed; give a file, "
+                        "or pipe the text in",
+                        file=sys.stderr,
+                    )
+                    failed = True
+                    continue
+                text = read_input(stdin)
             else:
                 with open(path, "rb") as stream:
                     text = read_input(stream)

@@ -73,6 +73,8 @@ def _open(settings_only: bool = False) -> tuple[Any, Any] | None:
         return None
     if settings_only:
         return settings, None
+    if not Path(settings.triage_db).exists():  # reading must not create an empty store
+        return settings, None
     return settings, Store(settings.triage_db)
 
 
@@ -138,6 +140,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if opened is None:
         return 2
     settings, store = opened
+    if store is None:
+        print(
+            f"no store yet at {settings.triage_db} (TRIAGE_DB): the bot has not answered "
+            "anything here, so there are no statistics"
+        )
+        return 0
     with store:
         if args.refresh:
             from github import GithubException
@@ -170,7 +178,10 @@ def cmd_catalog_draft(args: argparse.Namespace) -> int:
     opened = _open()
     if opened is None:
         return 2
-    _, store = opened
+    settings, store = opened
+    if store is None:
+        _err(f"no store yet at {settings.triage_db} (TRIAGE_DB), so no uncatalogued panics")
+        return 2
     with store:
         rows = find_gap(store.list_uncatalogued(), args.group)
     if not rows:

@@ -17,6 +17,7 @@ from typing import Any
 
 FORMATS = ("auto", "json", "page", "panic-sites")
 PANIC_SITES_FILE = "panic_sites.jsonl"
+SHOWN_CANDIDATES = 10  # ids listed when a `catalog show` prefix fits several
 DEFAULT_SITES_REPO = "tracel-ai/burn"
 # An id becomes a file name (`DIR/<id>.json`), so it must be a plain name.
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -36,11 +37,13 @@ def _load(paths: Sequence[str] | None):
 def register(subparsers: Any) -> None:
     catalog = subparsers.add_parser(
         "catalog",
-        help="check, lint, show and import catalog records",
+        help="the error catalog",
         description="Work with the error catalog: check it, review it, look records up, "
-        "and import records from JSON documents, rendered pages or panic-site lists.",
+        "import records from JSON documents, rendered pages or panic-site lists, scan a Rust "
+        "checkout for panic sites, follow the code as it changes, and draft records for "
+        "uncatalogued panics.",
     )
-    sub = catalog.add_subparsers(dest="catalog_command", metavar="COMMAND", required=True)
+    sub = catalog.add_subparsers(dest="catalog_command", metavar="ACTION")
 
     validate = sub.add_parser(
         "validate",
@@ -67,10 +70,11 @@ def register(subparsers: Any) -> None:
     show = sub.add_parser(
         "show",
         help="print a record as JSON",
-        description="Print the record with this id as JSON on stdout; its file and review "
-        "flags go to stderr. Exit 1 if there is no such record.",
+        description="Print the record with this id (or the one id that starts with it) as JSON "
+        "on stdout; its file and review flags go to stderr. Exit 1 if there is no such record "
+        "or the prefix fits several.",
     )
-    show.add_argument("id", metavar="ID")
+    show.add_argument("id", metavar="ID", help="the record's id, or a prefix of one id")
     show.add_argument(
         "--catalog",
         action="append",
@@ -125,8 +129,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return 1
     for warning in catalog.warnings:
         _err(f"warning: {warning}")
+    if not len(catalog):
+        _err(_no_records(args.paths))
+        return 1
     _err(f"ok: {len(catalog)} records")
     return 0
+
+
+def _no_records(paths: Sequence[str]) -> str:
+    return (
+        f"no records in {', '.join(paths) or 'the bundled catalog'}: a catalog is .json and "
+        ".jsonl record files (folders are read recursively); an empty catalog answers nothing"
+    )
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
@@ -139,6 +153,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             _err(str(problem))
         _err("the catalog does not load; fix these first (see `catalog validate`)")
+        return 1
+    if not len(catalog):
+        _err(_no_records(args.paths))
         return 1
     findings = lint_catalog(catalog)
     warnings = [f for f in findings if f.level == WARNING]
@@ -169,6 +186,19 @@ def cmd_show(args: argparse.Namespace) -> int:
             _err(str(problem))
         return 1
     record = catalog.get(args.id)
+    if record is None:
+        candidates = sorted(r.id for r in catalog if r.id.startswith(args.id)) if args.id else []
+        if len(candidates) == 1:
+            record = catalog.get(candidates[0])
+        elif candidates:
+            shown = ", ".join(candidates[:SHOWN_CANDIDATES])
+            more = len(candidates) - SHOWN_CANDIDATES
+            _err(
+                f"{len(candidates)} records have ids starting with {args.id}: {shown}"
+                + (f" and {more} more" if more > 0 else "")
+                + "; give more of the id"
+            )
+            return 1
     if record is None:
         _err(f"no record has the id {args.id}")
         same = catalog.by_message(args.id)
@@ -283,10 +313,9 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the catalog commands on their own: `python -m bot.catalog.commands import ...`."""
-    parser = argparse.ArgumentParser(prog="triage-bot")
-    register(parser.add_subparsers(dest="command", metavar="COMMAND", required=True))
-    args = parser.parse_args(["catalog", *(sys.argv[1:] if argv is None else argv)])
-    return int(args.handler(args) or 0)
+    from bot.cli import main as cli_main
+
+    return cli_main(["catalog", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -17,16 +17,25 @@ HANDLE_EVENT_POLICY: Any = None  # a RetryPolicy for `handle-event` (tests make 
 
 def register(subparsers: Any) -> None:
     serve = subparsers.add_parser(
-        "serve", help="run the webhook server (GitHub) and the Discord client"
+        "serve",
+        help="run the webhook server (GitHub) and the Discord client",
+        description="Serve GitHub webhooks (POST /github/webhook; GET /healthz, /metrics and "
+        "/stats) and run the Discord bot, in one process, with the durable job queue. Settings "
+        "come from the environment and .env (see .env.example); GitHub needs a token or an App "
+        "and GITHUB_WEBHOOK_SECRET, Discord needs DISCORD_TOKEN.",
     )
-    serve.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
-    serve.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080)")
+    serve.add_argument("--host", default="0.0.0.0", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8080, help="port to listen on")
     serve.set_defaults(handler=cmd_serve)
 
     poll = subparsers.add_parser(
-        "poll", help="poll a repository for updated issues and comments (no webhook needed)"
+        "poll",
+        help="poll a repository for updated issues and comments (no webhook needed)",
+        description="Ask GitHub for the issues and comments of one repository changed since the "
+        "last poll (a cursor kept in the store) and answer them with the same pipeline as "
+        "`serve`. For hosts without a public URL. Needs GITHUB_TOKEN or a GitHub App.",
     )
-    poll.add_argument("--repo", required=True, metavar="OWNER/NAME")
+    poll.add_argument("--repo", required=True, metavar="OWNER/NAME", help="the repository")
     poll.add_argument(
         "--interval", type=float, default=60.0, metavar="S", help="seconds between polls"
     )
@@ -36,24 +45,38 @@ def register(subparsers: Any) -> None:
         type=float,
         default=24.0,
         metavar="HOURS",
-        help="on the first poll, look this far back (default 24)",
+        help="on the first poll, look this far back",
     )
     poll.set_defaults(handler=cmd_poll)
 
     event = subparsers.add_parser(
         "handle-event",
         help="handle one GitHub event file (the GitHub Action: no server, no queue)",
+        description="Run one GitHub event (the JSON file GitHub Actions writes to "
+        "$GITHUB_EVENT_PATH) through the webhook pipeline: comment and label as `serve` would, "
+        "retrying transient GitHub errors, then exit. Needs GITHUB_TOKEN or a GitHub App.",
     )
     event.add_argument("--event-path", required=True, help="the event JSON ($GITHUB_EVENT_PATH)")
     event.add_argument("--event-name", required=True, help="the event name ($GITHUB_EVENT_NAME)")
     event.add_argument(
-        "--attempts", type=int, default=3, help="tries on transient GitHub errors (default 3)"
+        "--attempts", type=int, default=3, help="tries on transient GitHub errors"
     )
     event.set_defaults(handler=cmd_handle_event)
 
-    jobs = subparsers.add_parser("jobs", help="show and replay the GitHub job queue")
+    jobs = subparsers.add_parser(
+        "jobs",
+        help="show and replay the GitHub job queue",
+        description="The durable queue of GitHub work in the store (TRIAGE_DB): list the jobs "
+        "that failed for good (dead letters) or are pending, and put dead ones back in the "
+        "queue.",
+    )
     jobs_sub = jobs.add_subparsers(dest="jobs_command", metavar="ACTION")
-    listing = jobs_sub.add_parser("list", help="list dead-lettered (and pending) jobs")
+    listing = jobs_sub.add_parser(
+        "list",
+        help="list dead-lettered (and pending) jobs",
+        description="List the jobs in the store, newest first: id, state, tries, issue and "
+        "last error. Reads the store only; it does not create one.",
+    )
     listing.add_argument(
         "--state",
         choices=["dead", "queued", "running", "done", "all"],
@@ -61,7 +84,13 @@ def register(subparsers: Any) -> None:
         help="only jobs in this state (default: dead, queued and running)",
     )
     listing.set_defaults(handler=cmd_jobs_list)
-    retry = jobs_sub.add_parser("retry", help="replay dead-lettered jobs")
+    retry = jobs_sub.add_parser(
+        "retry",
+        help="replay dead-lettered jobs",
+        description="Put dead-lettered jobs back in the queue. Without --run that is all: a "
+        "running `serve` or `poll` picks them up. With --run they are run now, in this process "
+        "(needs the GitHub settings).",
+    )
     retry.add_argument("id", nargs="?", type=int, help="the job to replay")
     retry.add_argument("--all", action="store_true", help="replay every dead-lettered job")
     retry.add_argument(
@@ -70,12 +99,6 @@ def register(subparsers: Any) -> None:
         help="run the queue now, in this process, instead of leaving it to `serve` or `poll`",
     )
     retry.set_defaults(handler=cmd_jobs_retry)
-    jobs.set_defaults(handler=lambda args: _usage(jobs))
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 def _settings() -> Settings | None:
@@ -191,11 +214,21 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _open_store() -> Any:
+    """The existing store, False when there is none yet (not created: reading makes no file),
+    None on a configuration error (already reported)."""
     settings = _settings()
     if settings is None:
         return None
+    from pathlib import Path
+
     from bot.store import Store
 
+    if not Path(settings.triage_db).exists():
+        print(
+            f"no store yet at {settings.triage_db} (TRIAGE_DB): the bot has not run here, "
+            "so there are no jobs"
+        )
+        return False
     return Store(settings.triage_db)
 
 
@@ -203,6 +236,8 @@ def cmd_jobs_list(args: argparse.Namespace) -> int:
     store = _open_store()
     if store is None:
         return 2
+    if store is False:
+        return 0
     with store:
         if args.state == "all":
             states: tuple[str, ...] = ("queued", "running", "dead", "done")
@@ -231,15 +266,22 @@ def cmd_jobs_retry(args: argparse.Namespace) -> int:
     store = _open_store()
     if store is None:
         return 2
+    if store is False:
+        return 1
     with store:
         count = store.requeue_dead(None if args.all else args.id)
     if count == 0:
         print("no dead-lettered job to replay" + (f" with id {args.id}" if args.id else ""))
         return 1
     if not args.run:
-        print(f"requeued {count} job(s); a running `triage-bot serve` or `poll` picks them up")
+        print(
+            f"requeued {count} job(s), not run yet: a running `triage-bot serve` or "
+            "`triage-bot poll` picks them up (or run them now with `triage-bot jobs retry --run`)"
+        )
         return 0
-    settings = Settings.load()
+    settings = _settings()
+    if settings is None:
+        return 2
     try:
         _check_github(settings)
     except SettingsError as exc:
