@@ -362,6 +362,36 @@ def _check_duplicates(records: list[Record]) -> list[LintFinding]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Related errors that lead nowhere
+# ---------------------------------------------------------------------------------------------
+
+DANGLING_RELATED = "dangling-related-error"
+
+
+def _check_related(records: list[Record]) -> list[LintFinding]:
+    """`relatedErrors` entries are messages (a record's `errorMessage`; a record id works too),
+    resolved as the answer resolves them: one that names no record is shown with no link."""
+    ids = {record.id for record in records}
+    messages = {normalise_message(record.error_message) for record in records}
+    findings: list[LintFinding] = []
+    for record in records:
+        for entry in record.related_errors:
+            if not entry.strip() or entry in ids or normalise_message(entry) in messages:
+                continue
+            findings.append(
+                LintFinding(
+                    record.id,
+                    record.origin,
+                    DANGLING_RELATED,
+                    f"related error `{' '.join(entry.split())[:120]}` is neither a record's "
+                    "errorMessage nor a record id in this catalog, so the answer shows it without "
+                    "a link; write the message as the code does, or add its record",
+                )
+            )
+    return findings
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def lint_records(records: Iterable[Record]) -> list[LintFinding]:
@@ -373,6 +403,7 @@ def lint_records(records: Iterable[Record]) -> list[LintFinding]:
         findings.extend(_check_url(record))
         findings.extend(_check_excerpt(record))
     findings.extend(_check_duplicates(records))
+    findings.extend(_check_related(records))
     return findings
 
 
