@@ -52,6 +52,18 @@ def version() -> str:
         return __version__
 
 
+class _VersionAction(argparse.Action):
+    """`--version`, looked up only when asked for: reading the package metadata takes about a
+    tenth of a second, which every `triage-bot match` would otherwise pay."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"{parser.prog} {version()}")
+        parser.exit()
+
+
 def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     """The parser's subcommands by name (aliases left out), in the order they were added."""
     found: dict[str, argparse.ArgumentParser] = {}
@@ -88,7 +100,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Answers Rust panics pasted into GitHub issues and Discord from a catalog.",
         formatter_class=HelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules = dict.fromkeys(COMMAND_MODULES.values())
     if only in COMMAND_MODULES:

@@ -58,9 +58,7 @@ def register(subparsers: Any) -> None:
     )
     event.add_argument("--event-path", required=True, help="the event JSON ($GITHUB_EVENT_PATH)")
     event.add_argument("--event-name", required=True, help="the event name ($GITHUB_EVENT_NAME)")
-    event.add_argument(
-        "--attempts", type=int, default=3, help="tries on transient GitHub errors"
-    )
+    event.add_argument("--attempts", type=int, default=3, help="tries on transient GitHub errors")
     event.set_defaults(handler=cmd_handle_event)
 
     jobs = subparsers.add_parser(
