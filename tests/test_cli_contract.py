@@ -185,6 +185,9 @@ def test_version_from_the_console_entry(tmp_path):
     )
     assert done.returncode == 0
     assert done.stdout.strip() == f"triage-bot {metadata.version('panic-triage')}"
+    import bot
+
+    assert bot.__version__ == metadata.version("panic-triage")  # the fallback agrees
 
 
 @pytest.mark.parametrize(
@@ -396,3 +399,34 @@ def test_catalog_regeneration_recipe_works_from_a_clone(tmp_path):
         assert names == sorted(p.name for p in theirs.iterdir())
         _, mismatch, errors = filecmp.cmpfiles(ours, theirs, names, shallow=False)
         assert not mismatch and not errors, (folder, mismatch, errors)
+
+
+# -- Quick start and --version's fallback ---------------------------------------------------
+
+
+def test_quick_start_match_command_answers_the_example(tmp_path):
+    text = README.read_text(encoding="utf-8")
+    block = text.split("## Quick start", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    [command] = re.findall(r"triage-bot match (\S+)", block)
+    done = subprocess.run(
+        [*console("match", command)],
+        cwd=ROOT,
+        env=clean_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Can't differentiate avg pool 2d backward." in done.stdout
+
+
+def test_version_falls_back_to_the_source_tree(monkeypatch):
+    import bot
+    from bot import cli
+
+    def not_installed(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    # no wire here: an uninstalled source tree is simulated by the metadata lookup failing
+    monkeypatch.setattr(metadata, "version", not_installed)
+    assert cli.version() == bot.__version__
