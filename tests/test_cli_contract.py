@@ -248,7 +248,7 @@ def test_jobs_retry_without_run_says_it_only_requeues(no_settings, capsys):
     out = capsys.readouterr().out
     assert out == (
         "requeued 1 job(s), not run yet: a running `triage-bot serve` or `triage-bot poll` picks "
-        "them up (or run them now with `triage-bot jobs retry --run`)\n"
+        "them up, or `triage-bot jobs retry --all --run` runs the queue now\n"
     )
     with Store(no_settings) as store:
         assert store.get_job(job).state == "queued"
@@ -430,3 +430,32 @@ def test_version_falls_back_to_the_source_tree(monkeypatch):
     # no wire here: an uninstalled source tree is simulated by the metadata lookup failing
     monkeypatch.setattr(metadata, "version", not_installed)
     assert cli.version() == bot.__version__
+
+
+def test_jobs_retry_run_after_a_plain_retry_runs_the_queue(no_settings, monkeypatch, capsys):
+    """The hint of a plain retry works: `--all --run` runs what the first retry queued."""
+    from fakes.github_api import FakeGitHub
+    from test_github_flow import PANIC, REPO, bot_comments
+
+    from bot.github import auth
+    from bot.github.auth import ClientOptions
+
+    with FakeGitHub() as fake:
+        fake.add_token("ghp_contract", "bot")
+        fake.add_repo(REPO)
+        issue = fake.add_issue(REPO, "crash", PANIC)
+        monkeypatch.setattr(auth, "DEFAULT_OPTIONS", ClientOptions(seconds_between_writes=0))
+        monkeypatch.setenv("GITHUB_TOKEN", "ghp_contract")
+        monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
+        with Store(no_settings) as store:
+            job = store.enqueue({"repo": REPO, "number": issue.number})
+            store.claim_job()
+            store.bury_job(job, "HTTP 502: Server Error")
+        assert main(["jobs", "retry", str(job)]) == 0
+        assert "not run yet" in capsys.readouterr().out
+        assert bot_comments(fake, issue.number) == []
+        assert main(["jobs", "retry", "--all", "--run"]) == 0
+        assert capsys.readouterr().out == "replayed 1 job(s); 0 job(s) dead-lettered\n"
+        assert len(bot_comments(fake, issue.number)) == 1
+        assert main(["jobs", "retry", "--all", "--run"]) == 1  # nothing dead, nothing queued
+        assert capsys.readouterr().out == "no dead-lettered job to replay\n"

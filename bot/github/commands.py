@@ -72,7 +72,7 @@ def register(subparsers: Any) -> None:
     listing = jobs_sub.add_parser(
         "list",
         help="list dead-lettered (and pending) jobs",
-        description="List the jobs in the store, newest first: id, state, tries, issue and "
+        description="List the jobs in the store, oldest first: id, state, tries, issue and "
         "last error. Reads the store only; it does not create one.",
     )
     listing.add_argument(
@@ -268,13 +268,15 @@ def cmd_jobs_retry(args: argparse.Namespace) -> int:
         return 1
     with store:
         count = store.requeue_dead(None if args.all else args.id)
-    if count == 0:
+        queued = store.job_counts()["queued"]
+    if count == 0 and not (args.run and queued):  # --run also runs what an earlier retry queued
         print("no dead-lettered job to replay" + (f" with id {args.id}" if args.id else ""))
         return 1
     if not args.run:
         print(
             f"requeued {count} job(s), not run yet: a running `triage-bot serve` or "
-            "`triage-bot poll` picks them up (or run them now with `triage-bot jobs retry --run`)"
+            "`triage-bot poll` picks them up, or `triage-bot jobs retry --all --run` runs the "
+            "queue now"
         )
         return 0
     settings = _settings()
@@ -286,7 +288,7 @@ def cmd_jobs_retry(args: argparse.Namespace) -> int:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
     dead = asyncio.run(_run_queue(settings))
-    print(f"replayed {count} job(s); {dead} job(s) dead-lettered")
+    print(f"replayed {queued} job(s); {dead} job(s) dead-lettered")
     return 0 if dead == 0 else 1
 
 
