@@ -63,8 +63,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         triage = Triage.from_paths(args.catalog)
     except CatalogError as exc:
+        count = len(exc.problems)
         print(
-            f"triage-bot: the catalog is invalid ({len(exc.problems)} problems):", file=sys.stderr
+            f"triage-bot: the catalog is invalid ({count} problem{'s' if count != 1 else ''}):",
+            file=sys.stderr,
         )
         for problem in exc.problems:
             print(f"  {problem}", file=sys.stderr)

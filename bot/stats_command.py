@@ -140,6 +140,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if opened is None:
         return 2
     settings, store = opened
+    try:
+        parse_since(args.since)  # a bad date is named even when there is nothing to filter
+    except ValueError as exc:
+        _err(f"--since: {exc}")
+        return 2
     if store is None:
         print(
             f"no store yet at {settings.triage_db} (TRIAGE_DB): the bot has not answered "

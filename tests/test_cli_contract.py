@@ -459,3 +459,16 @@ def test_jobs_retry_run_after_a_plain_retry_runs_the_queue(no_settings, monkeypa
         assert len(bot_comments(fake, issue.number)) == 1
         assert main(["jobs", "retry", "--all", "--run"]) == 1  # nothing dead, nothing queued
         assert capsys.readouterr().out == "no dead-lettered job to replay\n"
+
+
+def test_bad_inputs_are_named_even_with_nothing_to_do(no_settings, tmp_path, capsys):
+    assert main(["stats", "--since", "bogus"]) == 2
+    assert capsys.readouterr().err == (
+        "triage-bot: --since: not a date: 'bogus' (expected YYYY-MM-DD)\n"
+    )
+    assert not no_settings.exists()
+    missing = tmp_path / "no-catalog"
+    assert main(["match", "--catalog", str(missing), str(README)]) == 2
+    assert capsys.readouterr().err == (
+        f"triage-bot: the catalog is invalid (1 problem):\n  {missing}: no such file or folder\n"
+    )

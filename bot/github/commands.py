@@ -24,8 +24,8 @@ def register(subparsers: Any) -> None:
         "come from the environment and .env (see .env.example); GitHub needs a token or an App "
         "and GITHUB_WEBHOOK_SECRET, Discord needs DISCORD_TOKEN.",
     )
-    serve.add_argument("--host", default="0.0.0.0", help="address to listen on")
-    serve.add_argument("--port", type=int, default=8080, help="port to listen on")
+    serve.add_argument("--host", default="0.0.0.0", metavar="H", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8080, metavar="P", help="port to listen on")
     serve.set_defaults(handler=cmd_serve)
 
     poll = subparsers.add_parser(
@@ -56,9 +56,15 @@ def register(subparsers: Any) -> None:
         "$GITHUB_EVENT_PATH) through the webhook pipeline: comment and label as `serve` would, "
         "retrying transient GitHub errors, then exit. Needs GITHUB_TOKEN or a GitHub App.",
     )
-    event.add_argument("--event-path", required=True, help="the event JSON ($GITHUB_EVENT_PATH)")
-    event.add_argument("--event-name", required=True, help="the event name ($GITHUB_EVENT_NAME)")
-    event.add_argument("--attempts", type=int, default=3, help="tries on transient GitHub errors")
+    event.add_argument(
+        "--event-path", required=True, metavar="FILE", help="the event JSON ($GITHUB_EVENT_PATH)"
+    )
+    event.add_argument(
+        "--event-name", required=True, metavar="NAME", help="the event name ($GITHUB_EVENT_NAME)"
+    )
+    event.add_argument(
+        "--attempts", type=int, default=3, metavar="N", help="tries on transient GitHub errors"
+    )
     event.set_defaults(handler=cmd_handle_event)
 
     jobs = subparsers.add_parser(
@@ -89,7 +95,7 @@ def register(subparsers: Any) -> None:
         "running `serve` or `poll` picks them up. With --run they are run now, in this process "
         "(needs the GitHub settings).",
     )
-    retry.add_argument("id", nargs="?", type=int, help="the job to replay")
+    retry.add_argument("id", nargs="?", type=int, metavar="ID", help="the job to replay")
     retry.add_argument("--all", action="store_true", help="replay every dead-lettered job")
     retry.add_argument(
         "--run",
