@@ -75,17 +75,21 @@ def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 
 
 def _walk(parser: argparse.ArgumentParser) -> None:
-    """Every (sub)parser gets the formatter, and a group run without its action prints its
-    help and exits 2 (`triage-bot catalog` and `triage-bot jobs` alike)."""
+    """Every (sub)parser gets the formatter and a description (its one-line help when it has
+    none of its own), and a group run without its action prints its help and exits 2
+    (`triage-bot catalog` and `triage-bot jobs` alike)."""
     parser.formatter_class = HelpFormatter
-    children = subcommands(parser)
     for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            action.required = False
-    if children and parser.get_default("handler") is None:
-        parser.set_defaults(handler=lambda _args, group=parser: usage(group))
-    for child in children.values():
-        _walk(child)
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        action.required = False
+        if parser.get_default("handler") is None:
+            parser.set_defaults(handler=lambda _args, group=parser: usage(group))
+        for choice in action._choices_actions:
+            child = action.choices[choice.dest]
+            if not child.description and choice.help:
+                child.description = choice.help[:1].upper() + choice.help[1:] + "."
+            _walk(child)
 
 
 def usage(parser: argparse.ArgumentParser) -> int:
@@ -107,12 +111,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         modules = {COMMAND_MODULES[only]: None}
     for name in modules:
         importlib.import_module(name).register(subparsers)
+    _walk(parser)
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for choice in action._choices_actions:
-                child = action.choices[choice.dest]
-                _walk(child)
-                names = list(subcommands(child))
+                names = list(subcommands(action.choices[choice.dest]))
                 if names:  # the top-level list names every action of a group
                     choice.help = f"{choice.help} ({', '.join(names)})"
     return parser
