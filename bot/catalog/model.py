@@ -108,7 +108,7 @@ class Record:
     prevention_tips: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     background_tag: str | None = None
-    related_errors: tuple[str, ...] = ()
+    related_errors: tuple[str, ...] = ()  # messages (errorMessage as written); an id works too
     analyzed_sha: str | None = None
     analyzed_at: str | None = None
     content_changed_at: str | None = None
