@@ -161,13 +161,16 @@ def collect_settings(
     problems: list[str] = []
     values: dict[str, str] = {}
     if required and env_file is not None and not Path(env_file).is_file():
-        what = "is not a file" if Path(env_file).exists() else "does not exist"
-        problems.append(f"--env-file {env_file}: the file {what}, so no setting was read from it")
+        what = "not a file" if Path(env_file).exists() else "no such file"
+        problems.append(f"--env-file {env_file}: {what}, so no setting was read from it")
     if env_file is not None and Path(env_file).is_file():
         try:
             values.update(read_env_file(env_file))
         except SettingsError as exc:
             problems.append(str(exc))
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            problems.append(f"{env_file}: cannot be read as a settings file: {reason}")
     values.update(environ)
     for _ in range(len(NAMES) + 1):
         try:

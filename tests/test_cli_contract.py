@@ -266,7 +266,9 @@ def test_doctor_names_a_missing_env_file_and_every_problem(
     out = capsys.readouterr().out
     settings = out.split("\nok ", 1)[0]
     assert settings.startswith("FAIL  settings: 3 problem(s)\n")
-    assert f"problem: --env-file {missing}: the file does not exist" in settings
+    assert (
+        f"problem: --env-file {missing}: no such file, so no setting was read from it" in settings
+    )
     assert "problem: LOG_LEVEL: 'BOGUS' is not one of" in settings
     assert "problem: nothing to serve" in settings
     assert "LOG_LEVEL=" not in out  # the dropped value is not shown as its default
@@ -472,3 +474,15 @@ def test_bad_inputs_are_named_even_with_nothing_to_do(no_settings, tmp_path, cap
     assert capsys.readouterr().err == (
         f"triage-bot: the catalog is invalid (1 problem):\n  {missing}: no such file or folder\n"
     )
+
+
+def test_doctor_names_an_env_file_that_is_not_text(no_settings, tmp_path, capsys):
+    env_file = tmp_path / "binary.env"
+    env_file.write_bytes(b"\xff\xfe\x00LOG")
+    assert main(["doctor", "--offline", "--env-file", str(env_file)]) == 1
+    out = capsys.readouterr().out
+    assert f"problem: {env_file}: cannot be read as a settings file: " in out
+    directory = tmp_path / "a-folder.env"
+    directory.mkdir()
+    assert main(["doctor", "--offline", "--env-file", str(directory)]) == 1
+    assert f"problem: --env-file {directory}: not a file, so no setting" in capsys.readouterr().out
