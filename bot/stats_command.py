@@ -71,6 +71,9 @@ def _open(settings_only: bool = False) -> tuple[Any, Any] | None:
     except SettingsError as exc:
         _err(f"configuration error: {exc}")
         return None
+    except (OSError, UnicodeDecodeError) as exc:  # .env is a folder, unreadable, not text
+        _err(f"configuration error: .env cannot be read: {exc}")
+        return None
     if settings_only:
         return settings, None
     if not Path(settings.triage_db).exists():  # reading must not create an empty store

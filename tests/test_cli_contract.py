@@ -486,3 +486,12 @@ def test_doctor_names_an_env_file_that_is_not_text(no_settings, tmp_path, capsys
     directory.mkdir()
     assert main(["doctor", "--offline", "--env-file", str(directory)]) == 1
     assert f"problem: --env-file {directory}: not a file, so no setting" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["jobs", "list"], ["stats"], ["serve"]])
+def test_a_dotenv_that_is_not_text_is_a_configuration_error(argv, no_settings, tmp_path, capsys):
+    (tmp_path / ".env").write_bytes(b"\xff\xfe\x00LOG")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("triage-bot: configuration error: .env cannot be read: ")
+    assert not no_settings.exists()

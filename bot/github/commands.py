@@ -111,6 +111,9 @@ def _settings() -> Settings | None:
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return None
+    except (OSError, UnicodeDecodeError) as exc:  # .env is a folder, unreadable, not text
+        print(f"triage-bot: configuration error: .env cannot be read: {exc}", file=sys.stderr)
+        return None
     from bot.logging_setup import configure_logging
 
     configure_logging(settings)  # LOG_LEVEL, one line per record, secrets redacted
