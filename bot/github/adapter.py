@@ -7,7 +7,9 @@ with the configured base URL), never from URLs found in a webhook payload.
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractContextManager, nullcontext
 
+import requests
 from github import GithubException
 from github.Repository import Repository
 
@@ -17,6 +19,15 @@ from bot.github.metrics import Metrics
 from bot.github.planner import BotComment, IssueView, Plan
 
 log = logging.getLogger(__name__)
+
+
+class AmbiguousWrite(Exception):
+    """A write timed out or lost its connection: it may have landed, or may still land. The
+    retry waits for GitHub to finish, then reads the issue (and finds the bot's marker) first."""
+
+    def __init__(self, operation: str, cause: BaseException) -> None:
+        super().__init__(f"{operation} may have landed ({type(cause).__name__}: {cause})")
+        self.operation = operation
 
 
 def is_bot_author(user: object) -> bool:
@@ -38,6 +49,13 @@ class GitHubAdapter:
 
     def _repo(self, repo: str, installation_id: int | None) -> Repository:
         return self.clients.client(repo, installation_id).get_repo(repo)
+
+    def _writing(self, repo: str, installation_id: int | None) -> AbstractContextManager[None]:
+        """One writer per installation, paced (see bot.github.gate)."""
+        gates = getattr(self.clients, "gates", None)
+        if gates is None:
+            return nullcontext()
+        return gates.writing(self.clients.gate_key(repo, installation_id))
 
     def read_issue(
         self,
@@ -106,18 +124,26 @@ class GitHubAdapter:
         if plan.comment == "create":
             assert plan.body is not None
             self._count("create_comment")
-            comment_id = issue.create_comment(plan.body).id
+            try:
+                with self._writing(repo, installation_id):
+                    comment_id = issue.create_comment(plan.body).id
+            except (requests.exceptions.Timeout, requests.exceptions.ConnectionError) as exc:
+                # the comment may exist (or appear shortly): never create blindly again
+                raise AmbiguousWrite("create_comment", exc) from exc
         elif plan.comment == "update":
             assert plan.body is not None and plan.comment_id is not None
             self._count("edit_comment")
-            issue.get_comment(plan.comment_id).edit(plan.body)
+            with self._writing(repo, installation_id):
+                issue.get_comment(plan.comment_id).edit(plan.body)
         if plan.add_labels:
             self._count("add_labels")
-            issue.add_to_labels(*plan.add_labels)
+            with self._writing(repo, installation_id):
+                issue.add_to_labels(*plan.add_labels)
         for name in plan.remove_labels:
             self._count("remove_label")
             try:
-                issue.remove_from_labels(name)
+                with self._writing(repo, installation_id):
+                    issue.remove_from_labels(name)
             except GithubException as exc:
                 if exc.status != 404:  # already removed by someone: fine
                     raise

@@ -19,7 +19,11 @@ def register(subparsers: Any) -> None:
     serve = subparsers.add_parser(
         "serve", help="run the webhook server (GitHub) and the Discord client"
     )
-    serve.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
+    serve.add_argument(
+        "--host",
+        default=None,
+        help="address to listen on (default TRIAGE_HOST, else 127.0.0.1: loopback only)",
+    )
     serve.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080)")
     serve.set_defaults(handler=cmd_serve)
 
@@ -111,9 +115,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     from bot.server import run
 
-    log.info("serving on %s:%d (%r)", args.host, args.port, settings)
+    host = args.host or settings.triage_host
+    log.info("serving on %s:%d (%r)", host, args.port, settings)
     try:
-        run(settings, args.host, args.port)
+        run(settings, host, args.port)
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
