@@ -7,6 +7,7 @@ with the configured base URL), never from URLs found in a webhook payload.
 from __future__ import annotations
 
 import logging
+import time
 from contextlib import AbstractContextManager, nullcontext
 
 import requests
@@ -14,6 +15,7 @@ from github import GithubException
 from github.Repository import Repository
 
 from bot.github.auth import GitHubClients
+from bot.github.gate import github_wait
 from bot.github.marker import looks_like_bot_comment
 from bot.github.metrics import Metrics
 from bot.github.planner import BotComment, IssueView, Plan
@@ -50,6 +52,22 @@ class GitHubAdapter:
     def _repo(self, repo: str, installation_id: int | None) -> Repository:
         return self.clients.client(repo, installation_id).get_repo(repo)
 
+    def _gate_check(self, repo: str, installation_id: int | None) -> None:
+        """Between two requests of one operation: stop if the installation's gate closed."""
+        gates = getattr(self.clients, "gates", None)
+        if gates is not None:
+            gates.check(self.clients.gate_key(repo, installation_id))
+
+    def _note_error(self, repo: str, installation_id: int | None, exc: GithubException) -> None:
+        """Count the error; a rate-limit answer closes the installation's gate at once, so the
+        jobs running beside this one send nothing more either."""
+        self.metrics.inc("triage_github_api_errors_total", status=str(exc.status))
+        gates = getattr(self.clients, "gates", None)
+        wait = github_wait(exc, time.time())
+        if gates is not None and wait is not None:
+            key = self.clients.gate_key(repo, installation_id)
+            gates.close(key, wait, f"HTTP {exc.status} rate limit")
+
     def _writing(self, repo: str, installation_id: int | None) -> AbstractContextManager[None]:
         """One writer per installation, paced (see bot.github.gate)."""
         gates = getattr(self.clients, "gates", None)
@@ -68,7 +86,7 @@ class GitHubAdapter:
         try:
             return self._read_issue(repo, number, installation_id, known_comment)
         except GithubException as exc:
-            self.metrics.inc("triage_github_api_errors_total", status=str(exc.status))
+            self._note_error(repo, installation_id, exc)
             raise
 
     def _read_issue(
@@ -85,6 +103,7 @@ class GitHubAdapter:
         texts = [title, body]
         bot_comments: list[BotComment] = []
         self._count("list_comments")
+        self._gate_check(repo, installation_id)
         for comment in gh_repo.get_issue(number).get_comments():
             text = comment.body or ""
             if looks_like_bot_comment(text):
@@ -114,7 +133,7 @@ class GitHubAdapter:
         try:
             return self._apply(repo, number, plan, installation_id)
         except GithubException as exc:
-            self.metrics.inc("triage_github_api_errors_total", status=str(exc.status))
+            self._note_error(repo, installation_id, exc)
             raise
 
     def _apply(self, repo: str, number: int, plan: Plan, installation_id: int | None) -> int | None:

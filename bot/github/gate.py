@@ -33,6 +33,26 @@ def describe(key: Hashable) -> str:
     return "the token" if key == "token" else f"installation {key}"
 
 
+def github_wait(exc: BaseException, now: float, secondary_min: float = 60.0) -> float | None:
+    """Seconds GitHub asked us to wait after this error (a rate limit), else None."""
+    from github import GithubException
+    from github.Requester import Requester
+
+    if not isinstance(exc, GithubException) or exc.status not in (403, 429):
+        return None
+    headers = {str(k).lower(): str(v) for k, v in (exc.headers or {}).items()}
+    data = exc.data if isinstance(exc.data, dict) else {}
+    retry_after = headers.get("retry-after", "").strip()
+    if retry_after.isdigit():
+        return float(retry_after)
+    reset = headers.get("x-ratelimit-reset", "").strip()
+    if headers.get("x-ratelimit-remaining") == "0" and reset.isdigit():
+        return max(1.0, float(reset) - now + 1)
+    if exc.status == 429 or Requester.isSecondaryRateLimitError(str(data.get("message") or "")):
+        return secondary_min
+    return None
+
+
 class InstallationGates:
     def __init__(
         self,
@@ -42,6 +62,7 @@ class InstallationGates:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.write_interval = write_interval or 0.0
+        self.scale = 1.0  # multiplies every wait (the worker's RetryPolicy.scale; tests shrink it)
         self.clock = clock
         self.sleep = sleep
         self._lock = threading.Lock()
@@ -62,7 +83,8 @@ class InstallationGates:
             raise GateClosed(key, remaining)
 
     def close(self, key: Hashable, seconds: float, reason: str = "") -> None:
-        """No request for `key` for `seconds` (a later, longer closing extends it)."""
+        """No request for `key` for `seconds` (times `scale`; a longer closing extends it)."""
+        seconds *= self.scale
         until = self.clock() + max(0.0, seconds)
         with self._lock:
             if until <= self._until.get(key, 0.0):

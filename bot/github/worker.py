@@ -86,7 +86,8 @@ def _header(headers: Mapping[str, Any] | None, name: str) -> str | None:
 def classify(exc: BaseException, attempt: int, policy: RetryPolicy, now: float) -> Failure:
     """Decide whether and when to retry after `exc` on the given (1-based) attempt."""
     if isinstance(exc, GateClosed):
-        return Failure(True, exc.remaining, str(exc), gated=True)
+        # `remaining` is real time already: undo the scaling the caller applies
+        return Failure(True, exc.remaining / (policy.scale or 1.0), str(exc), gated=True)
     if isinstance(exc, AmbiguousWrite):
         return Failure(True, policy.backoff(attempt), str(exc), settle=True)
     if isinstance(exc, GithubException):
@@ -151,6 +152,8 @@ class Worker:
         self.idle_interval = idle_interval
         self.metrics = metrics or Metrics()
         self.gates = gates
+        if gates is not None:
+            gates.scale = self.policy.scale
         self.gate_key = gate_key or (lambda repo, installation_id: installation_id or "token")
         self.allowed = allowed
         self.isolate = isolate
@@ -311,11 +314,11 @@ class Worker:
             key = self.gate_key(job.repo, job.installation_id)
             if failure.gated:
                 # not tried: wait for the gate (real seconds) without counting an attempt
-                await self._postpone(job, failure.delay, failure.reason)
+                await self._postpone(job, delay, failure.reason)
                 self.metrics.inc("triage_jobs_total", outcome="waiting")
                 return
             if failure.rate_limited and self.gates is not None:
-                self.gates.close(key, delay, failure.reason)
+                self.gates.close(key, failure.delay, failure.reason)  # scaled by the gates
             if failure.settle:
                 delay = max(delay, self.policy.write_settle)
             if failure.retry and attempt < self.policy.max_attempts:
