@@ -61,6 +61,7 @@ class StoreAccess:
         self.path: Path | None = None
         self._identity: tuple[int, int] | None = None
         self._integrity_at = float("-inf")
+        self._integrity: asyncio.Future[None] | None = None
         if isinstance(path, Path) and str(path) != ":memory:":
             self.path = path
             self._identity = _identity(path)
@@ -121,15 +122,28 @@ class StoreAccess:
             if is_locked(exc):
                 return Status(False, f"the database is locked by another connection: {exc}")
             return Status(False, f"{type(exc).__name__}: {exc}")
-        if self.path is not None and time.monotonic() - self._integrity_at >= INTEGRITY_EVERY:
-            self._integrity_at = time.monotonic()
-            try:
-                await asyncio.to_thread(_quick_check, self.path)
-            except sqlite3.Error as exc:
-                if not is_locked(exc):
-                    self.note(exc)
-                    return Status(False, self.broken or f"{type(exc).__name__}: {exc}")
+        self._start_integrity_check()
+        if self.broken:
+            return Status(False, self.broken)
         return Status(True)
+
+    def _start_integrity_check(self) -> None:
+        """Re-read the file for damage in the background (a big file must not make /healthz
+        slow); a damage found shows from then on."""
+        if self.path is None or time.monotonic() - self._integrity_at < INTEGRITY_EVERY:
+            return
+        if self._integrity is not None and not self._integrity.done():
+            return
+        self._integrity_at = time.monotonic()
+        self._integrity = asyncio.ensure_future(asyncio.to_thread(_quick_check, self.path))
+        self._integrity.add_done_callback(self._integrity_done)
+
+    def _integrity_done(self, future: asyncio.Future[None]) -> None:
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if exc is not None and not is_locked(exc):
+            self.note(exc)
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
