@@ -1,12 +1,12 @@
 """`triage-bot serve`: one aiohttp process for GitHub webhooks, health, metrics, and Discord.
 
 - POST /github/webhook: before reading the body, refuse what cannot be genuine: no signature
-  header (401), a Content-Length over 25 MB (413), more concurrent requests or body bytes in
-  flight than `WebhookLimits` allows (503, GitHub redelivers). Then read the body with a cap,
-  verify the signature (401, nothing stored), parse (400, never a 500), refuse repositories
-  outside TRIAGE_REPOS (403), store the delivery and its job durably (503 when the store is
-  locked or broken), answer 202, work afterwards in the worker. A delivery id seen before is
-  acknowledged (200) and not processed again.
+  header (401), a Content-Length over 25 MB (413). At most `WebhookLimits` requests and body
+  bytes are read at once; others wait their turn unread, a bounded while (then 503). Then read
+  the body with a cap, verify the signature (401, nothing stored), parse (400, never a 500),
+  refuse repositories outside TRIAGE_REPOS (403), store the delivery and its job durably (503
+  when the store is locked or broken), answer 202, work afterwards in the worker. A delivery id
+  seen before is acknowledged (200) and not processed again.
 - GET /healthz: JSON with a status per component (`bot.health`): 200 when all are ok, else 503.
 - GET /metrics: Prometheus text format (counts only: no repository names, no texts).
 - GET /stats: the stats page (answers by record, precision, uncatalogued panics; no JS). It shows
@@ -51,7 +51,49 @@ class WebhookLimits:
     # bodies being read at once, in bytes (a request reserves its Content-Length, or max_body)
     max_inflight_bytes: int = 64 * 1024 * 1024
     max_concurrent: int = 32  # webhook requests being read or stored at once
+    # more wait their turn, unread (aiohttp buffers at most ~128 KiB of each), this long at most;
+    # past `max_waiting` waiting, or the wait, a 503: GitHub does not redeliver by itself, so a
+    # burst of genuine deliveries queues rather than being refused
+    max_waiting: int = 128
+    turn_wait: float = 5.0
     store_wait: float = 5.0  # seconds a delivery waits for the store before a 503
+
+
+class InflightBudget:
+    """Webhook requests being read at once, and their bytes, bounded; others wait a while."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.requests = 0
+        self.waiting = 0
+        self._changed = asyncio.Condition()
+
+    async def acquire(self, size: int, limits: WebhookLimits) -> bool:
+        def fits() -> bool:
+            return (
+                self.requests < limits.max_concurrent
+                and self.bytes + size <= limits.max_inflight_bytes
+            )
+
+        if not fits() and self.waiting >= limits.max_waiting:
+            return False
+        async with self._changed:
+            self.waiting += 1
+            try:
+                await asyncio.wait_for(self._changed.wait_for(fits), limits.turn_wait)
+            except TimeoutError:
+                return False
+            finally:
+                self.waiting -= 1
+            self.bytes += size
+            self.requests += 1
+            return True
+
+    async def release(self, size: int) -> None:
+        async with self._changed:
+            self.bytes -= size
+            self.requests -= 1
+            self._changed.notify_all()
 
 
 @dataclass
@@ -69,8 +111,7 @@ class ServerState:
     db: Any = None  # bot.store_access.StoreAccess: the store's own thread
     health: Health = field(default_factory=Health)
     limits: WebhookLimits = field(default_factory=WebhookLimits)
-    inflight_bytes: int = 0
-    inflight_requests: int = 0
+    inflight: InflightBudget = field(default_factory=InflightBudget)
 
 
 STATE = web.AppKey("triage_state", ServerState)
@@ -256,7 +297,24 @@ def _refuse(
 
 
 async def _read_capped(request: web.Request, cap: int) -> bytearray | None:
-    """The body, or None as soon as it exceeds `cap` bytes (without reading the rest)."""
+    """The body, or None as soon as it exceeds `cap` bytes (without reading the rest).
+
+    With a Content-Length the buffer is allocated once at its size: growing it chunk by chunk
+    would copy it over and over, holding two copies at the moment of each copy."""
+    length = request.content_length
+    if length is not None and length <= cap:
+        body = bytearray(length)
+        view = memoryview(body)
+        filled = 0
+        while filled < length:
+            chunk = await request.content.read(min(64 * 1024, length - filled))
+            if not chunk:
+                break
+            view[filled : filled + len(chunk)] = chunk
+            filled += len(chunk)
+        view.release()
+        del body[filled:]
+        return body
     body = bytearray()
     while True:
         chunk = await request.content.read(64 * 1024)
@@ -289,18 +347,12 @@ async def handle_webhook(request: web.Request) -> web.Response:
         log.error("delivery refused (503): store unavailable: %s", problem)
         return _refuse(state, 503, "store-unavailable", "the store is unavailable", 60)
     reserve = length if length is not None else limits.max_body
-    if (
-        state.inflight_requests >= limits.max_concurrent
-        or state.inflight_bytes + reserve > limits.max_inflight_bytes
-    ):
+    if not await state.inflight.acquire(reserve, limits):
         return _refuse(state, 503, "busy", "too many deliveries at once; try again", 5)
-    state.inflight_requests += 1
-    state.inflight_bytes += reserve
     try:
         return await _accept(request, state, event, signature, received_at)
     finally:
-        state.inflight_requests -= 1
-        state.inflight_bytes -= reserve
+        await state.inflight.release(reserve)
 
 
 async def _accept(

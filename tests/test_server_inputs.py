@@ -4,6 +4,7 @@ webhook secrets too short to trust, and who may read /stats."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import base64
 import json
 
@@ -18,7 +19,7 @@ from test_github_flow import (
 )
 
 from bot.github import commands
-from bot.server import create_app
+from bot.server import WebhookLimits, create_app
 from bot.settings import NAMES, Settings, SettingsError
 
 
@@ -226,3 +227,49 @@ def test_doctor_warns_when_serve_listens_everywhere(tmp_path):
     [warning] = [d for d in loud.details if d.startswith("warning: TRIAGE_HOST")]
     assert "/metrics and /stats" in warning
     assert STATS_TOKEN not in json.dumps(loud.details)
+
+
+# --- bursts and the in-flight bounds ---------------------------------------------------------
+
+
+async def test_a_burst_of_genuine_deliveries_waits_its_turn_and_is_all_accepted(harness, fake):
+    """GitHub does not redeliver by itself: a burst beyond the concurrent-request bound queues
+    (unread) instead of being refused."""
+    harness.state.limits = WebhookLimits(max_concurrent=2, max_inflight_bytes=4 * 1024 * 1024)
+    issues = [fake.add_issue(REPO, f"crash {n}", PANIC) for n in range(40)]
+    payloads = [issue_payload("opened", i.number, i.title, PANIC) for i in issues]
+    responses = await asyncio.gather(*(harness.post("issues", p) for p in payloads))
+    assert [r.status for r in responses] == [202] * 40
+    assert len(harness.state.store.list_jobs()) == 40
+
+
+async def test_past_the_waiting_bound_a_delivery_gets_503_before_its_body_is_read(harness):
+    harness.state.limits = WebhookLimits(max_concurrent=1, max_waiting=0, turn_wait=0.2)
+    host, port = harness.server.host, harness.server.port
+    # one request holds the only slot: its body is announced but never sent
+    _, writer = await asyncio.open_connection(host, port)
+    writer.write(
+        (
+            "POST /github/webhook HTTP/1.1\r\n"
+            f"Host: {host}\r\nX-GitHub-Event: issues\r\n"
+            "X-Hub-Signature-256: sha256=00\r\nContent-Length: 1000\r\n\r\n{"
+        ).encode()
+    )
+    await writer.drain()
+    try:
+        for _ in range(100):
+            if harness.state.inflight.requests == 1:
+                break
+            await asyncio.sleep(0.01)
+        response = await harness.post("issues", signed_payload())
+        assert response.status == 503 and response.headers["Retry-After"] == "5"
+        busy = harness.state.metrics.value("triage_deliveries_refused_total", reason="busy")
+        assert busy == 1
+    finally:
+        writer.close()
+    # the slot comes back when that request goes away
+    for _ in range(100):
+        if harness.state.inflight.requests == 0:
+            break
+        await asyncio.sleep(0.02)
+    assert harness.state.inflight.requests == 0 and harness.state.inflight.bytes == 0
