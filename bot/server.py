@@ -482,7 +482,9 @@ async def handle_stats(request: web.Request) -> web.Response:
     repo = request.query.get("repo") or None
     since = request.query.get("since") or None
     try:
-        page = await state.db.call(stats_page, state.store, state.triage, repo, since)
+        # not on the store's thread: a long page must not hold deliveries up (its queries are
+        # short reads, which WAL lets run beside the writes)
+        page = await asyncio.to_thread(stats_page, state.store, state.triage, repo, since)
     except ValueError as exc:
         return web.json_response({"error": str(exc)}, status=400)
     return web.Response(

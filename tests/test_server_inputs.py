@@ -63,10 +63,13 @@ async def test_odd_signed_payloads_answer_400_and_store_nothing(harness, fake, c
     deep_object = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
     response = await harness.post("issues", None, raw=deep_object)
     assert response.status == 400
+    digits = b'{"action": "opened", "issue": {"number": ' + b"9" * 5000 + b"}}"
+    response = await harness.post("issues", None, raw=digits)  # past Python's int-digits limit
+    assert response.status == 400
     assert harness.state.store.list_jobs() == []
     assert "Traceback" not in caplog.text
     refused = harness.state.metrics.value("triage_deliveries_refused_total", reason="malformed")
-    assert refused == 9
+    assert refused == 10
 
 
 @pytest.mark.parametrize(
