@@ -276,3 +276,23 @@ async def test_past_the_waiting_bound_a_delivery_gets_503_before_its_body_is_rea
             break
         await asyncio.sleep(0.02)
     assert harness.state.inflight.requests == 0 and harness.state.inflight.bytes == 0
+
+
+def test_serve_warns_when_it_listens_on_every_interface(tmp_path, monkeypatch, caplog, triage):
+    import logging
+
+    from bot import server
+
+    started = []
+    monkeypatch.setattr(server.web, "run_app", lambda app, **kw: started.append(kw["host"]))
+    monkeypatch.setattr(server, "load_triage", lambda settings: triage)
+    settings = Settings.from_mapping(
+        {"DISCORD_TOKEN": "x" * 30, "TRIAGE_DB": str(tmp_path / "db.sqlite3")}
+    )
+    with caplog.at_level(logging.WARNING, logger="bot.server"):
+        server.run(settings, "127.0.0.1", 0)
+        assert not caplog.records
+        server.run(settings, "0.0.0.0", 0)
+    assert started == ["127.0.0.1", "0.0.0.0"]
+    [record] = caplog.records
+    assert "0.0.0.0" in record.getMessage() and "/metrics" in record.getMessage()
