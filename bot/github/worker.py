@@ -182,11 +182,13 @@ class Worker:
 
     def start(self) -> asyncio.Task[None]:
         self._loop = asyncio.get_running_loop()
+        self.alive = True  # scheduled; `run` clears it when it ends, `_report_end` says why
         self._task = asyncio.create_task(self.run(), name="triage-worker")
         self._task.add_done_callback(self._report_end)
         return self._task
 
     def _report_end(self, task: asyncio.Task[None]) -> None:
+        self.alive = False
         if task.cancelled() or self._stopping:
             return
         exc = task.exception()
@@ -210,12 +212,12 @@ class Worker:
 
     async def run(self) -> None:
         self._loop = asyncio.get_running_loop()
-        recovered = await self.db.call(self.store.recover_running)
-        if recovered:
-            log.info("requeued %d job(s) left running by an earlier process", recovered)
-        self.alive = True
+        self.alive = True  # from its first step: /healthz right after start says ok
         next_prune = 0.0
         try:
+            recovered = await self.db.call(self.store.recover_running)
+            if recovered:
+                log.info("requeued %d job(s) left running by an earlier process", recovered)
             while not self._stopping:
                 try:
                     if time.monotonic() >= next_prune:
