@@ -233,6 +233,17 @@ def check_settings(settings: Any, problems: list[str]) -> Check:
         warnings.append("DISCORD_CHANNEL_IDS is set but DISCORD_TOKEN is not: Discord stays off")
     if settings.triage_dry_run:
         warnings.append("TRIAGE_DRY_RUN is on: the bot logs what it would write and writes nothing")
+    from bot.settings import WILDCARD_HOSTS
+
+    if getattr(settings, "triage_host", None) in WILDCARD_HOSTS:
+        exposed = (
+            "/metrics and /stats (token-protected)" if settings.triage_stats_token else ("/metrics")
+        )
+        warnings.append(
+            f"TRIAGE_HOST={settings.triage_host}: `serve` listens on every interface, so "
+            f"{exposed} and /healthz are reachable from other machines; listen on 127.0.0.1 "
+            "behind a proxy that forwards only POST /github/webhook, or firewall the port"
+        )
 
     shown = []
     for name in NAMES:

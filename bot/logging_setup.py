@@ -58,7 +58,7 @@ def secret_values(settings: Any) -> list[str]:
     if settings is None:
         return []
     values: list[str] = []
-    for name in ("github_token", "discord_token", "github_app_private_key"):
+    for name in ("github_token", "discord_token", "github_app_private_key", "triage_stats_token"):
         value = getattr(settings, name, None)
         if value:
             values.append(str(value))

@@ -7,6 +7,7 @@ message names the setting and says what is expected; commands print it and stop.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,10 +37,32 @@ NAMES = (
     "TRIAGE_DRY_RUN",
     "TRIAGE_CONFIG",
     "LOG_LEVEL",
+    "TRIAGE_REPOS",
+    "TRIAGE_STATS_TOKEN",
+    "TRIAGE_HOST",
 )
 SECRET_NAMES = frozenset(
-    {"GITHUB_TOKEN", "GITHUB_APP_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET", "DISCORD_TOKEN"}
+    {
+        "GITHUB_TOKEN",
+        "GITHUB_APP_PRIVATE_KEY",
+        "GITHUB_WEBHOOK_SECRET",
+        "DISCORD_TOKEN",
+        "TRIAGE_STATS_TOKEN",
+    }
 )
+MIN_WEBHOOK_SECRET = 16  # characters; `serve` refuses shorter webhook secrets
+DEFAULT_HOST = "127.0.0.1"  # `serve` listens on loopback unless told otherwise
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "*", ""})
+_OWNER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
+_NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
+
+
+def valid_full_name(full_name: object) -> bool:
+    """`owner/name` as GitHub spells repositories: one slash, no `.`/`..` segments."""
+    if not isinstance(full_name, str) or full_name.count("/") != 1:
+        return False
+    owner, name = full_name.split("/")
+    return bool(_OWNER.fullmatch(owner) and _NAME.fullmatch(name)) and name not in (".", "..")
 
 
 class SettingsError(ValueError):
@@ -65,6 +88,17 @@ class Settings:
     triage_dry_run: bool = False
     triage_config: Path | None = None
     log_level: str = "INFO"
+    # repositories (`owner/name`) or owners (`owner`) the bot may act on; empty: anywhere
+    triage_repos: tuple[str, ...] = ()
+    triage_stats_token: str | None = field(default=None, repr=False)
+    triage_host: str = DEFAULT_HOST
+
+    def repo_allowed(self, full_name: str) -> bool:
+        """True when TRIAGE_REPOS is empty or lists the repository or its owner."""
+        if not self.triage_repos:
+            return True
+        key = full_name.lower()
+        return key in self.triage_repos or key.split("/", 1)[0] in self.triage_repos
 
     def __repr__(self) -> str:  # never print secrets
         shown = {
@@ -106,6 +140,18 @@ class Settings:
             raise SettingsError(
                 "GITHUB_WEBHOOK_SECRET must be set to receive webhooks (the secret configured "
                 "on the GitHub webhook or App; several may be given, comma-separated)",
+                ("GITHUB_WEBHOOK_SECRET",),
+            )
+        if webhook:
+            self.require_strong_webhook_secrets()
+
+    def require_strong_webhook_secrets(self) -> None:
+        """Stop when a webhook secret is too short to keep forged deliveries out."""
+        if any(len(s) < MIN_WEBHOOK_SECRET for s in self.github_webhook_secrets):
+            raise SettingsError(
+                f"GITHUB_WEBHOOK_SECRET: every secret must have at least {MIN_WEBHOOK_SECRET} "
+                "characters (make one with `python -c 'import secrets; "
+                "print(secrets.token_hex(32))'` and set it on GitHub too)",
                 ("GITHUB_WEBHOOK_SECRET",),
             )
 
@@ -220,6 +266,19 @@ class Settings:
                 f"LOG_LEVEL: {level!r} is not one of {', '.join(LOG_LEVELS)}", ("LOG_LEVEL",)
             )
 
+        repos: list[str] = []
+        for part in re.split(r"[,\s]+", get("TRIAGE_REPOS") or ""):
+            if not part:
+                continue
+            if not (valid_full_name(part) or _OWNER.fullmatch(part)):
+                raise SettingsError(
+                    f"TRIAGE_REPOS: {part!r} is not OWNER/NAME or OWNER "
+                    "(comma-separated, e.g. tracel-ai/burn,my-org)",
+                    ("TRIAGE_REPOS",),
+                )
+            repos.append(part.lower())
+        host = get("TRIAGE_HOST") or DEFAULT_HOST
+
         return cls(
             github_token=token,
             github_app_id=app_id,
@@ -234,6 +293,9 @@ class Settings:
             triage_dry_run=dry in TRUE,
             triage_config=Path(config).expanduser() if config else None,
             log_level=level,
+            triage_repos=tuple(repos),
+            triage_stats_token=get("TRIAGE_STATS_TOKEN"),
+            triage_host=host,
         )
 
 

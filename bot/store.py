@@ -198,14 +198,25 @@ def issue_key(repo: str, number: int) -> str:
 class Store:
     """The bot's SQLite store. `Store(path)` opens (and migrates) the file; `close()` closes it."""
 
-    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        clock: Callable[[], float] = time.time,
+        busy_timeout: float = 5.0,
+    ) -> None:
         self.path = Path(path)
         self.clock = clock
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(
-            str(path), isolation_level=None, check_same_thread=False, timeout=30
+            # a short busy timeout: a database locked by another process gives a clear error
+            # (503 to a webhook, a retry to a job) instead of a long freeze
+            str(path),
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=busy_timeout,
         )
         self._conn.row_factory = sqlite3.Row
         with self._lock:
@@ -284,6 +295,13 @@ class Store:
                 "INSERT OR REPLACE INTO cursors (name, value, updated_at) VALUES (?, ?, ?)",
                 ("_health", "ok", self.clock()),
             )
+
+    def check_integrity(self) -> None:
+        """Raise sqlite3.DatabaseError when SQLite finds the file damaged (a quick check)."""
+        rows = self._query("PRAGMA quick_check(1)")
+        result = rows[0][0] if rows else "no answer"
+        if result != "ok":
+            raise sqlite3.DatabaseError(f"database disk image is malformed: {result}")
 
     # -- deliveries and jobs ----------------------------------------------------------------
 
@@ -420,6 +438,23 @@ class Store:
                 " last_error = ?, updated_at = ? WHERE id = ?",
                 (now + max(0.0, delay), error, now, job_id),
             )
+
+    def postpone_job(self, job_id: int, delay: float, reason: str) -> None:
+        """Queue a claimed job again after `delay` seconds without counting an attempt (it was
+        not tried: its installation's rate limit had not passed)."""
+        now = self.clock()
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE jobs SET state = 'queued', next_at = ?, last_error = ?, updated_at = ?"
+                " WHERE id = ?",
+                (now + max(0.0, delay), reason, now, job_id),
+            )
+
+    def oldest_queued_age(self) -> float:
+        """Seconds since the oldest job still queued was queued (0 when none is)."""
+        rows = self._query("SELECT MIN(created_at) FROM jobs WHERE state = 'queued'")
+        value = rows[0][0]
+        return 0.0 if value is None else max(0.0, self.clock() - float(value))
 
     def bury_job(self, job_id: int, error: str) -> None:
         """Move a job to the dead-letter list."""

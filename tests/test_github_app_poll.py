@@ -39,7 +39,7 @@ def app_env(fake: FakeGitHub, tmp_path) -> dict[str, str]:
     return {
         "GITHUB_APP_ID": "4242",
         "GITHUB_APP_PRIVATE_KEY_PATH": str(key),
-        "GITHUB_WEBHOOK_SECRET": "s",
+        "GITHUB_WEBHOOK_SECRET": "app-webhook-secret-0001",
         "GITHUB_API_URL": fake.base_url,
         "TRIAGE_DB": str(tmp_path / "db.sqlite3"),
     }
@@ -54,11 +54,15 @@ async def test_app_requests_an_installation_token_and_uses_it(app_fake, tmp_path
         issue = app_fake.add_issue(REPO, "crash", PANIC)
         payload = issue_payload("opened", issue.number, issue.title, PANIC)
         payload["installation"] = {"id": INSTALLATION, "node_id": "x"}
-        response = await h.post("issues", payload, secret="s")
+        response = await h.post("issues", payload, secret="app-webhook-secret-0001")
         assert response.status == 202
         await h.settle()
         # a second delivery reuses the token: one access-token request in all
-        await h.post("issues", copy.deepcopy(payload) | {"action": "edited"}, secret="s")
+        await h.post(
+            "issues",
+            copy.deepcopy(payload) | {"action": "edited"},
+            secret="app-webhook-secret-0001",
+        )
         await h.settle()
     finally:
         await h.stop()

@@ -29,7 +29,7 @@ from bot.store import Store
 FIXTURES = Path(__file__).parent / "fixtures" / "webhooks"
 REPO = GITHUB_REPO  # the repository GitHub's example payloads name
 
-SECRETS = "first-secret,second-secret"
+SECRETS = "first-webhook-secret-01,second-webhook-secret-02"
 
 INTERPOLATE = "cf30438606d06d30"  # "Can't differentiate interpolate backward."
 # The default labels for that answer: known panic, its error family, its crate.
@@ -105,7 +105,7 @@ class Harness:
         payload: Any,
         *,
         delivery: str | None = None,
-        secret: str | None = "first-secret",
+        secret: str | None = "first-webhook-secret-01",
         raw: bytes | None = None,
         named: bool = True,
     ) -> aiohttp.ClientResponse:
@@ -177,7 +177,7 @@ async def test_missing_and_bad_signatures_are_refused_and_nothing_is_stored(harn
     wrong = await harness.post("issues", payload, secret="not-the-secret", delivery="d-wrong")
     assert (missing.status, wrong.status) == (401, 401)
     tampered_body = json.dumps(payload).encode()
-    good_signature = sign("first-secret", tampered_body)
+    good_signature = sign("first-webhook-secret-01", tampered_body)
     assert harness.session is not None
     async with harness.session.post(
         harness.url,
@@ -202,8 +202,8 @@ async def test_missing_and_bad_signatures_are_refused_and_nothing_is_stored(harn
 async def test_both_rotated_secrets_are_accepted(harness, fake):
     issue = fake.add_issue(REPO, "crash", PANIC)
     payload = issue_payload("opened", issue.number, issue.title, PANIC)
-    one = await harness.post("issues", payload, secret="first-secret")
-    two = await harness.post("issues", payload, secret="second-secret")
+    one = await harness.post("issues", payload, secret="first-webhook-secret-01")
+    two = await harness.post("issues", payload, secret="second-webhook-secret-02")
     assert (one.status, two.status) == (202, 202)
 
 
@@ -242,11 +242,15 @@ async def test_oversized_body_is_refused_without_reading_it(harness):
     assert b" 413 " in status_line
     assert harness.state.metrics.value("triage_deliveries_refused_total", reason="too-large") == 1
 
-    # chunked, no length: read only up to the cap, then refused
+    # chunked, no length, a signature to check: read only up to the cap, then refused
     async with harness.session.post(
         harness.url,
         data=body(),
-        headers={"X-GitHub-Event": "issues", "X-GitHub-Delivery": "big2"},
+        headers={
+            "X-GitHub-Event": "issues",
+            "X-GitHub-Delivery": "big2",
+            "X-Hub-Signature-256": "sha256=00",
+        },
     ) as response:
         assert response.status == 413
     assert sent < 40 * 1024 * 1024
@@ -678,7 +682,7 @@ async def test_serve_process_answers_a_delivery_and_stops_cleanly(fake, tmp_path
             headers = {
                 "X-GitHub-Event": "issues",
                 "X-GitHub-Delivery": "serve-1",
-                "X-Hub-Signature-256": sign("second-secret", body),
+                "X-Hub-Signature-256": sign("second-webhook-secret-02", body),
             }
             async with session.post(
                 f"http://127.0.0.1:{port}/github/webhook", data=body, headers=headers
@@ -754,7 +758,7 @@ async def test_a_form_encoded_delivery_is_read(harness, fake):
         "X-GitHub-Event": "issues",
         "X-GitHub-Delivery": "form-1",
         "Content-Type": "application/x-www-form-urlencoded",
-        "X-Hub-Signature-256": sign("first-secret", body),
+        "X-Hub-Signature-256": sign("first-webhook-secret-01", body),
     }
     async with harness.session.post(harness.url, data=body, headers=headers) as response:
         assert response.status == 202

@@ -432,7 +432,7 @@ def test_serve_names_a_broken_catalog(tmp_path, monkeypatch, capsys):
     broken.mkdir()
     (broken / "bad.json").write_text('{"id": "x"}')  # no repo, no errorMessage
     monkeypatch.setenv("GITHUB_TOKEN", "t")
-    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "s")
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "a-long-webhook-secret")
     monkeypatch.setenv("TRIAGE_CATALOG", str(broken))
     monkeypatch.setenv("TRIAGE_DB", str(tmp_path / "db.sqlite3"))
     assert run_command(["serve", "--port", "0"]) == 2

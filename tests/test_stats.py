@@ -7,6 +7,7 @@ import json
 import re
 from datetime import UTC, datetime
 
+import aiohttp
 import pytest
 from test_github_flow import INTERPOLATE, PANIC, REPO, UNKNOWN_PANIC, Harness, issue_payload
 
@@ -288,11 +289,15 @@ def test_catalog_draft_command(monkeypatch, tmp_path, capsys):
     assert "no uncatalogued-panic group" in capsys.readouterr().err
 
 
+STATS_TOKEN = "a-stats-token-for-tests"
+
 # --- through the server -------------------------------------------------------------------------
 
 
 async def test_stats_page_from_real_issues(fake, tmp_path, triage):
-    h = await Harness(fake, tmp_path / "t.sqlite3", triage).start()
+    h = await Harness(fake, tmp_path / "t.sqlite3", triage, TRIAGE_STATS_TOKEN=STATS_TOKEN).start()
+    await h.session.close()  # /stats asks for its token
+    h.session = aiohttp.ClientSession(headers={"Authorization": f"Bearer {STATS_TOKEN}"})
     try:
         known = fake.add_issue(REPO, "crash", PANIC)
         unknown = fake.add_issue(REPO, "weird", UNKNOWN_PANIC)

@@ -145,13 +145,16 @@ def fill(store: Store) -> None:
 async def test_stats_page_renders_with_its_charts_in_chromium(tmp_path):
     store = Store(tmp_path / "stats.sqlite3")
     fill(store)
-    settings = Settings.from_mapping({"TRIAGE_DB": str(tmp_path / "stats.sqlite3")})
+    settings = Settings.from_mapping(
+        {"TRIAGE_DB": str(tmp_path / "stats.sqlite3"), "TRIAGE_STATS_TOKEN": "browser-token"}
+    )
     app = create_app(settings, triage=Triage.from_paths(None), store=store, start_discord=False)
     server = TestServer(app, host="127.0.0.1")
     await server.start_server()
     shot = tmp_path / "stats.png"
     try:
-        url = str(server.make_url("/stats"))
+        # /stats asks for its token: the basic-auth password, given in the URL
+        url = str(server.make_url("/stats")).replace("://", "://stats:browser-token@", 1)
         process = await asyncio.create_subprocess_exec(
             str(CHROMIUM),
             "--headless",

@@ -7,16 +7,29 @@ with the configured base URL), never from URLs found in a webhook payload.
 from __future__ import annotations
 
 import logging
+import time
+from contextlib import AbstractContextManager, nullcontext
 
+import requests
 from github import GithubException
 from github.Repository import Repository
 
 from bot.github.auth import GitHubClients
+from bot.github.gate import github_wait
 from bot.github.marker import looks_like_bot_comment
 from bot.github.metrics import Metrics
 from bot.github.planner import BotComment, IssueView, Plan
 
 log = logging.getLogger(__name__)
+
+
+class AmbiguousWrite(Exception):
+    """A write timed out or lost its connection: it may have landed, or may still land. The
+    retry waits for GitHub to finish, then reads the issue (and finds the bot's marker) first."""
+
+    def __init__(self, operation: str, cause: BaseException) -> None:
+        super().__init__(f"{operation} may have landed ({type(cause).__name__}: {cause})")
+        self.operation = operation
 
 
 def is_bot_author(user: object) -> bool:
@@ -39,6 +52,29 @@ class GitHubAdapter:
     def _repo(self, repo: str, installation_id: int | None) -> Repository:
         return self.clients.client(repo, installation_id).get_repo(repo)
 
+    def _gate_check(self, repo: str, installation_id: int | None) -> None:
+        """Between two requests of one operation: stop if the installation's gate closed."""
+        gates = getattr(self.clients, "gates", None)
+        if gates is not None:
+            gates.check(self.clients.gate_key(repo, installation_id))
+
+    def _note_error(self, repo: str, installation_id: int | None, exc: GithubException) -> None:
+        """Count the error; a rate-limit answer closes the installation's gate at once, so the
+        jobs running beside this one send nothing more either."""
+        self.metrics.inc("triage_github_api_errors_total", status=str(exc.status))
+        gates = getattr(self.clients, "gates", None)
+        wait = github_wait(exc, time.time())
+        if gates is not None and wait is not None:
+            key = self.clients.gate_key(repo, installation_id)
+            gates.close(key, wait, f"HTTP {exc.status} rate limit")
+
+    def _writing(self, repo: str, installation_id: int | None) -> AbstractContextManager[None]:
+        """One writer per installation, paced (see bot.github.gate)."""
+        gates = getattr(self.clients, "gates", None)
+        if gates is None:
+            return nullcontext()
+        return gates.writing(self.clients.gate_key(repo, installation_id))
+
     def read_issue(
         self,
         repo: str,
@@ -50,7 +86,7 @@ class GitHubAdapter:
         try:
             return self._read_issue(repo, number, installation_id, known_comment)
         except GithubException as exc:
-            self.metrics.inc("triage_github_api_errors_total", status=str(exc.status))
+            self._note_error(repo, installation_id, exc)
             raise
 
     def _read_issue(
@@ -67,6 +103,7 @@ class GitHubAdapter:
         texts = [title, body]
         bot_comments: list[BotComment] = []
         self._count("list_comments")
+        self._gate_check(repo, installation_id)
         for comment in gh_repo.get_issue(number).get_comments():
             text = comment.body or ""
             if looks_like_bot_comment(text):
@@ -96,7 +133,7 @@ class GitHubAdapter:
         try:
             return self._apply(repo, number, plan, installation_id)
         except GithubException as exc:
-            self.metrics.inc("triage_github_api_errors_total", status=str(exc.status))
+            self._note_error(repo, installation_id, exc)
             raise
 
     def _apply(self, repo: str, number: int, plan: Plan, installation_id: int | None) -> int | None:
@@ -106,18 +143,26 @@ class GitHubAdapter:
         if plan.comment == "create":
             assert plan.body is not None
             self._count("create_comment")
-            comment_id = issue.create_comment(plan.body).id
+            try:
+                with self._writing(repo, installation_id):
+                    comment_id = issue.create_comment(plan.body).id
+            except (requests.exceptions.Timeout, requests.exceptions.ConnectionError) as exc:
+                # the comment may exist (or appear shortly): never create blindly again
+                raise AmbiguousWrite("create_comment", exc) from exc
         elif plan.comment == "update":
             assert plan.body is not None and plan.comment_id is not None
             self._count("edit_comment")
-            issue.get_comment(plan.comment_id).edit(plan.body)
+            with self._writing(repo, installation_id):
+                issue.get_comment(plan.comment_id).edit(plan.body)
         if plan.add_labels:
             self._count("add_labels")
-            issue.add_to_labels(*plan.add_labels)
+            with self._writing(repo, installation_id):
+                issue.add_to_labels(*plan.add_labels)
         for name in plan.remove_labels:
             self._count("remove_label")
             try:
-                issue.remove_from_labels(name)
+                with self._writing(repo, installation_id):
+                    issue.remove_from_labels(name)
             except GithubException as exc:
                 if exc.status != 404:  # already removed by someone: fine
                     raise

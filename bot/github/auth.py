@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from github import Auth, Github, GithubIntegration
 
+from bot.github.gate import InstallationGates
 from bot.settings import Settings
 
 USER_AGENT = "panic-triage-bot"
@@ -23,7 +24,8 @@ USER_AGENT = "panic-triage-bot"
 @dataclass(frozen=True)
 class ClientOptions:
     timeout: int = 15
-    # GitHub asks integrators to pace writes; PyGithub does it for us (0 in tests).
+    # GitHub asks integrators to pace writes: done per installation by InstallationGates
+    # (0 in tests); PyGithub's own pacing is per client object, which `get_repo` copies.
     seconds_between_requests: float | None = 0.0
     seconds_between_writes: float | None = 0.5
     per_page: int = 100
@@ -43,6 +45,7 @@ class GitHubClients:
         self._token_client: Github | None = None
         self._app_auth: Auth.AppAuth | None = None
         self._integration: GithubIntegration | None = None
+        self.gates = InstallationGates(self.options.seconds_between_writes or 0.0)
         if settings.github_auth == "app":
             assert settings.github_app_id is not None and settings.github_app_private_key
             self._app_auth = Auth.AppAuth(settings.github_app_id, settings.github_app_private_key)
@@ -84,8 +87,20 @@ class GitHubClients:
             self._installation_by_repo[key] = installation_id
         return installation_id
 
+    def gate_key(self, repo: str, installation_id: int | None = None) -> int | str:
+        """Whose rate limit a request for `repo` counts against: the installation, or the token
+        (an installation not known yet is named by its repository until it is looked up)."""
+        if self._app_auth is None:
+            return "token"
+        if installation_id is not None:
+            return installation_id
+        with self._lock:
+            return self._installation_by_repo.get(repo.lower(), f"repo:{repo.lower()}")
+
     def client(self, repo: str, installation_id: int | None = None) -> Github:
-        """A client allowed to act on `repo`. Blocking (may look the installation up)."""
+        """A client allowed to act on `repo`, once its rate-limit gate is open (else
+        GateClosed). Blocking (may look the installation up)."""
+        self.gates.check(self.gate_key(repo, installation_id))
         if self._app_auth is None:
             with self._lock:
                 if self._token_client is None:

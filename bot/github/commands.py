@@ -24,7 +24,12 @@ def register(subparsers: Any) -> None:
         "come from the environment and .env (see .env.example); GitHub needs a token or an App "
         "and GITHUB_WEBHOOK_SECRET, Discord needs DISCORD_TOKEN.",
     )
-    serve.add_argument("--host", default="0.0.0.0", metavar="H", help="address to listen on")
+    serve.add_argument(
+        "--host",
+        default=None,
+        metavar="H",
+        help="address to listen on (default TRIAGE_HOST, else 127.0.0.1: loopback only)",
+    )
     serve.add_argument("--port", type=int, default=8080, metavar="P", help="port to listen on")
     serve.set_defaults(handler=cmd_serve)
 
@@ -141,9 +146,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     from bot.server import run
 
-    log.info("serving on %s:%d (%r)", args.host, args.port, settings)
+    host = args.host or settings.triage_host
+    log.info("serving on %s:%d (%r)", host, args.port, settings)
     try:
-        run(settings, args.host, args.port)
+        run(settings, host, args.port)
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2

@@ -12,8 +12,11 @@ from urllib.parse import parse_qs
 
 from bot.github.marker import looks_like_bot_comment
 from bot.github.triage_commands import command_entries
+from bot.settings import valid_full_name
 
 MAX_BODY = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
+MAX_NUMBER = 2**31 - 1  # issue numbers fit in 32 bits (GitHub's own limit)
+MAX_ID = 2**53  # ids (comments, installations) are exact JSON numbers
 ISSUE_ACTIONS = frozenset({"opened", "edited", "reopened"})
 COMMENT_ACTIONS = frozenset({"created", "edited"})
 
@@ -65,6 +68,8 @@ def parse_body(body: bytes, content_type: str = "application/json") -> dict[str,
         data = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise MalformedDelivery(f"body is not JSON: {exc}") from None
+    except RecursionError:
+        raise MalformedDelivery("body is nested too deeply") from None
     if not isinstance(data, dict):
         raise MalformedDelivery("body is not a JSON object")
     return data
@@ -95,8 +100,12 @@ def decide(event: str, payload: dict[str, Any], *, received_at: float | None = N
         raise MalformedDelivery(f"{event} delivery without repository or issue")
     full_name = repo.get("full_name")
     number = issue.get("number")
-    if not isinstance(full_name, str) or "/" not in full_name or not isinstance(number, int):
+    if not isinstance(full_name, str) or "/" not in full_name or not _is_int(number):
         raise MalformedDelivery(f"{event} delivery without repository.full_name or issue.number")
+    if not valid_full_name(full_name):
+        raise MalformedDelivery(f"repository.full_name {full_name[:100]!r} is not OWNER/NAME")
+    if not 0 < number <= MAX_NUMBER:
+        raise MalformedDelivery(f"issue.number {str(number)[:30]} is out of range")
 
     extra: dict[str, Any] = {"event": event, "action": action}
     if event == "issue_comment":
@@ -105,14 +114,21 @@ def decide(event: str, payload: dict[str, Any], *, received_at: float | None = N
             raise MalformedDelivery("issue_comment delivery without comment")
         if is_bot_user(comment.get("user")) or looks_like_bot_comment(comment.get("body")):
             return Decision(event, action, None, "ignored-bot", seen_state)
-        extra["comment_id"] = comment.get("id")
-        extra["author"] = (comment.get("user") or {}).get("login")
-        extra["comment_body"] = comment.get("body") or ""
+        comment_id = comment.get("id")
+        if comment_id is not None and not (_is_int(comment_id) and 0 < comment_id <= MAX_ID):
+            raise MalformedDelivery("comment.id is not a comment id")
+        body = comment.get("body")
+        if body is not None and not isinstance(body, str):
+            raise MalformedDelivery("comment.body is not a string")
+        user = comment.get("user")
+        login = user.get("login") if isinstance(user, dict) else None
+        extra["comment_id"] = comment_id
+        extra["author"] = login if isinstance(login, str) else None
+        extra["comment_body"] = body or ""
         if action == "edited":
-            changes = payload.get("changes") or {}
-            previous = (
-                (changes.get("body") or {}).get("from") if isinstance(changes, dict) else None
-            )
+            changes = payload.get("changes")
+            change = changes.get("body") if isinstance(changes, dict) else None
+            previous = change.get("from") if isinstance(change, dict) else None
             extra["previous_body"] = previous if isinstance(previous, str) else None
         # who asked: the sender (a maintainer may edit someone else's comment), else the author
         sender = payload.get("sender")
@@ -129,16 +145,22 @@ def decide(event: str, payload: dict[str, Any], *, received_at: float | None = N
         extra["issue_state"] = seen_state[2]
     installation = payload.get("installation")
     installation_id = installation.get("id") if isinstance(installation, dict) else None
+    if not (_is_int(installation_id) and 0 < installation_id <= MAX_ID):
+        installation_id = None
     job = {
         "kind": "issue",
         "repo": full_name,
         "number": number,
-        "installation_id": installation_id if isinstance(installation_id, int) else None,
+        "installation_id": installation_id,
         "payload": extra,
     }
     if received_at is not None:
         job["received_at"] = received_at
     return Decision(event, action, job, "queued", seen_state)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _issue_state(payload: dict[str, Any]) -> tuple[str, int, str] | None:
@@ -147,7 +169,7 @@ def _issue_state(payload: dict[str, Any]) -> tuple[str, int, str] | None:
     if not isinstance(repo, dict) or not isinstance(issue, dict):
         return None
     full_name, number, state = repo.get("full_name"), issue.get("number"), issue.get("state")
-    if not isinstance(full_name, str) or not isinstance(number, int):
+    if not valid_full_name(full_name) or not _is_int(number) or not 0 < number <= MAX_NUMBER:
         return None
     if state not in ("open", "closed"):
         return None

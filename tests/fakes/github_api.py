@@ -43,6 +43,8 @@ class Recorded:
     body: Any
     auth: str | None  # "token:<value>", "jwt:<app id>", or None
     status: int = 0
+    started: float = field(default_factory=time.monotonic)  # when the request arrived
+    finished: float = 0.0  # when the answer was ready (after any scripted delay)
 
 
 @dataclass
@@ -54,6 +56,19 @@ class Fault:
     headers: dict[str, str]
     body: Any
     after: bool = False  # carry the request out first, then answer with the fault
+
+
+@dataclass
+class Slowdown:
+    """A scripted delay: before the request takes effect, or after (the write landed, the
+    answer is late), or the connection reset after the request took effect."""
+
+    method: str
+    pattern: re.Pattern[str]
+    seconds: float
+    times: int
+    after: bool = False
+    reset: bool = False
 
 
 @dataclass
@@ -113,6 +128,7 @@ class FakeGitHub:
         self.lock = threading.RLock()
         self.requests: list[Recorded] = []
         self.faults: list[Fault] = []
+        self.slowdowns: list[Slowdown] = []
         self.repos: dict[str, Repo] = {}
         self.tokens: dict[str, User] = {}  # personal tokens -> user
         self.installation_tokens: dict[str, tuple[int, datetime]] = {}  # token -> (inst, expiry)
@@ -317,6 +333,24 @@ class FakeGitHub:
                 Fault(
                     method.upper(), re.compile(pattern), status, times, headers or {}, body, after
                 )
+            )
+
+    def slow(
+        self, method: str, pattern: str, seconds: float, times: int = 1, after: bool = False
+    ) -> None:
+        """Delay the next `times` matching requests by `seconds`: before they take effect, or
+        with `after=True` after (the write is stored at once, the answer comes late)."""
+        with self.lock:
+            self.slowdowns.append(
+                Slowdown(method.upper(), re.compile(pattern), seconds, times, after)
+            )
+
+    def reset_connection(self, method: str, pattern: str, times: int = 1) -> None:
+        """The next `times` matching requests take effect, then the connection is reset with
+        no answer (a write that landed, seen by the client as a connection error)."""
+        with self.lock:
+            self.slowdowns.append(
+                Slowdown(method.upper(), re.compile(pattern), 0.0, times, True, reset=True)
             )
 
     def secondary_rate_limit(self, method: str, pattern: str, retry_after: int | None = 3) -> None:
@@ -542,13 +576,29 @@ class FakeGitHub:
         )
         with self.lock:
             self.requests.append(record)
+            slowdown = self._slowdown(request.method, path)
+        if slowdown is not None and not slowdown.after:
+            await asyncio.sleep(slowdown.seconds)
+        with self.lock:
             fault = self._fault(request.method, path)
             if fault is None or fault.after:
                 response = self._route(request, path, body, auth)
             if fault is not None:
                 response = self._json(fault.body, fault.status, fault.headers)
             record.status = response.status
+        if slowdown is not None and slowdown.after:
+            await asyncio.sleep(slowdown.seconds)
+            if slowdown.reset and request.transport is not None:
+                request.transport.abort()  # the write landed; the client sees a reset
+        record.finished = time.monotonic()
         return response
+
+    def _slowdown(self, method: str, path: str) -> Slowdown | None:
+        for slowdown in self.slowdowns:
+            if slowdown.times > 0 and slowdown.method == method and slowdown.pattern.search(path):
+                slowdown.times -= 1
+                return slowdown
+        return None
 
     def _fault(self, method: str, path: str) -> Fault | None:
         for fault in self.faults:
