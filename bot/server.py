@@ -79,7 +79,9 @@ def create_app(
     """Build the application. Missing pieces (store, catalog, GitHub clients) come from settings."""
     owns_store = store is None
     if store is None:
-        store = Store(settings.triage_db)
+        from bot.stores import open_settings_store
+
+        store = open_settings_store(settings)
     if triage is None:
         triage = load_triage(settings)
     metrics = Metrics()

@@ -64,7 +64,7 @@ def _err(message: str) -> None:
 
 def _open(settings_only: bool = False) -> tuple[Any, Any] | None:
     from bot.settings import Settings, SettingsError
-    from bot.store import Store
+    from bot.stores import open_settings_store
 
     try:
         settings = Settings.load()
@@ -73,7 +73,7 @@ def _open(settings_only: bool = False) -> tuple[Any, Any] | None:
         return None
     if settings_only:
         return settings, None
-    return settings, Store(settings.triage_db)
+    return settings, open_settings_store(settings)
 
 
 def record_names(triage: Any) -> dict[str, str]:

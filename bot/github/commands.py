@@ -154,9 +154,9 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
     from bot.github.poll import poll_once
     from bot.github.worker import Worker
     from bot.server import load_triage
-    from bot.store import Store
+    from bot.stores import open_settings_store
 
-    store = Store(settings.triage_db)
+    store = open_settings_store(settings)
     clients = GitHubClients(settings)
     try:
         triage = load_triage(settings)
@@ -194,9 +194,9 @@ def _open_store() -> Any:
     settings = _settings()
     if settings is None:
         return None
-    from bot.store import Store
+    from bot.stores import open_settings_store
 
-    return Store(settings.triage_db)
+    return open_settings_store(settings)
 
 
 def cmd_jobs_list(args: argparse.Namespace) -> int:
@@ -257,9 +257,9 @@ async def _run_queue(settings: Settings) -> int:
     from bot.github.pipeline import pipeline_from_settings
     from bot.github.worker import Worker
     from bot.server import load_triage
-    from bot.store import Store
+    from bot.stores import open_settings_store
 
-    store = Store(settings.triage_db)
+    store = open_settings_store(settings)
     clients = GitHubClients(settings)
     try:
         pipeline = pipeline_from_settings(
@@ -309,9 +309,9 @@ async def _handle_event(settings: Settings, job: dict, attempts: int) -> int:
     from bot.github.pipeline import pipeline_from_settings
     from bot.github.worker import RetryPolicy, classify
     from bot.server import load_triage
-    from bot.store import Store
+    from bot.stores import open_settings_store
 
-    store = Store(settings.triage_db)
+    store = open_settings_store(settings)
     clients = GitHubClients(settings)
     policy = HANDLE_EVENT_POLICY or RetryPolicy(cap=60.0)
     try:
