@@ -44,6 +44,8 @@ from bot.store import JOB_STATES, IssueState, Job, _job, _like_prefix, issue_key
 log = logging.getLogger(__name__)
 
 DEFAULT_JOB_LEASE = 300.0  # seconds a claimed job stays its replica's without a renewal
+STATEMENT_TIMEOUT = 15.0  # seconds any one statement may take
+POOL_WAIT = 10.0  # seconds a call waits for a free connection before failing
 
 # The same versions as bot.store.MIGRATIONS, in PostgreSQL's dialect. Version 1 also carries the
 # lease columns and the one-running-job-per-issue index that only a shared store needs.
@@ -234,8 +236,10 @@ class PgStore:
             url,
             min_size=1,
             max_size=max(1, pool_size),
-            kwargs={"row_factory": dict_row},
+            kwargs={"row_factory": dict_row, "connect_timeout": max(1, int(connect_timeout))},
+            configure=_configure,
             check=ConnectionPool.check_connection,
+            timeout=POOL_WAIT,
             open=False,
             name="triage-store",
         )
@@ -407,7 +411,7 @@ class PgStore:
                 job = _job(row, state="running")
                 if row["kind"] == "issue":
                     job = self._supersede_later(conn, job, row["issue_key"], now)
-        except psycopg.errors.UniqueViolation:
+        except (psycopg.errors.UniqueViolation, psycopg.errors.DeadlockDetected):
             # another replica started a job of this issue in the meantime: it is theirs
             return None
         with self._held_lock:
@@ -420,9 +424,11 @@ class PgStore:
     ) -> Job:
         # A job reads the issue afresh when it runs, so later queued jobs of the same issue add
         # nothing: they are done by this one (what must not be lost is carried over, as SQLite).
+        # A row another replica is claiming right now is skipped, not waited for: its claim
+        # fails on the one-running-job index, and the job runs after this one.
         later_rows = conn.execute(
             "SELECT id, payload FROM jobs WHERE issue_key = %s AND state = 'queued'"
-            " AND kind = 'issue' AND id > %s ORDER BY id FOR UPDATE",
+            " AND kind = 'issue' AND id > %s ORDER BY id FOR UPDATE SKIP LOCKED",
             (key, job.id),
         ).fetchall()
         later = [int(r["id"]) for r in later_rows]
@@ -935,6 +941,12 @@ class PgStore:
     def delete_discord_reply(self, message_id: int) -> None:
         with self._tx() as conn:
             conn.execute("DELETE FROM discord_replies WHERE message_id = %s", (message_id,))
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    # a call that would wait longer fails instead of holding its caller (and its caller's loop)
+    conn.execute(f"SET statement_timeout = {int(STATEMENT_TIMEOUT * 1000)}")
+    conn.commit()
 
 
 def _put_vote(

@@ -6,6 +6,7 @@ The development and CI machines run PostgreSQL on 127.0.0.1:5432 with trust auth
 
 from __future__ import annotations
 
+import functools
 import os
 import uuid
 from collections.abc import Iterator
@@ -24,19 +25,27 @@ def server_url() -> str:
 def postgres_or_skip() -> str:
     """The server's URL, or skip the test saying why (driver missing, server unreachable)."""
     url = server_url()
-    try:
-        import psycopg
-    except ImportError as exc:  # pragma: no cover - psycopg is a dependency
-        pytest.skip(f"PostgreSQL tests skipped: psycopg is not installed ({exc})")
-    try:
-        psycopg.connect(url, connect_timeout=3).close()
-    except psycopg.Error as exc:
-        first = (str(exc).strip().splitlines() or ["?"])[0]
+    problem = _unreachable(url)
+    if problem:
         pytest.skip(
-            f"PostgreSQL tests SKIPPED: cannot connect to {url} ({first}); "
+            f"PostgreSQL tests SKIPPED: cannot connect to {url} ({problem}); "
             "start PostgreSQL or set TRIAGE_TEST_POSTGRES to a server the tests may use"
         )
     return url
+
+
+@functools.cache
+def _unreachable(url: str) -> str | None:
+    """Why the server cannot be used (asked once per run), or None."""
+    try:
+        import psycopg
+    except ImportError as exc:  # pragma: no cover - psycopg is a dependency
+        return f"psycopg is not installed: {exc}"
+    try:
+        psycopg.connect(url, connect_timeout=3).close()
+    except psycopg.Error as exc:
+        return (str(exc).strip().splitlines() or ["?"])[0]
+    return None
 
 
 def with_search_path(url: str, schema: str) -> str:
