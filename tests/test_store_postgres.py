@@ -249,3 +249,41 @@ def test_doctor_checks_the_connection_and_the_schema(url):
     assert newer.status == FAIL and "newer" in newer.summary
     down = check("postgresql://bot:s3cret@127.0.0.1:1/triage")
     assert down.status == FAIL and "s3cret" not in down.summary and down.fix
+
+
+def test_the_database_refuses_a_second_running_job_of_one_issue(url):
+    import psycopg
+
+    store = PgStore(url)
+    try:
+        first = store.enqueue(job())
+        second = store.enqueue(job())
+        store.claim_job()  # `first` runs
+        with psycopg.connect(url) as conn, pytest.raises(psycopg.errors.UniqueViolation):
+            conn.execute("UPDATE jobs SET state = 'running' WHERE id = %s", (second,))
+        assert store.get_job(first).state == "running"
+        assert store.get_job(second).state == "done"  # folded into the first
+    finally:
+        store.close()
+
+
+def test_an_older_schema_is_migrated_and_keeps_its_data(url, monkeypatch):
+    import bot.store_postgres as store_postgres
+
+    full = list(store_postgres.MIGRATIONS)
+    monkeypatch.setattr(store_postgres, "MIGRATIONS", full[:1])
+    old = PgStore(url)
+    assert old.schema_version() == 1
+    old.accept_delivery("d1", "issues", "opened", job())
+    old.set_cursor("poll:o/r", "2026-01-01")
+    old.close()
+    monkeypatch.setattr(store_postgres, "MIGRATIONS", full)
+    new = PgStore(url)
+    try:
+        assert new.schema_version() == Store.latest_version()
+        assert new.delivery_seen("d1") and new.get_cursor("poll:o/r") == "2026-01-01"
+        assert new.queue_depth() == 1
+        new.set_controls("o/r", 1, ignored=True)  # a table of version 2
+        assert new.get_controls("o/r", 1)["ignored"] == 1
+    finally:
+        new.close()
