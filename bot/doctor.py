@@ -278,6 +278,8 @@ def check_settings(settings: Any, problems: list[str]) -> Check:
         if name == "GITHUB_APP_ID":
             attr = "github_app_id"
         value = getattr(settings, attr, None)
+        if name == "TRIAGE_DB":
+            value = settings.store_description  # a PostgreSQL URL, without its password
         if name == "GITHUB_API_URL" and value == "https://api.github.com":
             continue
         if value not in (None, "", frozenset(), (), False):

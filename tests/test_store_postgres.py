@@ -251,6 +251,17 @@ def test_doctor_checks_the_connection_and_the_schema(url):
     assert down.status == FAIL and "s3cret" not in down.summary and down.fix
 
 
+def test_doctor_shows_the_database_without_its_password():
+    from bot.doctor import check_settings
+
+    settings = Settings.from_mapping(
+        {"TRIAGE_DB": "postgresql://bot:s3cret@db:5432/triage", "GITHUB_TOKEN": "t"}
+    )
+    shown = check_settings(settings, [])
+    assert "TRIAGE_DB=postgresql://bot:***@db:5432/triage" in shown.details
+    assert "s3cret" not in shown.summary + " ".join(shown.details)
+
+
 def test_the_database_refuses_a_second_running_job_of_one_issue(url):
     import psycopg
 
