@@ -14,6 +14,9 @@ processes on one database:
   replica whose lease was taken over cannot overwrite the new owner's outcome.
 - Migrations are versioned like SQLite's and run inside one transaction holding an advisory lock
   per schema, so replicas starting together migrate once.
+- While the database cannot be reached, the worker's polls (claim, next due, prune) answer
+  "nothing" at once for a few seconds instead of each waiting for a connection, and a job whose
+  outcome cannot be recorded is let go: its lease runs out and it is done again.
 
 The API is synchronous, like `Store`: each call is one short transaction on a pooled connection
 (psycopg 3 with psycopg_pool). Callers in the event loop make the same brief calls they make on
@@ -45,6 +48,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_JOB_LEASE = 300.0  # seconds a claimed job stays its replica's without a renewal
 STATEMENT_TIMEOUT = 15.0  # seconds any one statement may take
+OUTAGE_PAUSE = 5.0  # seconds the worker's polls answer "nothing" after the database failed
 POOL_WAIT = 10.0  # seconds a call waits for a free connection before failing
 
 # The same versions as bot.store.MIGRATIONS, in PostgreSQL's dialect. Version 1 also carries the
@@ -221,6 +225,7 @@ class PgStore:
         job_lease: float = DEFAULT_JOB_LEASE,
         pool_size: int = 4,
         connect_timeout: float = 10.0,
+        pool_wait: float = POOL_WAIT,
     ) -> None:
         self.url = url
         self.path = redact_url(url)  # what `Store.path` is for SQLite: where the data lives
@@ -232,6 +237,7 @@ class PgStore:
         self._held_lock = threading.Lock()
         self._renewer: threading.Thread | None = None
         self._closing = threading.Event()
+        self._unreachable_until = 0.0
         self._pool = ConnectionPool(
             url,
             min_size=1,
@@ -239,7 +245,7 @@ class PgStore:
             kwargs={"row_factory": dict_row, "connect_timeout": max(1, int(connect_timeout))},
             configure=_configure,
             check=ConnectionPool.check_connection,
-            timeout=POOL_WAIT,
+            timeout=pool_wait,
             open=False,
             name="triage-store",
         )
@@ -386,7 +392,10 @@ class PgStore:
     def claim_job(self, exclude_keys: Sequence[str] = ()) -> Job | None:
         """Take the next due job whose issue has no earlier unfinished job and no running job,
         mark it running under this replica's lease. Jobs whose lease ran out are queued again
-        first, so a dead replica's work is taken over."""
+        first, so a dead replica's work is taken over. None while the database is unreachable."""
+        return self._unless_unreachable("claim", None, lambda: self._claim(exclude_keys))
+
+    def _claim(self, exclude_keys: Sequence[str]) -> Job | None:
         now = self.clock()
         try:
             with self._tx() as conn:
@@ -491,21 +500,52 @@ class PgStore:
         with self._held_lock:
             self._held.discard(job_id)
 
-    def _settle(self, conn: psycopg.Connection[Any], job_id: int, sql: str, args: tuple) -> None:
-        """Run an UPDATE that ends this replica's hold of a job; say so when it was taken over."""
-        cur = conn.execute(
-            sql + " WHERE id = %s AND (lease_owner IS NULL OR lease_owner = %s)",
-            (*args, job_id, self.owner),
-        )
-        taken = (
-            cur.rowcount == 0
-            and conn.execute("SELECT 1 FROM jobs WHERE id = %s", (job_id,)).fetchone()
-        )
-        if taken:
-            log.warning("job %d was taken over by another replica: outcome not recorded", job_id)
+    def _end_hold(self, job_id: int, sql: str, args: tuple) -> None:
+        """Run an UPDATE that ends this replica's hold of a job; say so when it was taken over.
+
+        The lease is let go even when the database cannot be reached: the job's outcome is then
+        not recorded, its lease runs out, and the job is done again (answers are idempotent)."""
+        try:
+            with self._tx() as conn:
+                cur = conn.execute(
+                    sql + " WHERE id = %s AND (lease_owner IS NULL OR lease_owner = %s)",
+                    (*args, job_id, self.owner),
+                )
+                taken = (
+                    cur.rowcount == 0
+                    and conn.execute("SELECT 1 FROM jobs WHERE id = %s", (job_id,)).fetchone()
+                )
+            if taken:
+                log.warning(
+                    "job %d was taken over by another replica: outcome not recorded", job_id
+                )
+        finally:
+            self._release(job_id)
+
+    def _unless_unreachable(self, what: str, default: Any, call: Callable[[], Any]) -> Any:
+        """For the worker's polling calls: while the database cannot be reached, answer
+        `default` at once (for OUTAGE_PAUSE seconds after a failure) instead of making every
+        poll wait for a connection."""
+        if time.monotonic() < self._unreachable_until:
+            return default
+        try:
+            return call()
+        except psycopg.OperationalError as exc:
+            self._unreachable_until = time.monotonic() + OUTAGE_PAUSE
+            log.warning(
+                "store %s unreachable (%s): %s; trying again in %.0f s",
+                self.path,
+                what,
+                str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__,
+                OUTAGE_PAUSE,
+            )
+            return default
 
     def prune(self, older_than: float = 30 * 86400) -> int:
         """Forget finished jobs and old deliveries (redeliveries come within days)."""
+        return self._unless_unreachable("prune", 0, lambda: self._prune(older_than))
+
+    def _prune(self, older_than: float) -> int:
         cutoff = self.clock() - older_than
         with self._tx() as conn:
             jobs = conn.execute(
@@ -517,39 +557,30 @@ class PgStore:
         return jobs + deliveries
 
     def finish_job(self, job_id: int) -> None:
-        with self._tx() as conn:
-            self._settle(
-                conn,
-                job_id,
-                "UPDATE jobs SET state = 'done', last_error = NULL, lease_owner = NULL,"
-                " lease_until = NULL, updated_at = %s",
-                (self.clock(),),
-            )
-        self._release(job_id)
+        self._end_hold(
+            job_id,
+            "UPDATE jobs SET state = 'done', last_error = NULL, lease_owner = NULL,"
+            " lease_until = NULL, updated_at = %s",
+            (self.clock(),),
+        )
 
     def retry_later(self, job_id: int, delay: float, error: str) -> None:
         now = self.clock()
-        with self._tx() as conn:
-            self._settle(
-                conn,
-                job_id,
-                "UPDATE jobs SET state = 'queued', attempts = attempts + 1, next_at = %s,"
-                " last_error = %s, lease_owner = NULL, lease_until = NULL, updated_at = %s",
-                (now + max(0.0, delay), error, now),
-            )
-        self._release(job_id)
+        self._end_hold(
+            job_id,
+            "UPDATE jobs SET state = 'queued', attempts = attempts + 1, next_at = %s,"
+            " last_error = %s, lease_owner = NULL, lease_until = NULL, updated_at = %s",
+            (now + max(0.0, delay), error, now),
+        )
 
     def bury_job(self, job_id: int, error: str) -> None:
         """Move a job to the dead-letter list."""
-        with self._tx() as conn:
-            self._settle(
-                conn,
-                job_id,
-                "UPDATE jobs SET state = 'dead', attempts = attempts + 1, last_error = %s,"
-                " lease_owner = NULL, lease_until = NULL, updated_at = %s",
-                (error, self.clock()),
-            )
-        self._release(job_id)
+        self._end_hold(
+            job_id,
+            "UPDATE jobs SET state = 'dead', attempts = attempts + 1, last_error = %s,"
+            " lease_owner = NULL, lease_until = NULL, updated_at = %s",
+            (error, self.clock()),
+        )
 
     def recover_running(self) -> int:
         """Put jobs left running by a stopped replica back in the queue. Returns how many.
@@ -601,6 +632,9 @@ class PgStore:
     def next_due(self) -> float | None:
         """When a claim may next succeed: the earliest due time of a queued job no other job of
         its issue holds back, or the earliest lease to run out."""
+        return self._unless_unreachable("next due", None, self._next_due)
+
+    def _next_due(self) -> float | None:
         rows = self._query(
             "SELECT LEAST((SELECT MIN(j.next_at) FROM jobs AS j WHERE j.state = 'queued'"
             " AND NOT EXISTS (SELECT 1 FROM jobs AS k WHERE k.issue_key = j.issue_key"

@@ -6,11 +6,14 @@ why, when it cannot be reached); the schema is dropped afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import socket
 import threading
 import time
 from collections.abc import Iterator
 
+import psycopg
 import pytest
 from postgres_schema import fresh_schema, postgres_or_skip
 
@@ -298,3 +301,109 @@ def test_an_older_schema_is_migrated_and_keeps_its_data(url, monkeypatch):
         assert new.get_controls("o/r", 1)["ignored"] == 1
     finally:
         new.close()
+
+
+class Cable:
+    """A TCP forwarder on 127.0.0.1 in front of PostgreSQL that the test can unplug."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.target = (host, port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.plugged = True
+        self.sockets: list[socket.socket] = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            if not self.plugged:
+                client.close()
+                continue
+            try:
+                server = socket.create_connection(self.target, timeout=5)
+            except OSError:
+                client.close()
+                continue
+            with self.lock:
+                self.sockets += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        for sock in (source, sink):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def plug(self) -> None:
+        self.plugged = True
+
+    def unplug(self) -> None:
+        self.plugged = False
+        with self.lock:
+            for sock in self.sockets:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+            self.sockets.clear()
+
+    def close(self) -> None:
+        self.unplug()
+        self.listener.close()
+
+
+def test_a_database_outage_neither_stalls_the_worker_nor_strands_a_job(url, monkeypatch):
+    from urllib.parse import urlsplit, urlunsplit
+
+    import bot.store_postgres
+
+    monkeypatch.setattr(bot.store_postgres, "OUTAGE_PAUSE", 1.0)
+
+    parts = urlsplit(url)
+    cable = Cable(parts.hostname or "127.0.0.1", parts.port or 5432)
+    netloc = parts.netloc.rsplit(":", 1)[0] if parts.port else parts.netloc
+    via_cable = urlunsplit(parts._replace(netloc=f"{netloc}:{cable.port}"))
+    # a lease longer than the outage: renewed on reconnection unless the store let it go
+    store = PgStore(via_cable, job_lease=4.0, connect_timeout=1, pool_wait=1)
+    direct = PgStore(url, job_lease=1.0)
+    try:
+        job_id = store.enqueue(job())
+        assert store.claim_job().id == job_id
+        cable.unplug()
+        started = time.monotonic()
+        assert store.claim_job() is None  # fails once (waits for a connection at most)...
+        assert store.next_due() is None and store.prune() == 0  # ...then answers at once
+        assert time.monotonic() - started < 5
+        quick = time.monotonic()
+        for _ in range(50):
+            assert store.claim_job() is None
+        assert time.monotonic() - quick < 0.5
+        with pytest.raises(psycopg.OperationalError):
+            store.finish_job(job_id)  # the outcome cannot be recorded...
+        cable.plug()
+        # ...but the lease is let go (not renewed now that the database is back): it runs out,
+        # and another replica does the job again
+        deadline = time.monotonic() + 12
+        again = None
+        while again is None and time.monotonic() < deadline:
+            again = direct.claim_job()
+            time.sleep(0.1)
+        assert again is not None and again.id == job_id
+        direct.finish_job(job_id)
+        assert direct.get_job(job_id).state == "done"
+        time.sleep(1.1)  # OUTAGE_PAUSE, shortened: the cut-off replica polls the database again
+        second = store.enqueue(job(number=2))
+        assert store.claim_job().id == second
+    finally:
+        cable.close()
+        store.close()
+        direct.close()
