@@ -147,6 +147,66 @@ def print_check(check: Check, out: Any) -> None:
     out.flush()
 
 
+# -------------------------------------------------------------------------- PostgreSQL store
+
+
+def check_postgres_store(url: str) -> Check:
+    """TRIAGE_DB=postgresql://…: connect, read the schema version and the job counts, and try a
+    write that is rolled back (doctor changes nothing; migrations run when `serve` starts)."""
+    try:
+        import psycopg
+
+        from bot.store_postgres import PgStore, redact_url
+    except ImportError as exc:
+        return Check("store", FAIL, f"PostgreSQL driver missing: {exc}", fix="pip install psycopg")
+    where = redact_url(url)
+    latest = PgStore.latest_version()
+    try:
+        with psycopg.connect(url, connect_timeout=5) as conn:
+            if conn.execute("SELECT to_regclass('schema_version')").fetchone()[0] is None:
+                return Check(
+                    "store",
+                    OK,
+                    f"{where}: connected; no schema yet, created (schema {latest}) at first start",
+                )
+            row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            version = int(row[0] or 0)
+            if version > latest:
+                return Check(
+                    "store",
+                    FAIL,
+                    f"{where} has schema {version}, newer than this version knows ({latest})",
+                    fix="run the newer triage-bot on every replica, or restore a backup",
+                )
+            if version < latest:
+                return Check(
+                    "store",
+                    WARN,
+                    f"{where}: schema {version}, {latest - version} migration(s) pending",
+                    ["the first replica to start applies them (once, under an advisory lock)"],
+                )
+            rows = conn.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state").fetchall()
+            counts = dict(rows)
+            conn.execute(
+                "INSERT INTO cursors (name, value, updated_at) VALUES ('_doctor', 'ok', 0)"
+                " ON CONFLICT (name) DO NOTHING"
+            )
+            conn.rollback()
+    except psycopg.Error as exc:
+        return Check(
+            "store",
+            FAIL,
+            f"{where}: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc}",
+            fix="check that PostgreSQL runs and TRIAGE_DB's host, port, user, password and "
+            "database are right (and the user may create tables in its schema)",
+        )
+    details = [
+        f"jobs: {counts.get('queued', 0)} queued, {counts.get('running', 0)} running, "
+        f"{counts.get('dead', 0)} dead"
+    ]
+    return Check("store", OK, f"{where}: PostgreSQL, schema {version} (current), writable", details)
+
+
 # ---------------------------------------------------------------------------------- settings
 
 
@@ -198,7 +258,8 @@ def check_settings(settings: Any, problems: list[str]) -> Check:
     else:
         github = "GitHub off"
     discord = "Discord on" if settings.discord_enabled else "Discord off"
-    summary = f"{github}, {discord}, store {settings.triage_db}, LOG_LEVEL {settings.log_level}"
+    store = settings.store_description
+    summary = f"{github}, {discord}, store {store}, LOG_LEVEL {settings.log_level}"
 
     # a setting that was reported and dropped is not shown with the default that replaced it
     reported = {n for n in NAMES if any(re.search(rf"\b{n}\b", p) for p in problems)}
@@ -253,6 +314,8 @@ def check_settings(settings: Any, problems: list[str]) -> Check:
         if name == "GITHUB_APP_ID":
             attr = "github_app_id"
         value = getattr(settings, attr, None)
+        if name == "TRIAGE_DB":
+            value = settings.store_description  # a PostgreSQL URL, without its password
         if name == "GITHUB_API_URL" and value == "https://api.github.com":
             continue
         if value not in (None, "", frozenset(), (), False):
@@ -403,6 +466,8 @@ def _writable_dir(folder: Path) -> bool:
 def check_store(settings: Any) -> Check:
     from bot.store import Store
 
+    if settings.triage_db_url:
+        return check_postgres_store(settings.triage_db_url)
     path = Path(settings.triage_db)
     latest = Store.latest_version()
     if not path.exists():

@@ -205,9 +205,14 @@ def create_app(
     return app
 
 
-def open_store(settings: Settings) -> Store:
+def open_store(settings: Settings) -> Any:
     """TRIAGE_DB opened, migrated and checked; a SettingsError naming the file when it is not a
-    sound SQLite database (one clear error at start, not a worker dying later)."""
+    sound SQLite database (one clear error at start, not a worker dying later). A PostgreSQL
+    URL opens the shared store (its own errors name the URL, password hidden)."""
+    from bot.stores import is_postgres, open_settings_store
+
+    if is_postgres(settings.store_location):
+        return open_settings_store(settings)
     path = settings.triage_db
     try:
         store = Store(path)

@@ -33,6 +33,7 @@ NAMES = (
     "DISCORD_CHANNEL_IDS",
     "DISCORD_GUILD_ID",
     "TRIAGE_DB",
+    "TRIAGE_JOB_LEASE",
     "TRIAGE_CATALOG",
     "TRIAGE_DRY_RUN",
     "TRIAGE_CONFIG",
@@ -84,6 +85,9 @@ class Settings:
     discord_channel_ids: frozenset[int] = frozenset()
     discord_guild_id: int | None = None
     triage_db: Path = Path(DEFAULT_DB)
+    # TRIAGE_DB=postgresql://…: the shared PostgreSQL store (may hold a password: not shown)
+    triage_db_url: str | None = field(default=None, repr=False)
+    triage_job_lease: float = 300.0
     triage_catalog: Path | None = None
     triage_dry_run: bool = False
     triage_config: Path | None = None
@@ -106,7 +110,7 @@ class Settings:
             "github_api_url": self.github_api_url,
             "webhook_secrets": len(self.github_webhook_secrets),
             "discord": bool(self.discord_token),
-            "triage_db": str(self.triage_db),
+            "triage_db": self.store_description,
             "dry_run": self.triage_dry_run,
         }
         return f"Settings({shown})"
@@ -119,6 +123,20 @@ class Settings:
         if self.github_token:
             return "token"
         return None
+
+    @property
+    def store_location(self) -> str | Path:
+        """What `bot.stores.open_store` opens: the PostgreSQL URL, else the SQLite file."""
+        return self.triage_db_url or self.triage_db
+
+    @property
+    def store_description(self) -> str:
+        """The store for messages: the SQLite path, or the PostgreSQL URL without a password."""
+        if self.triage_db_url:
+            from bot.store_postgres import redact_url
+
+            return redact_url(self.triage_db_url)
+        return str(self.triage_db)
 
     @property
     def github_enabled(self) -> bool:
@@ -278,6 +296,19 @@ class Settings:
                 )
             repos.append(part.lower())
         host = get("TRIAGE_HOST") or DEFAULT_HOST
+        db = get("TRIAGE_DB") or DEFAULT_DB
+        db_url = db if db.startswith(("postgresql://", "postgres://")) else None
+        lease_raw = get("TRIAGE_JOB_LEASE") or "300"
+        try:
+            job_lease = float(lease_raw)
+        except ValueError:
+            job_lease = -1.0
+        if not 0 < job_lease <= 86400:
+            raise SettingsError(
+                f"TRIAGE_JOB_LEASE: {lease_raw!r} is not a number of seconds between 0 and 86400 "
+                "(how long a replica keeps a job without renewing its lease; default 300)",
+                ("TRIAGE_JOB_LEASE",),
+            )
 
         return cls(
             github_token=token,
@@ -288,7 +319,9 @@ class Settings:
             discord_token=get("DISCORD_TOKEN"),
             discord_channel_ids=frozenset(channel_ids),
             discord_guild_id=guild_id,
-            triage_db=Path(get("TRIAGE_DB") or DEFAULT_DB).expanduser(),
+            triage_db=Path(DEFAULT_DB if db_url else db).expanduser(),
+            triage_db_url=db_url,
+            triage_job_lease=job_lease,
             triage_catalog=Path(catalog).expanduser() if catalog else None,
             triage_dry_run=dry in TRUE,
             triage_config=Path(config).expanduser() if config else None,

@@ -64,7 +64,7 @@ def _err(message: str) -> None:
 
 def _open(settings_only: bool = False) -> tuple[Any, Any] | None:
     from bot.settings import Settings, SettingsError
-    from bot.store import Store
+    from bot.stores import is_postgres, open_settings_store
 
     try:
         settings = Settings.load()
@@ -76,9 +76,10 @@ def _open(settings_only: bool = False) -> tuple[Any, Any] | None:
         return None
     if settings_only:
         return settings, None
-    if not Path(settings.triage_db).exists():  # reading must not create an empty store
-        return settings, None
-    return settings, Store(settings.triage_db)
+    location = settings.store_location
+    if not is_postgres(location) and not Path(location).exists():
+        return settings, None  # reading must not create an empty store
+    return settings, open_settings_store(settings)
 
 
 def record_names(triage: Any) -> dict[str, str]:

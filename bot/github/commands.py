@@ -190,9 +190,9 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
     from bot.github.poll import poll_once
     from bot.github.worker import Worker
     from bot.server import load_triage
-    from bot.store import Store
+    from bot.stores import open_settings_store
 
-    store = Store(settings.triage_db)
+    store = open_settings_store(settings)
     clients = GitHubClients(settings)
     try:
         triage = load_triage(settings)
@@ -234,15 +234,16 @@ def _open_store() -> Any:
         return None
     from pathlib import Path
 
-    from bot.store import Store
+    from bot.stores import is_postgres, open_settings_store
 
-    if not Path(settings.triage_db).exists():
+    location = settings.store_location
+    if not is_postgres(location) and not Path(location).exists():
         print(
-            f"no store yet at {settings.triage_db} (TRIAGE_DB): the bot has not run here, "
+            f"no store yet at {location} (TRIAGE_DB): the bot has not run here, "
             "so there are no jobs"
         )
         return False
-    return Store(settings.triage_db)
+    return open_settings_store(settings)
 
 
 def cmd_jobs_list(args: argparse.Namespace) -> int:
@@ -314,9 +315,9 @@ async def _run_queue(settings: Settings) -> int:
     from bot.github.pipeline import pipeline_from_settings
     from bot.github.worker import Worker
     from bot.server import load_triage
-    from bot.store import Store
+    from bot.stores import open_settings_store
 
-    store = Store(settings.triage_db)
+    store = open_settings_store(settings)
     clients = GitHubClients(settings)
     try:
         pipeline = pipeline_from_settings(
@@ -366,9 +367,9 @@ async def _handle_event(settings: Settings, job: dict, attempts: int) -> int:
     from bot.github.pipeline import pipeline_from_settings
     from bot.github.worker import RetryPolicy, classify
     from bot.server import load_triage
-    from bot.store import Store
+    from bot.stores import open_settings_store
 
-    store = Store(settings.triage_db)
+    store = open_settings_store(settings)
     clients = GitHubClients(settings)
     policy = HANDLE_EVENT_POLICY or RetryPolicy(cap=60.0)
     try:
