@@ -330,6 +330,11 @@ class PgStore:
                 ("_health", "ok", self.clock()),
             )
 
+    def check_integrity(self) -> None:
+        """Raise psycopg.Error when the database cannot be read (PostgreSQL keeps its own files
+        sound; what can go wrong from here is reaching it)."""
+        self._query("SELECT 1 AS ok")
+
     # -- deliveries and jobs ----------------------------------------------------------------
 
     def accept_delivery(
@@ -572,6 +577,23 @@ class PgStore:
             " last_error = %s, lease_owner = NULL, lease_until = NULL, updated_at = %s",
             (now + max(0.0, delay), error, now),
         )
+
+    def postpone_job(self, job_id: int, delay: float, reason: str) -> None:
+        """Queue a claimed job again after `delay` seconds without counting an attempt (it was
+        not tried: its installation's rate limit had not passed)."""
+        now = self.clock()
+        self._end_hold(
+            job_id,
+            "UPDATE jobs SET state = 'queued', next_at = %s, last_error = %s,"
+            " lease_owner = NULL, lease_until = NULL, updated_at = %s",
+            (now + max(0.0, delay), reason, now),
+        )
+
+    def oldest_queued_age(self) -> float:
+        """Seconds since the oldest job still queued was queued (0 when none is)."""
+        rows = self._query("SELECT MIN(created_at) AS oldest FROM jobs WHERE state = 'queued'")
+        value = rows[0]["oldest"]
+        return 0.0 if value is None else max(0.0, self.clock() - float(value))
 
     def bury_job(self, job_id: int, error: str) -> None:
         """Move a job to the dead-letter list."""

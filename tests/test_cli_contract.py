@@ -154,7 +154,10 @@ def test_every_command_has_a_description_and_shows_its_defaults():
 
 def test_help_shows_defaults_and_descriptions(capsys):
     for argv, expected in (
-        (["serve", "--help"], ["Serve GitHub webhooks", "(default: 8080)", "(default TRIAGE_HOST, else 127.0.0.1"]),
+        (
+            ["serve", "--help"],
+            ["Serve GitHub webhooks", "(default: 8080)", "(default TRIAGE_HOST, else 127.0.0.1"],
+        ),
         (["poll", "--help"], ["Ask GitHub for the issues", "(default: 60.0)", "(default: 24.0)"]),
         (["handle-event", "--help"], ["Run one GitHub event", "(default: 3)"]),
         (["jobs", "--help"], ["The durable queue"]),
