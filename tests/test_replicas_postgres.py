@@ -41,7 +41,7 @@ from bot.render.github import parse_marker
 from bot.store import Store
 
 REPO = GITHUB_REPO
-SECRET = "replica-secret"
+SECRET = "replica-webhook-secret-0123"
 ISSUES = 50  # x 3 deliveries x 2 sends = 300 deliveries
 LEASE = 2.0  # seconds: a killed replica's job is taken over this soon
 REPLICAS = 3
