@@ -4,8 +4,10 @@
   bodies over 25 MB without reading them whole (413), parse (400), store the delivery and its job
   durably, answer 202, work afterwards in the worker. A delivery id seen before is acknowledged
   (200) and not processed again.
-- GET /healthz: 200 when the store answers and the worker runs, else 503.
-- GET /metrics: Prometheus text format.
+- GET /healthz: 200 when the store answers and the worker runs, else 503. With Discord on, a
+  Discord client that is not connected makes it "degraded" (200 while GitHub is served too, 503
+  when Discord is all this process serves), with a line saying why.
+- GET /metrics: Prometheus text format (and the Discord client's state when Discord is on).
 - GET /stats: the stats page (answers by record, precision, uncatalogued panics; no JS).
 - With DISCORD_TOKEN set, the Discord client runs in the same event loop.
 """
@@ -44,6 +46,7 @@ class ServerState:
     background: list[asyncio.Task[Any]] = field(default_factory=list)
     owns_store: bool = False
     http_session: aiohttp.ClientSession | None = None  # the process's one aiohttp session
+    discord_status: Any = None  # bot.discord.health.DiscordStatus while Discord runs
 
 
 STATE = web.AppKey("triage_state", ServerState)
@@ -123,11 +126,19 @@ def _startup(start_discord: bool):
             state.background.append(state.worker.start())
         if start_discord and state.settings.discord_enabled:
             from bot.discord.client import run_discord  # imported only when a token is set
+            from bot.discord.health import DiscordStatus
 
             # One aiohttp session per process, shared with the Discord side (discord.py keeps
             # its own for the Discord API).
             state.http_session = aiohttp.ClientSession()
-            result = run_discord(state.settings, state.triage, state.store, state.http_session)
+            state.discord_status = DiscordStatus()
+            result = run_discord(
+                state.settings,
+                state.triage,
+                state.store,
+                state.http_session,
+                status=state.discord_status,
+            )
             if inspect.isawaitable(result):
                 task = asyncio.ensure_future(result)
                 task.add_done_callback(_report_discord_end)
@@ -257,9 +268,14 @@ async def handle_health(request: web.Request) -> web.Response:
         checks["worker"] = "ok" if alive else "stopped"
         ok = ok and alive
         checks["queue_depth"] = str(state.store.queue_depth())
-    return web.json_response(
-        {"status": "ok" if ok else "unhealthy", **checks}, status=200 if ok else 503
-    )
+    overall = "ok" if ok else "unhealthy"
+    # --- Discord: its own (status, detail), from bot/discord/health.py ---
+    if state.discord_status is not None:
+        discord_health, checks["discord"] = state.discord_status.health()
+        if discord_health != "ok" and ok:
+            ok = state.worker is not None  # GitHub still served: degraded, not down
+            overall = "degraded"
+    return web.json_response({"status": overall, **checks}, status=200 if ok else 503)
 
 
 async def handle_stats(request: web.Request) -> web.Response:
@@ -289,8 +305,12 @@ async def handle_stats(request: web.Request) -> web.Response:
 
 async def handle_metrics(request: web.Request) -> web.Response:
     state = request.app[STATE]
+    text = state.metrics.render()
+    # --- Discord: connected 0/1, state, errors by kind (bot/discord/health.py) ---
+    if state.discord_status is not None:
+        text += state.discord_status.metrics_text()
     return web.Response(
-        body=state.metrics.render().encode(),
+        body=text.encode(),
         headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
     )
 

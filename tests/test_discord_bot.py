@@ -161,7 +161,7 @@ def assert_no_mentions(body: dict[str, Any]) -> None:
 # ---------------------------------------------------------------------- start-up
 
 
-async def test_login_syncs_commands_and_identifies_with_message_content(start: Starter) -> None:
+async def test_login_syncs_commands_and_identifies_with_the_least_intents(start: Starter) -> None:
     env = await start()
     fake = env.fake
     assert fake.find("GET", "/users/@me") and fake.find("GET", "/oauth2/applications/@me")
@@ -172,7 +172,8 @@ async def test_login_syncs_commands_and_identifies_with_message_content(start: S
     error = next(c for c in sync[0].body if c["name"] == "error")
     assert error["options"][0]["autocomplete"] is True
     assert fake.identify is not None
-    assert fake.identify["intents"] & (1 << 15), "the message content intent is requested"
+    # guilds (1 << 0), guild messages (1 << 9), message content (1 << 15), and nothing else
+    assert fake.identify["intents"] == (1 << 0) | (1 << 9) | (1 << 15) == 33281
     assert fake.requests[0].headers["Authorization"] == "Bot fake-token"
 
 

@@ -18,12 +18,23 @@ import discord
 from discord import app_commands
 
 from bot.discord import listener as L
+from bot.discord.health import DiscordStatus
 from bot.discord.listener import AttachmentInfo, IncomingMessage
 from bot.render import texts
 
 log = logging.getLogger(__name__)
 
 NONE = discord.AllowedMentions.none()
+# The gateway intents, and nothing more (bot/discord/SETUP.md says why each):
+# guilds (channels and threads, to know where a message was posted), guild messages (pastes,
+# edits, deletes, bulk deletes in servers), message content (privileged: the text of a paste).
+INTENTS = discord.Intents.none()
+INTENTS.guilds = True
+INTENTS.guild_messages = True
+INTENTS.message_content = True
+# Retrying a failed start (a network error or a 5xx while logging in): 1 s, 2 s, 4 s … 5 min.
+FIRST_RETRY = 1.0
+MAX_RETRY = 300.0
 # What the bot needs in a server, and nothing more (bot/discord/SETUP.md says why).
 PERMISSIONS = discord.Permissions(
     view_channel=True,
@@ -186,12 +197,12 @@ class TriageBot(discord.Client):
         attachment_cap: int = L.DEFAULT_ATTACHMENT_CAP,
         text_cap: int = L.DEFAULT_TEXT_CAP,
         http_session: aiohttp.ClientSession | None = None,
+        status: DiscordStatus | None = None,
         **options: Any,
     ) -> None:
-        intents = discord.Intents.default()
-        intents.message_content = True  # privileged: reading pastes needs it
         options.setdefault("allowed_mentions", NONE)
-        super().__init__(intents=intents, **options)
+        super().__init__(intents=INTENTS, **options)
+        self.health = status or DiscordStatus()
         self.settings = settings
         self.triage = triage
         self.store = store
@@ -233,9 +244,16 @@ class TriageBot(discord.Client):
 
     async def on_ready(self) -> None:
         self.watch = L.Watch(self.watch.channel_ids, self.user.id if self.user else None)
+        self.health.set_connected(str(self.user))
         log.info(
             "discord: connected as %s, watching %d channels", self.user, len(self.watch.channel_ids)
         )
+
+    async def on_resumed(self) -> None:
+        self.health.set_connected()
+
+    async def on_disconnect(self) -> None:
+        self.health.set_disconnected()
 
     # ------------------------------------------------------------------ helpers
 
@@ -640,18 +658,77 @@ explain_menu = app_commands.ContextMenu(name=texts.EXPLAIN_MENU, callback=_expla
 # ---------------------------------------------------------------------- entry point
 
 
+def failure(exc: BaseException) -> tuple[str, str, bool]:
+    """(kind, what to tell the admin, fatal) for an error that ended `TriageBot.start`.
+
+    Fatal: Discord said no (a wrong or revoked token, intents the portal does not allow, a
+    refused gateway session); trying again gives the same answer. Anything else (the network,
+    a 5xx, a timeout) is transient and retried with backoff.
+    """
+    if isinstance(exc, discord.PrivilegedIntentsRequired) or (
+        isinstance(exc, discord.ConnectionClosed) and exc.code == 4014
+    ):
+        return (
+            "intents-refused",
+            "Discord refused the Message Content intent (close code 4014); switch on Message "
+            "Content Intent in the developer portal (Bot -> Privileged Gateway Intents)",
+            True,
+        )
+    if isinstance(exc, discord.LoginFailure) or (
+        isinstance(exc, discord.ConnectionClosed) and exc.code == 4004
+    ):
+        how = "401 at login" if isinstance(exc, discord.LoginFailure) else "close code 4004"
+        return (
+            "token-rejected",
+            f"Discord rejected DISCORD_TOKEN ({how}); reset the token in the developer portal "
+            "(Bot -> Reset Token) and set DISCORD_TOKEN to the new one",
+            True,
+        )
+    if isinstance(exc, discord.ConnectionClosed):
+        return "gateway-refused", f"Discord closed the gateway with code {exc.code}", True
+    if isinstance(exc, discord.HTTPException) and exc.status < 500 and exc.status != 429:
+        return "gateway-refused", f"Discord answered {exc.status} at login: {exc.text}", True
+    if isinstance(exc, (OSError, TimeoutError, aiohttp.ClientError, discord.DiscordException)):
+        return "login-failed", f"{type(exc).__name__}: {exc}".rstrip(": "), False
+    return "gateway-refused", f"{type(exc).__name__}: {exc}", True
+
+
 async def run_discord(
     settings: DiscordSettings,
     triage: Any,
     store: Any,
     http_session: aiohttp.ClientSession | None = None,
+    *,
+    status: DiscordStatus | None = None,
 ) -> None:
     """Run the Discord side until cancelled (started by `triage-bot serve` with a token).
 
-    `http_session` is the process's shared aiohttp session, for reading attachments.
+    `http_session` is the process's shared aiohttp session, for reading attachments; `status`
+    is where `/healthz` and `/metrics` read the client's state. discord.py reconnects on its
+    own once connected; a start that fails for a transient reason is retried here with
+    backoff, and one Discord refuses (token, intents) stops Discord and says why.
     """
     if not settings.discord_token:
         raise ValueError("DISCORD_TOKEN is not set")
-    bot = TriageBot(settings=settings, triage=triage, store=store, http_session=http_session)
-    async with bot:
-        await bot.start(settings.discord_token)
+    status = status or DiscordStatus()
+    delay = FIRST_RETRY
+    while True:
+        bot = TriageBot(
+            settings=settings, triage=triage, store=store, http_session=http_session, status=status
+        )
+        try:
+            async with bot:
+                await bot.start(settings.discord_token)
+            return  # closed on purpose
+        except Exception as exc:
+            kind, detail, fatal = failure(exc)
+            if fatal:
+                status.set_stopped(kind, detail)
+                log.error("discord: stopped: %s", detail)
+                return
+            if status.connected or status.state == "disconnected":
+                delay = FIRST_RETRY  # it was up: start the backoff over
+            status.set_retrying(kind, detail, delay)
+            log.warning("discord: could not start (%s); retrying in %g s", detail, delay)
+        await asyncio.sleep(delay)
+        delay = min(MAX_RETRY, delay * 2)
