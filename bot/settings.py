@@ -31,6 +31,7 @@ NAMES = (
     "DISCORD_TOKEN",
     "DISCORD_CHANNEL_IDS",
     "DISCORD_GUILD_ID",
+    "DISCORD_EDIT_DEBOUNCE",
     "TRIAGE_DB",
     "TRIAGE_CATALOG",
     "TRIAGE_DRY_RUN",
@@ -60,6 +61,7 @@ class Settings:
     discord_token: str | None = field(default=None, repr=False)
     discord_channel_ids: frozenset[int] = frozenset()
     discord_guild_id: int | None = None
+    discord_edit_debounce: float = 2.0  # seconds an edit waits for the next before it is followed
     triage_db: Path = Path(DEFAULT_DB)
     triage_catalog: Path | None = None
     triage_dry_run: bool = False
@@ -194,6 +196,16 @@ class Settings:
                 assert value is not None
                 channel_ids.append(value)
         guild_id = _int(get("DISCORD_GUILD_ID"), "DISCORD_GUILD_ID", positive=True)
+        debounce_raw = get("DISCORD_EDIT_DEBOUNCE") or "2"
+        try:
+            edit_debounce = float(debounce_raw)
+        except ValueError:
+            edit_debounce = -1.0
+        if not 0 <= edit_debounce <= 60:
+            raise SettingsError(
+                f"DISCORD_EDIT_DEBOUNCE: {debounce_raw!r} is not a number of seconds from 0 to 60",
+                ("DISCORD_EDIT_DEBOUNCE",),
+            )
 
         catalog = get("TRIAGE_CATALOG")
         if catalog is not None and not Path(catalog).expanduser().exists():
@@ -229,6 +241,7 @@ class Settings:
             discord_token=get("DISCORD_TOKEN"),
             discord_channel_ids=frozenset(channel_ids),
             discord_guild_id=guild_id,
+            discord_edit_debounce=edit_debounce,
             triage_db=Path(get("TRIAGE_DB") or DEFAULT_DB).expanduser(),
             triage_catalog=Path(catalog).expanduser() if catalog else None,
             triage_dry_run=dry in TRUE,

@@ -45,6 +45,7 @@ INTERP_PANIC = (
 )
 EPHEMERAL = 64
 QUIET = 0.15  # how long "nothing happens" is watched for, after a later event was answered
+EDIT_DEBOUNCE = 0.05  # seconds an edit waits for the next (2 s by default)
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,7 @@ async def start(tmp_path: Path, triage: Triage) -> AsyncIterator[Starter]:
             settings = FakeSettings(discord_channel_ids=tuple(int(c) for c in watched))
             store = options.pop("store_class", Store)(tmp_path / "triage.sqlite3")
             options.setdefault("cooldowns", L.Cooldowns(L.CooldownPolicy(100, 100, 60.0)))
+            options.setdefault("edit_debounce", EDIT_DEBOUNCE)
             bot = TriageBot(
                 settings=settings,
                 triage=options.pop("triage", triage),
@@ -360,6 +362,109 @@ async def test_delete_removes_the_answer(start: Starter) -> None:
     await fake.delete_message(message)
     await fake.wait_request("DELETE", rf"/channels/{fake.watched['id']}/messages/{reply_id}")
     await eventually(lambda: env.store.get_discord_reply(int(message["id"])) is None)
+
+
+async def test_a_replayed_message_gets_one_reply_and_its_delete_leaves_none(
+    start: Starter,
+) -> None:
+    env = await start()
+    fake = env.fake
+    message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
+    await fake.dispatch("MESSAGE_CREATE", message)  # the same event again (a gateway replay)
+    reply = env.reply_message(await env.reply_to(message))
+    await fake.dispatch("MESSAGE_CREATE", message)  # and once more after the answer
+    later = await fake.send_message(fake.watched, env.bob, INTERP_PANIC)
+    await env.reply_to(later)
+    await asyncio.sleep(QUIET)
+    assert len(env.replies_to(message)) == 1
+    await fake.delete_message(message)
+    await fake.wait_request("DELETE", rf"/channels/{fake.watched['id']}/messages/{reply['id']}")
+    await eventually(lambda: env.store.get_discord_reply(int(message["id"])) is None)
+    assert fake.bot_messages(fake.watched) == [env.reply_message(env.replies_to(later)[0])]
+
+
+async def test_a_replay_after_a_restart_is_not_answered_again(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
+    await env.reply_to(message)
+    await eventually(lambda: env.store.get_discord_reply(int(message["id"])))
+    env.bot._seen.clear()  # a new process: only the store remembers the answer
+    await fake.dispatch("MESSAGE_CREATE", message)
+    later = await fake.send_message(fake.watched, env.bob, INTERP_PANIC)
+    await env.reply_to(later)
+    await asyncio.sleep(QUIET)
+    assert len(env.replies_to(message)) == 1
+
+
+async def test_bulk_delete_removes_every_answer(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    pastes = [await fake.send_message(fake.watched, env.alice, AVG_PANIC) for _ in range(3)]
+    chat = await fake.send_message(fake.watched, env.bob, "thanks!")
+    replies = [env.reply_message(await env.reply_to(m)) for m in pastes]
+    for message in pastes:
+        await eventually(lambda m=message: env.store.get_discord_reply(int(m["id"])))
+    await fake.bulk_delete([*pastes, chat])
+    for reply in replies:
+        await fake.wait_request("DELETE", rf"/channels/{fake.watched['id']}/messages/{reply['id']}")
+    for message in pastes:
+        await eventually(lambda m=message: env.store.get_discord_reply(int(m["id"])) is None)
+    assert fake.bot_messages() == []
+
+
+async def test_a_reply_to_a_message_deleted_meanwhile_is_refused_and_not_orphaned(
+    start: Starter,
+) -> None:
+    env = await start()
+    fake = env.fake
+    # The user deleted the paste before the bot answered: Discord refuses the reply (400),
+    # the bot does not post the answer without a reference.
+    gone = fake.message_payload(fake.watched, env.alice, AVG_PANIC)
+    await fake.dispatch("MESSAGE_CREATE", gone)
+    refused = await env.fake.wait_for(lambda r: replied_to(r) == gone["id"])
+    later = await fake.send_message(fake.watched, env.bob, INTERP_PANIC)
+    await env.reply_to(later)
+    await asyncio.sleep(QUIET)
+    assert [r.status for r in env.replies_to(gone)] == [400]
+    assert refused[0].body["message_reference"].get("fail_if_not_exists", True) is True
+    assert len(fake.find("POST", r"/channels/\d+/messages")) == 2
+    assert len(fake.bot_messages()) == 1
+    assert env.store.get_discord_reply(int(gone["id"])) is None
+
+
+async def test_quick_edits_give_one_edit_of_the_answer_in_place(start: Starter) -> None:
+    env = await start(edit_debounce=0.3)
+    fake = env.fake
+    message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
+    reply_id = env.reply_message(await env.reply_to(message))["id"]
+    await eventually(lambda: env.store.get_discord_reply(int(message["id"])))
+    for text in (INTERP_PANIC, "oops, wrong paste", AVG_PANIC, "typo fixed\n" + AVG_PANIC):
+        message = await fake.edit_message(message, text)
+        await asyncio.sleep(0.03)  # quick, but not one burst: each edit is its own event
+    message = await fake.edit_message(message, "the real one:\n" + INTERP_PANIC)
+    edit = await fake.wait_request("PATCH", rf"/channels/{fake.watched['id']}/messages/{reply_id}")
+    assert INTERPOLATE in embed_text(edit.body) and AVG_POOL not in embed_text(edit.body)
+    await asyncio.sleep(0.3 + QUIET)
+    assert len(fake.find("PATCH", r"/channels/\d+/messages/\d+")) == 1
+    assert fake.find("DELETE", r"/channels/\d+/messages/\d+") == []
+    assert len(fake.find("POST", r"/channels/\d+/messages")) == 1
+    await eventually(
+        lambda: env.store.get_discord_reply(int(message["id"]))["record_ids"] == [INTERPOLATE]
+    )
+
+
+async def test_a_delete_during_the_edit_pause_drops_the_edit(start: Starter) -> None:
+    env = await start(edit_debounce=0.3)
+    fake = env.fake
+    message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
+    reply_id = env.reply_message(await env.reply_to(message))["id"]
+    await eventually(lambda: env.store.get_discord_reply(int(message["id"])))
+    await fake.edit_message(message, INTERP_PANIC)
+    await fake.delete_message(message)
+    await fake.wait_request("DELETE", rf"/channels/{fake.watched['id']}/messages/{reply_id}")
+    await asyncio.sleep(0.3 + QUIET)
+    assert fake.find("PATCH", r"/channels/\d+/messages/\d+") == []
 
 
 # ---------------------------------------------------------------------- commands

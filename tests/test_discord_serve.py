@@ -25,7 +25,7 @@ from bot.app import Triage
 from bot.discord import client as discord_client
 from bot.doctor import FAIL, OK, check_discord
 from bot.server import STATE, create_app
-from bot.settings import Settings
+from bot.settings import Settings, SettingsError
 
 AVG_PANIC = (
     "thread 'main' panicked at crates/burn-autodiff/src/ops/module.rs:1498:9:\n"
@@ -211,3 +211,12 @@ async def test_doctor_names_a_revoked_token(tmp_path):
         settings = Settings.from_mapping({"DISCORD_TOKEN": "fake-token"})
         check = await asyncio.to_thread(check_discord, settings)
     assert check.status == FAIL and "DISCORD_TOKEN is rejected" in check.summary
+
+
+def test_edit_debounce_setting() -> None:
+    assert Settings.from_mapping({}).discord_edit_debounce == 2.0
+    assert Settings.from_mapping({"DISCORD_EDIT_DEBOUNCE": "0.5"}).discord_edit_debounce == 0.5
+    for wrong in ("soon", "-1", "600"):
+        with pytest.raises(SettingsError) as caught:
+            Settings.from_mapping({"DISCORD_EDIT_DEBOUNCE": wrong})
+        assert caught.value.names == ("DISCORD_EDIT_DEBOUNCE",)

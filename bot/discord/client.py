@@ -7,6 +7,7 @@ Started by `triage-bot serve` through `run_discord(settings, triage, store)`.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import logging
@@ -32,6 +33,8 @@ INTENTS = discord.Intents.none()
 INTENTS.guilds = True
 INTENTS.guild_messages = True
 INTENTS.message_content = True
+DEFAULT_EDIT_DEBOUNCE = 2.0  # seconds an edit waits for the next one before it is followed
+SEEN_MESSAGES = 10_000  # message ids remembered against replayed MESSAGE_CREATE events
 # Retrying a failed start (a network error or a 5xx while logging in): 1 s, 2 s, 4 s … 5 min.
 FIRST_RETRY = 1.0
 MAX_RETRY = 300.0
@@ -198,6 +201,7 @@ class TriageBot(discord.Client):
         text_cap: int = L.DEFAULT_TEXT_CAP,
         http_session: aiohttp.ClientSession | None = None,
         status: DiscordStatus | None = None,
+        edit_debounce: float = DEFAULT_EDIT_DEBOUNCE,
         **options: Any,
     ) -> None:
         options.setdefault("allowed_mentions", NONE)
@@ -219,6 +223,12 @@ class TriageBot(discord.Client):
         self._records: list[tuple[str, str]] = []
         self._parents: dict[int, int | None] = {}  # channel id -> parent id, for uncached threads
         self._locks: dict[int, _Held] = {}
+        # Messages already read once: a replayed MESSAGE_CREATE is not answered again (the store
+        # remembers answered ones across restarts; this covers the rest, bounded).
+        self._seen: collections.OrderedDict[int, None] = collections.OrderedDict()
+        # Edits wait `edit_debounce` seconds for the next one; only the last is followed.
+        self.edit_debounce = edit_debounce
+        self._pending_edits: dict[int, asyncio.Task[None]] = {}
         # For attachments: the process's shared session when `serve` gives one, else our own.
         self._http_session: aiohttp.ClientSession | None = http_session
         self._owns_http_session = http_session is None
@@ -322,6 +332,9 @@ class TriageBot(discord.Client):
         return kept.text()
 
     async def close(self) -> None:
+        for task in self._pending_edits.values():
+            task.cancel()
+        self._pending_edits.clear()
         await super().close()
         if self._http_session is not None and self._owns_http_session:
             await self._http_session.close()
@@ -369,9 +382,21 @@ class TriageBot(discord.Client):
         async with self._exclusive(message.id):
             await self._answer_message(message)
 
+    def _first_time(self, message_id: int) -> bool:
+        """True the first time a message is read; a replayed MESSAGE_CREATE gets False."""
+        if message_id in self._seen or self.store.get_discord_reply(message_id) is not None:
+            return False
+        self._seen[message_id] = None
+        while len(self._seen) > SEEN_MESSAGES:
+            self._seen.popitem(last=False)
+        return True
+
     async def _answer_message(self, message: discord.Message) -> None:
         msg = await self._with_parent(incoming(message))
         if L.ignore_reason(msg, self.watch):
+            return
+        if not self._first_time(msg.message_id):
+            log.info("discord: message %s seen before, not answered again", msg.message_id)
             return
         text = await self.message_text(msg, message.attachments)
         analysis = await self.analyse(text)
@@ -381,24 +406,49 @@ class TriageBot(discord.Client):
         if not self.cooldowns.allow(msg.author_id, msg.channel_id):
             log.info("discord: cooldown, not answering message %s", msg.message_id)
             return
-        reply = await message.reply(
-            mention_author=False, **self.render(analysis, author_id=msg.author_id)
-        )
+        reply = await self._reply(message, self.render(analysis, author_id=msg.author_id))
+        if reply is None:
+            return
         self.store.put_discord_reply(
             msg.message_id, msg.channel_id, reply.id, msg.author_id, list(L.answered_ids(analysis))
         )
 
-    async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
-        try:
-            await self._on_edit(payload)
-        except Exception:
-            log.exception("discord: failed to follow the edit of message %s", payload.message_id)
+    async def _reply(
+        self, message: discord.Message, rendered: dict[str, Any]
+    ) -> discord.Message | None:
+        """Reply to `message`; None when it was deleted meanwhile (no answer left orphaned).
 
-    async def _on_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        The reply keeps `fail_if_not_exists` true: Discord refuses it (400) when the message is
+        gone, rather than posting an answer to nothing.
+        """
+        try:
+            return await message.reply(mention_author=False, **rendered)
+        except discord.HTTPException as exc:
+            if exc.status == 400 and "message_reference" in str(exc.text):
+                log.info("discord: message %s was deleted before the answer", message.id)
+                return None
+            raise
+
+    async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
         if "content" not in payload.data and "attachments" not in payload.data:
             return  # an embed resolved or a flag changed: not an edit by the author
-        async with self._exclusive(payload.message_id):
-            await self._follow_edit(payload.message)
+        # Debounce: a newer edit replaces the one still waiting; the last one is followed.
+        waiting = self._pending_edits.pop(payload.message_id, None)
+        if waiting is not None:
+            waiting.cancel()
+        task = asyncio.create_task(self._follow_after_pause(payload))
+        self._pending_edits[payload.message_id] = task
+
+    async def _follow_after_pause(self, payload: discord.RawMessageUpdateEvent) -> None:
+        await asyncio.sleep(self.edit_debounce)  # cancelled here by a newer edit
+        # From here on this edit is followed even if another comes (that one waits its turn).
+        if self._pending_edits.get(payload.message_id) is asyncio.current_task():
+            del self._pending_edits[payload.message_id]
+        try:
+            async with self._exclusive(payload.message_id):
+                await self._follow_edit(payload.message)
+        except Exception:
+            log.exception("discord: failed to follow the edit of message %s", payload.message_id)
 
     async def _follow_edit(self, message: discord.Message) -> None:
         msg = await self._with_parent(incoming(message))
@@ -429,26 +479,38 @@ class TriageBot(discord.Client):
         elif action == "reply":
             if not self.cooldowns.allow(msg.author_id, msg.channel_id):
                 return
-            reply = await message.reply(
-                mention_author=False, **self.render(analysis, author_id=msg.author_id)
-            )
+            reply = await self._reply(message, self.render(analysis, author_id=msg.author_id))
+            if reply is None:
+                return
             self.store.put_discord_reply(
                 msg.message_id, msg.channel_id, reply.id, msg.author_id, ids
             )
 
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
+        await self._forget(payload.message_id, payload.channel_id, payload.guild_id)
+
+    async def on_raw_bulk_message_delete(self, payload: discord.RawBulkMessageDeleteEvent) -> None:
+        """A moderator removed many messages at once: remove each answer to one of them."""
+        for message_id in sorted(payload.message_ids):
+            await self._forget(message_id, payload.channel_id, payload.guild_id)
+
+    async def _forget(self, message_id: int, channel_id: int, guild_id: int | None) -> None:
+        """The message is gone: delete the answer to it, if any."""
+        waiting = self._pending_edits.pop(message_id, None)
+        if waiting is not None:
+            waiting.cancel()
         try:
-            async with self._exclusive(payload.message_id):
-                row = self.store.get_discord_reply(payload.message_id)
+            async with self._exclusive(message_id):
+                row = self.store.get_discord_reply(message_id)
                 if row is None:
                     return
                 channel = self.get_partial_messageable(
-                    int(_field(row, "channel_id") or payload.channel_id), guild_id=payload.guild_id
+                    int(_field(row, "channel_id") or channel_id), guild_id=guild_id
                 )
                 await self._delete_reply(channel, row)
-                self.store.delete_discord_reply(payload.message_id)
+                self.store.delete_discord_reply(message_id)
         except Exception:
-            log.exception("discord: failed to remove the answer to message %s", payload.message_id)
+            log.exception("discord: failed to remove the answer to message %s", message_id)
 
     async def _delete_reply(self, channel: Any, row: Any) -> None:
         with contextlib.suppress(discord.NotFound):
@@ -714,7 +776,12 @@ async def run_discord(
     delay = FIRST_RETRY
     while True:
         bot = TriageBot(
-            settings=settings, triage=triage, store=store, http_session=http_session, status=status
+            settings=settings,
+            triage=triage,
+            store=store,
+            http_session=http_session,
+            status=status,
+            edit_debounce=getattr(settings, "discord_edit_debounce", DEFAULT_EDIT_DEBOUNCE),
         )
         try:
             async with bot:
