@@ -295,6 +295,54 @@ async def test_long_attachment_is_read_head_and_tail_and_binary_files_not_at_all
     assert not [r for r in fake.files_served if r.endswith("/panic.png")]
 
 
+async def test_a_large_log_is_read_head_and_real_tail_with_range_requests(start: Starter) -> None:
+    env = await start(attachment_cap=4096)
+    fake = env.fake
+    filler = b"[INFO] step ok\n" * (17 * 1024 * 1024 // 15)  # past the old 16 MB download limit
+    body = filler + AVG_PANIC.encode()
+    log_file = fake.attachment("train.log", body)
+    message = await fake.send_message(fake.watched, env.alice, "log", attachments=[log_file])
+    reply = await env.reply_to(message)
+    assert AVG_POOL in embed_text(reply.body), "the panic at the very end was read"
+    path = "/attachments/" + log_file["id"] + "/train.log"
+    assert [(r[1], r[2], r[3]) for r in fake.file_requests if r[0] == path] == [
+        ("bytes=0-2047", 206, 2048),
+        ("bytes=-2048", 206, 2048),
+    ], "two ranges, 4 KiB in all, not 17 MB"
+    assert reply.body["content"] == texts.ATTACHMENT_PARTLY_READ.format(
+        filename="train.log",
+        size=L.human_size(len(body)),
+        head="2 KiB",
+        tail="2 KiB",
+        skipped=L.human_size(len(body) - 4096),
+    )
+    assert reply.body["content"].startswith("`train.log` is 17.0 MiB: its first 2 KiB and last")
+
+
+async def test_a_small_log_is_read_whole_and_says_nothing_of_skipping(start: Starter) -> None:
+    env = await start(attachment_cap=4096)
+    fake = env.fake
+    log_file = fake.attachment("build.log", b"[INFO] ok\n" * 100 + AVG_PANIC.encode())
+    message = await fake.send_message(fake.watched, env.alice, "", attachments=[log_file])
+    reply = await env.reply_to(message)
+    assert AVG_POOL in embed_text(reply.body)
+    assert [r[1:3] for r in fake.file_requests] == [(None, 200)]
+    assert not reply.body.get("content")
+
+
+async def test_a_cdn_ignoring_range_is_streamed_within_the_cap(start: Starter) -> None:
+    env = await start(attachment_cap=4096)
+    fake = env.fake
+    fake.honour_ranges = False
+    body = b"[INFO] step ok\n" * 1000 + AVG_PANIC.encode()  # 15 KB
+    log_file = fake.attachment("build.log", body)
+    message = await fake.send_message(fake.watched, env.alice, "log", attachments=[log_file])
+    reply = await env.reply_to(message)
+    assert AVG_POOL in embed_text(reply.body)
+    assert [r[2] for r in fake.file_requests] == [200]
+    assert "were skipped" in reply.body["content"]
+
+
 async def test_rs_attachment_with_message_text(start: Starter) -> None:
     env = await start()
     fake = env.fake

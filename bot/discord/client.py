@@ -85,6 +85,16 @@ def incoming(message: discord.Message) -> IncomingMessage:
     )
 
 
+async def _read_at_most(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """At most `limit` bytes of a response body, whatever the server sends."""
+    data = bytearray()
+    async for chunk in response.content.iter_chunked(64 * 1024):
+        data += chunk[: limit - len(data)]
+        if len(data) >= limit:
+            break
+    return bytes(data)
+
+
 def _field(row: Any, name: str) -> Any:
     """A column of a store row, whether the store returns mappings or objects."""
     if row is None:
@@ -277,8 +287,13 @@ class TriageBot(discord.Client):
         items = uncatalogued_items(analysis, L.answered_ids(analysis))
         self.store.replace_uncatalogued("discord", f"{msg.channel_id}/{msg.message_id}", items)
 
-    def render(self, analysis: Any, *, author_id: int | None) -> dict[str, Any]:
-        """Keyword arguments for send/edit: the rendered answer, buttons, no mentions."""
+    def render(
+        self, analysis: Any, *, author_id: int | None, notes: Collection[str] = ()
+    ) -> dict[str, Any]:
+        """Keyword arguments for send/edit: the rendered answer, buttons, no mentions.
+
+        `notes` (say, that the middle of a large attachment was skipped) go in the content.
+        """
         rendered = self.renderer(analysis, self.triage.catalog)
         embeds = [discord.Embed.from_dict(e) for e in rendered.get("embeds") or []]
         view = discord.ui.View(timeout=None)
@@ -295,41 +310,92 @@ class TriageBot(discord.Client):
             dismiss.item.row = min(len(ids), 4)
             view.add_item(dismiss)
         return {
-            "content": rendered.get("content") or None,
+            "content": "\n".join(filter(None, [rendered.get("content"), *notes])) or None,
             "embeds": embeds,
             "view": view,
             "allowed_mentions": NONE,
         }
 
-    async def message_text(
+    async def read_message(
         self, msg: IncomingMessage, attachments: list[discord.Attachment]
-    ) -> str:
-        """The message content and its readable text attachments, capped."""
+    ) -> tuple[str, list[str]]:
+        """The text to analyse, and a note for each attachment whose middle was skipped."""
         wanted = {a.url for a in L.readable_attachments(msg.attachments)}
-        texts = []
+        parts: list[str] = []
+        notes: list[str] = []
         for attachment in attachments:
             if attachment.url not in wanted:
                 continue
             try:
-                texts.append(await self._read_attachment(attachment.url))
+                read = await self._read_attachment(
+                    attachment.url, attachment.size, attachment.filename
+                )
             except (TimeoutError, aiohttp.ClientError, OSError) as exc:
                 log.warning("could not read attachment %s: %s", attachment.filename, exc)
-        return L.compose_text(msg.content, texts, self.text_cap)
+                continue
+            parts.append(read.text)
+            note = L.partly_read_note(read)
+            if note:
+                notes.append(note)
+        return L.compose_text(msg.content, parts, self.text_cap), notes
 
-    async def _read_attachment(self, url: str) -> str:
-        """Stream an attachment from the CDN, keeping its head and tail within the cap."""
+    def _session(self) -> aiohttp.ClientSession:
         if self._http_session is None or self._http_session.closed:
             self._http_session = aiohttp.ClientSession()
             self._owns_http_session = True
-        kept = L.CappedText(self.attachment_cap)
+        return self._http_session
+
+    async def _read_attachment(
+        self, url: str, size: int = 0, filename: str = ""
+    ) -> L.AttachmentText:
+        """Read an attachment within the cap: whole when small, else its head and real tail.
+
+        A file over the cap is read with two HTTP Range requests (the CDN answers 206), so a
+        panic at the end of a large log is seen and memory stays bounded by the cap. A server
+        that ignores Range is streamed as far as `DOWNLOAD_LIMIT`, keeping head and tail.
+        """
+        cap = self.attachment_cap
         timeout = aiohttp.ClientTimeout(total=30)
-        async with self._http_session.get(url, timeout=timeout) as response:
+        session = self._session()
+        if size > cap:
+            half = cap // 2
+            ranged = {"Range": f"bytes=0-{half - 1}"}
+            async with session.get(url, timeout=timeout, headers=ranged) as response:
+                response.raise_for_status()
+                if response.status == 206:
+                    head = await _read_at_most(response, half)
+                    total = L.content_range_total(response.headers.get("Content-Range")) or size
+                else:
+                    return await self._stream(response, cap, size, filename)
+            tail = b""
+            if total > len(head):
+                ranged = {"Range": f"bytes=-{min(cap - half, total - len(head))}"}
+                async with session.get(url, timeout=timeout, headers=ranged) as response:
+                    if response.status == 206:
+                        tail = await _read_at_most(response, cap - half)
+            if total <= len(head) + len(tail):  # the size was overstated: nothing skipped
+                whole = head + tail[len(head) + len(tail) - total :]
+                return L.AttachmentText(filename, whole.decode("utf-8", "replace"), total)
+            text = L.join_head_tail(head, tail)
+            return L.AttachmentText(filename, text, total, head=len(head), tail=len(tail))
+        async with session.get(url, timeout=timeout) as response:
             response.raise_for_status()
-            async for chunk in response.content.iter_chunked(64 * 1024):
-                kept.feed(chunk)
-                if kept.full:
-                    break
-        return kept.text()
+            return await self._stream(response, cap, size, filename)
+
+    @staticmethod
+    async def _stream(
+        response: aiohttp.ClientResponse, cap: int, size: int, filename: str
+    ) -> L.AttachmentText:
+        kept = L.CappedText(cap)
+        async for chunk in response.content.iter_chunked(64 * 1024):
+            kept.feed(chunk)
+            if kept.full:
+                break
+        total = max(size, kept.seen)
+        if total <= cap:
+            return L.AttachmentText(filename, kept.text(), total)
+        half = cap // 2
+        return L.AttachmentText(filename, kept.text(), total, head=half, tail=cap - half)
 
     async def close(self) -> None:
         for task in self._pending_edits.values():
@@ -398,7 +464,7 @@ class TriageBot(discord.Client):
         if not self._first_time(msg.message_id):
             log.info("discord: message %s seen before, not answered again", msg.message_id)
             return
-        text = await self.message_text(msg, message.attachments)
+        text, notes = await self.read_message(msg, message.attachments)
         analysis = await self.analyse(text)
         self._remember_gaps(msg, analysis)
         if L.plan_message(analysis, has_reply=False) != "reply":
@@ -406,7 +472,8 @@ class TriageBot(discord.Client):
         if not self.cooldowns.allow(msg.author_id, msg.channel_id):
             log.info("discord: cooldown, not answering message %s", msg.message_id)
             return
-        reply = await self._reply(message, self.render(analysis, author_id=msg.author_id))
+        rendered = self.render(analysis, author_id=msg.author_id, notes=notes)
+        reply = await self._reply(message, rendered)
         if reply is None:
             return
         self.store.put_discord_reply(
@@ -457,7 +524,7 @@ class TriageBot(discord.Client):
             return
         if row is not None and L.ignore_reason(msg, self.watch) in ("self", "bot", "webhook"):
             return
-        text = await self.message_text(msg, message.attachments)
+        text, notes = await self.read_message(msg, message.attachments)
         analysis = await self.analyse(text)
         self._remember_gaps(msg, analysis)
         action = L.plan_message(analysis, has_reply=row is not None)
@@ -466,7 +533,7 @@ class TriageBot(discord.Client):
             reply_id = int(_field(row, "reply_id"))
             partial = message.channel.get_partial_message(reply_id)
             try:
-                await partial.edit(**self.render(analysis, author_id=msg.author_id))
+                await partial.edit(**self.render(analysis, author_id=msg.author_id, notes=notes))
             except discord.NotFound:
                 self.store.delete_discord_reply(msg.message_id)  # someone removed our answer
                 return
@@ -479,7 +546,8 @@ class TriageBot(discord.Client):
         elif action == "reply":
             if not self.cooldowns.allow(msg.author_id, msg.channel_id):
                 return
-            reply = await self._reply(message, self.render(analysis, author_id=msg.author_id))
+            rendered = self.render(analysis, author_id=msg.author_id, notes=notes)
+            reply = await self._reply(message, rendered)
             if reply is None:
                 return
             self.store.put_discord_reply(
@@ -564,7 +632,12 @@ class TriageBot(discord.Client):
         return None
 
     async def answer_command(
-        self, interaction: discord.Interaction, text: str, *, ephemeral: bool
+        self,
+        interaction: discord.Interaction,
+        text: str,
+        *,
+        ephemeral: bool,
+        notes: Collection[str] = (),
     ) -> None:
         """Answer a paste given to a command: the rendered answer, or why there is none."""
         busy = self.command_busy(interaction)
@@ -574,7 +647,7 @@ class TriageBot(discord.Client):
         await interaction.response.defer(ephemeral=ephemeral, thinking=True)
         analysis = await self.analyse(text)
         if analysis.verdict == "match" and L.answered_ids(analysis):
-            kwargs = self.render(analysis, author_id=None)
+            kwargs = self.render(analysis, author_id=None, notes=notes)
             await interaction.edit_original_response(**kwargs)
         elif analysis.verdict == "no-panic":
             await self.short(interaction, texts.NO_PANIC_FOUND)
@@ -662,14 +735,15 @@ async def panic_command(
         await interaction.response.send_modal(PanicModal(share=share))
         return
     pasted = text or ""
+    notes: list[str] = []
     if file is not None:
         info = AttachmentInfo(file.filename, file.size, file.url, file.content_type)
         msg = IncomingMessage(0, 0, None, interaction.user.id, False, pasted, (info,))
-        pasted = await bot.message_text(msg, [file])
+        pasted, notes = await bot.read_message(msg, [file])
         if not pasted.strip():
             await bot.short(interaction, texts.NOTHING_TO_READ)
             return
-    await bot.answer_command(interaction, pasted, ephemeral=not share)
+    await bot.answer_command(interaction, pasted, ephemeral=not share, notes=notes)
 
 
 @app_commands.command(name="error", description="Look up a known error in the catalog.")
@@ -707,11 +781,11 @@ async def _error_autocomplete(
 async def _explain(interaction: discord.Interaction, message: discord.Message) -> None:
     bot = _bot(interaction)
     msg = incoming(message)
-    text = await bot.message_text(msg, message.attachments)
+    text, notes = await bot.read_message(msg, message.attachments)
     if not text.strip():
         await bot.short(interaction, texts.NO_PANIC_FOUND)
         return
-    await bot.answer_command(interaction, text, ephemeral=True)
+    await bot.answer_command(interaction, text, ephemeral=True, notes=notes)
 
 
 explain_menu = app_commands.ContextMenu(name=texts.EXPLAIN_MENU, callback=_explain)

@@ -18,6 +18,7 @@ from rapidfuzz import fuzz, process, utils
 
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.panic import Panic
+from bot.render import texts
 
 # --- limits ---------------------------------------------------------------------------------------
 TEXT_EXTENSIONS = (".txt", ".log", ".rs", ".md", ".out", ".err", ".text", ".toml")
@@ -124,18 +125,72 @@ class CappedText:
         self.tail += chunk[take:]
         del self.tail[: max(0, len(self.tail) - self.cap)]
 
+    @property
+    def skipped(self) -> int:
+        """Bytes seen but not kept (the middle of a file over the cap)."""
+        return max(0, self.seen - self.cap)
+
     def text(self) -> str:
         if self.seen <= self.cap:
             return bytes(self.head).decode("utf-8", errors="replace")
         # Over the cap: the first half and the last half, cut at line ends.
         half = self.cap // 2
-        head = bytes(self.head[:half])
-        tail = bytes(self.head + self.tail)[-(self.cap - half) :]
-        if b"\n" in head:
-            head = head[: head.rfind(b"\n") + 1]
-        if b"\n" in tail:
-            tail = tail[tail.find(b"\n") + 1 :]
-        return (head + b"\n" + tail).decode("utf-8", errors="replace")
+        return join_head_tail(
+            bytes(self.head[:half]), bytes(self.head + self.tail)[-(self.cap - half) :]
+        )
+
+
+def join_head_tail(head: bytes, tail: bytes) -> str:
+    """The first and last part of a file whose middle was not read, each cut at a line end."""
+    if b"\n" in head:
+        head = head[: head.rfind(b"\n") + 1]
+    if b"\n" in tail:
+        tail = tail[tail.find(b"\n") + 1 :]
+    return (head + b"\n" + tail).decode("utf-8", errors="replace")
+
+
+def content_range_total(header: str | None) -> int | None:
+    """The whole size from a 206's `Content-Range: bytes FIRST-LAST/TOTAL`, when given."""
+    total = (header or "").rpartition("/")[2].strip()
+    return int(total) if total.isdigit() else None
+
+
+def human_size(size: int) -> str:
+    """A byte count as people read it: 900 bytes, 12 KiB, 20.5 MiB."""
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.0f} KiB"
+    return f"{size / (1024 * 1024):.1f} MiB"
+
+
+@dataclass(frozen=True, slots=True)
+class AttachmentText:
+    """What was read of one attachment: its text, its size, and how much of its middle not."""
+
+    filename: str
+    text: str
+    size: int
+    head: int = 0  # bytes read from the start, when the middle was skipped
+    tail: int = 0  # bytes read from the end, when the middle was skipped
+
+    @property
+    def skipped(self) -> int:
+        return max(0, self.size - self.head - self.tail) if self.head or self.tail else 0
+
+
+def partly_read_note(item: AttachmentText) -> str | None:
+    """The line an answer carries when an attachment's middle was not read."""
+    if not item.skipped:
+        return None
+    name = item.filename.replace("`", "'")[:100]
+    return texts.ATTACHMENT_PARTLY_READ.format(
+        filename=name,
+        size=human_size(item.size),
+        head=human_size(item.head),
+        tail=human_size(item.tail),
+        skipped=human_size(item.skipped),
+    )
 
 
 def decode_attachment(data: bytes, cap: int = DEFAULT_ATTACHMENT_CAP) -> str:

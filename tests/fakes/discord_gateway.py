@@ -109,6 +109,8 @@ class FakeDiscord:
         self.files_served: list[str] = []  # attachment downloads, in order
         # attachment requests: (path, Range header or None, status, bytes sent)
         self.file_requests: list[tuple[str, str | None, int, int]] = []
+        self.honour_ranges = True  # False: attachments answer 200 with the whole body, as a
+        # server without Range support would
         self.token = "fake-token"  # the one token REST and the gateway accept
         self.app_flags = APP_MESSAGE_CONTENT_LIMITED  # the portal's Message Content switch: on
         self.identifies: list[dict[str, Any]] = []  # every IDENTIFY, in order
@@ -596,8 +598,8 @@ class FakeDiscord:
             return web.Response(status=404)
         body, content_type = item
         headers = {"Content-Type": content_type, "Accept-Ranges": "bytes"}
-        if wanted is None:
-            self.file_requests.append((request.path, None, 200, len(body)))
+        if wanted is None or not self.honour_ranges:
+            self.file_requests.append((request.path, wanted, 200, len(body)))
             return web.Response(body=body, headers=headers)
         span = _byte_range(wanted, len(body))
         if span is None:
