@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import discord
 import pytest
+from discord.http import Route
 from fakes.discord_gateway import (
     ALL_PERMISSIONS,
     AUTOCOMPLETE_RESULT,
@@ -23,6 +25,7 @@ from fakes.discord_gateway import (
     MODAL,
     FakeDiscord,
     Request,
+    message_problems,
     patched_discord,
 )
 
@@ -515,6 +518,96 @@ async def test_a_delete_during_the_edit_pause_drops_the_edit(start: Starter) -> 
     assert fake.find("PATCH", r"/channels/\d+/messages/\d+") == []
 
 
+async def test_the_fake_refuses_what_discord_refuses(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    route = Route("POST", "/channels/{channel_id}/messages", channel_id=fake.watched["id"])
+
+    def button(custom_id: str) -> dict[str, Any]:
+        return {"type": 2, "style": 2, "label": "b", "custom_id": custom_id}
+
+    def row(*ids: str) -> dict[str, Any]:
+        return {"type": 1, "components": [button(i) for i in ids]}
+
+    field_ok = {"name": "n", "value": "v"}
+    refused = {
+        "title": {"embeds": [{"title": "t" * 257}]},
+        "description": {"embeds": [{"description": "d" * 4097}]},
+        "fields": {"embeds": [{"fields": [field_ok] * 26}]},
+        "field name": {"embeds": [{"fields": [{"name": "n" * 257, "value": "v"}]}]},
+        "field value": {"embeds": [{"fields": [{"name": "n", "value": "v" * 1025}]}]},
+        "footer": {"embeds": [{"footer": {"text": "f" * 2049}}]},
+        "total": {"embeds": [{"description": "d" * 4000}, {"description": "d" * 2001}]},
+        "content": {"content": "x" * 2001},
+        "rows": {"components": [row(f"r{i}") for i in range(6)]},
+        "duplicate ids": {"components": [row("a", "b"), row("a")]},
+        "reply to a deleted message": {
+            "content": "hi",
+            "message_reference": {"message_id": fake.next_id(), "channel_id": fake.watched["id"]},
+        },
+    }
+    for what, payload in refused.items():
+        with pytest.raises(discord.HTTPException) as caught:
+            await env.bot.http.request(route, json=payload)
+        assert (caught.value.status, caught.value.code) == (400, 50035), what
+    accepted = {
+        "at the limits": {
+            "content": "x" * 2000,
+            "embeds": [
+                {"title": "t" * 256, "description": "d" * 3694, "fields": [field_ok] * 25},
+                {"footer": {"text": "f" * 2000}},
+            ],
+            "components": [row(f"r{i}", f"s{i}") for i in range(5)],
+        },
+        "reply to a deleted message, not required to exist": {
+            "content": "hi",
+            "message_reference": {
+                "message_id": fake.next_id(),
+                "channel_id": fake.watched["id"],
+                "fail_if_not_exists": False,
+            },
+        },
+    }
+    for payload in accepted.values():
+        await env.bot.http.request(route, json=payload)  # no HTTPException: accepted
+    assert len(fake.find("POST", r"/channels/\d+/messages")) == len(refused) + len(accepted)
+
+
+async def test_every_answer_the_bot_renders_is_one_discord_accepts(
+    start: Starter, triage: Triage
+) -> None:
+    env = await start()
+    note = "`" + "x" * 100 + "` is 20.0 MiB: its first 128 KiB and last 128 KiB were read"
+
+    def problems(kwargs: dict[str, Any]) -> list[Any]:
+        body = {
+            "content": kwargs["content"],
+            "embeds": [e.to_dict() for e in kwargs["embeds"]],
+            "components": kwargs["view"].to_components(),
+        }
+        return message_problems(body)
+
+    for record in triage.catalog:
+        analysis = L.analysis_for_record(record.id, record.error_message)
+        assert problems(env.bot.render(analysis, author_id=1, notes=[note])) == [], record.id
+    # an answer to many panics: four records with buttons, and Dismiss, in five rows
+    records = [
+        r for r in triage.catalog if r.file_path and r.line_number and "{" not in r.error_message
+    ]
+    paste = "".join(
+        f"thread 'main' panicked at {r.file_path}:{r.line_number}:9:\n{r.error_message}\n"
+        for r in records[:: len(records) // 8][:8]
+    )
+    analysis = env.bot.triage.analyse(paste)
+    assert len(L.answered_ids(analysis)) >= 5
+    rendered = env.bot.render(analysis, author_id=1)
+    assert problems(rendered) == []
+    assert len(rendered["view"].to_components()) == 5
+    message = await env.fake.send_message(env.fake.watched, env.alice, paste)
+    reply = await env.reply_to(message)
+    assert reply.status == 200
+
+
 # ---------------------------------------------------------------------- commands
 
 
@@ -604,7 +697,10 @@ async def test_error_autocomplete_and_lookup(start: Starter) -> None:
     assert callback.body["type"] == AUTOCOMPLETE_RESULT
     choices = callback.body["data"]["choices"]
     assert 1 <= len(choices) <= 25
-    assert choices[0] == {"name": "Can't differentiate avg pool 2d backward.", "value": AVG_POOL}
+    assert choices[0] == {
+        "name": "Can't differentiate avg pool 2d backward. · burn-autodiff/src/ops/module.rs:1498",
+        "value": AVG_POOL,
+    }
     assert all(len(c["name"]) <= 100 and len(c["value"]) <= 100 for c in choices)
 
     command = await fake.slash_command(
@@ -631,6 +727,31 @@ async def test_error_autocomplete_and_lookup(start: Starter) -> None:
     )
     answer = await fake.wait_callback(missing)
     assert answer.body["data"]["content"] == texts.ERROR_NOT_FOUND.format(query="zzzz qqqq xxxx")
+
+
+async def test_error_autocomplete_tells_records_with_one_message_apart(
+    start: Starter, triage: Triage
+) -> None:
+    env = await start()
+    fake = env.fake
+    interaction = await fake.autocomplete(
+        "error", "query", "Backend not supported", user=env.alice, channel=fake.general
+    )
+    callback = await fake.wait_callback(interaction)
+    assert callback.status == 200  # the fake refuses more than 25 or names over 100 characters
+    choices = callback.body["data"]["choices"]
+    names = [c["name"] for c in choices]
+    values = [c["value"] for c in choices]
+    assert len(choices) == 25 and len(set(names)) == 25 and len(set(values)) == 25
+    same = [c for c in choices if c["name"].startswith("Backend not supported for custom op")]
+    assert [c["name"] for c in same] == [
+        "Backend not supported for custom op `{}` · burn-backend-extension/src/lib.rs:523",
+        "Backend not supported for custom op `{}` · burn-backend-extension/src/lib.rs:795",
+    ]
+    for item in choices:  # each names its record's crate and file
+        record = triage.catalog.get(item["value"])
+        assert record is not None and record.crate and record.crate in item["name"]
+        assert record.file_path.rsplit("/", 1)[-1] in item["name"]
 
 
 async def test_explain_this_panic_context_menu(start: Starter) -> None:

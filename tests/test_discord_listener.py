@@ -178,6 +178,27 @@ def test_choice_fits_discord_limits() -> None:
     name, value = L.choice("abc", "m" * 300)
     assert len(name) == 100 and name.endswith("…") and value == "abc"
     assert L.choice("abc", "short") == ("short", "abc")
+    place = "burn-" + "x" * 90 + "/src/lib.rs:12"
+    name, value = L.choice("abc", "m" * 300, place)
+    assert len(name) == 100 and name.endswith("/src/lib.rs:12") and "…" in name
+    assert L.choice("abc", "short", "burn-core/src/a.rs:3") == (
+        "short · burn-core/src/a.rs:3",
+        "abc",
+    )
+    assert L.record_place("crates/burn-core/src/a.rs", 3) == "burn-core/src/a.rs:3"
+    assert L.record_place(None, None) == ""
+
+
+def test_choices_are_distinct_and_unique() -> None:
+    same_place = [("aaaaaaaa11", "Not supported", "x/src/a.rs:1")] * 2 + [
+        ("bbbbbbbb22", "Not supported", "x/src/a.rs:1"),
+        ("cccccccc33", "Not supported", "x/src/b.rs:1"),
+    ]
+    assert L.choices(same_place) == [
+        ("Not supported · x/src/a.rs:1 #aaaaaaaa", "aaaaaaaa11"),
+        ("Not supported · x/src/a.rs:1 #bbbbbbbb", "bbbbbbbb22"),
+        ("Not supported · x/src/b.rs:1", "cccccccc33"),
+    ]
 
 
 def test_analysis_for_record_renders_the_record(triage: Triage) -> None:

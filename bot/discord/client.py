@@ -772,10 +772,12 @@ async def _error_autocomplete(
 ) -> list[app_commands.Choice[str]]:
     bot = _bot(interaction)
     found = L.search_records(bot._records, current)
-    return [
-        app_commands.Choice(name=name, value=value)
-        for name, value in (L.choice(rid, msg) for rid, msg in found)
-    ]
+    places = []
+    for record_id, message in found:
+        record = bot.triage.catalog.get(record_id)
+        place = L.record_place(record.file_path, record.line_number) if record else ""
+        places.append((record_id, message, place))
+    return [app_commands.Choice(name=name, value=value) for name, value in L.choices(places)]
 
 
 async def _explain(interaction: discord.Interaction, message: discord.Message) -> None:

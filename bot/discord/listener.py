@@ -305,10 +305,51 @@ def search_records(
     return out[:limit]
 
 
-def choice(record_id: str, message: str) -> tuple[str, str]:
-    """An autocomplete choice (name, value) within Discord's 100-character limits."""
-    name = message if len(message) <= CHOICE_LIMIT else message[: CHOICE_LIMIT - 1] + "…"
-    return name, record_id
+def record_place(file_path: str | None, line: int | None) -> str:
+    """Where a record's panic is raised, short: `burn-autodiff/src/ops/module.rs:1498`."""
+    if not file_path:
+        return ""
+    place = file_path.removeprefix("crates/")  # the crate folder names the crate
+    return f"{place}:{line}" if line else place
+
+
+PLACE_ROOM = 60  # at most this much of a choice name goes to the place
+
+
+def choice(record_id: str, message: str, place: str = "") -> tuple[str, str]:
+    """An autocomplete choice (name, value) within Discord's 100-character limits.
+
+    The name is the message and, after it, where the panic is raised (crate, file and line), so
+    records with the same message in different places are told apart.
+    """
+    if len(place) > PLACE_ROOM - 3:
+        place = "…" + place[-(PLACE_ROOM - 4) :]
+    suffix = f" · {place}" if place else ""
+    room = CHOICE_LIMIT - len(suffix)
+    name = message if len(message) <= room else message[: room - 1] + "…"
+    return name + suffix, record_id
+
+
+def choices(found: Iterable[tuple[str, str, str]]) -> list[tuple[str, str]]:
+    """Choices for `(record_id, message, place)` items: values unique, names distinct.
+
+    Two records with the same message and place (rare) get their ids to tell them apart.
+    """
+    items = list(dict.fromkeys(found))
+    named = [choice(*item) for item in items]
+    counts: dict[str, int] = {}
+    for name, _ in named:
+        counts[name] = counts.get(name, 0) + 1
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for (record_id, message, place), (name, value) in zip(items, named, strict=True):
+        if value in seen:
+            continue
+        seen.add(value)
+        if counts[name] > 1:
+            name, value = choice(record_id, message, f"{place} #{record_id[:8]}".strip())
+        out.append((name, value))
+    return out
 
 
 def analysis_for_record(record_id: str, message: str) -> Analysis:
