@@ -905,6 +905,34 @@ async def test_reconnect_is_left_to_discord_py(start: Starter) -> None:
     assert fake.resumes[0]["token"] == "fake-token"
     message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
     await env.reply_to(message)
+    # the drop showed while it lasted, and the client is connected again
+    assert env.bot.health.connected and env.bot.health.errors == {"disconnected": 1}
+
+
+async def test_without_the_message_content_intent_a_paste_arrives_empty(start: Starter) -> None:
+    """Why the bot asks for message content: without it Discord blanks others' messages."""
+    env = await start()  # the fake, running; a second, plain client with fewer intents
+    fake = env.fake
+    seen: list[discord.Message] = []
+    intents = discord.Intents.none()
+    intents.guilds = intents.guild_messages = True
+
+    class Listener(discord.Client):
+        async def on_message(self, message: discord.Message) -> None:
+            seen.append(message)
+
+    other = Listener(intents=intents, guild_ready_timeout=0.05)
+    task = asyncio.create_task(other.start("fake-token"))
+    try:
+        await asyncio.wait_for(other.wait_until_ready(), 15)
+        assert fake.identify is not None and fake.identify["intents"] == (1 << 0) | (1 << 9)
+        attachment = fake.attachment("panic.log", AVG_PANIC.encode())
+        await fake.send_message(fake.watched, env.alice, AVG_PANIC, attachments=[attachment])
+        await eventually(lambda: seen)
+        assert seen[0].content == "" and seen[0].attachments == []
+    finally:
+        await other.close()
+        await asyncio.wait_for(task, 5)
 
 
 class BrokenTriage:

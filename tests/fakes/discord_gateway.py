@@ -5,7 +5,9 @@ The real discord.py talks to it over HTTP and a websocket. Point it here with `p
 
 What it knows:
 - gateway: HELLO, heartbeat ACKs, IDENTIFY -> READY + GUILD_CREATE (one guild with text channels,
-  a forum and threads), RESUME -> RESUMED; `dispatch(event, data)` sends any event to the bot.
+  a forum and threads), RESUME -> RESUMED; `dispatch(event, data)` sends any event to the bot,
+  as its intents allow (no message events without guild messages; no content, attachments or
+  embeds in others' messages without message content).
 - REST: the calls a bot makes at login and command sync, messages (create, edit, delete, fetch),
   interaction callbacks and their webhook follow-ups, attachments served over HTTP.
 - every REST request is recorded (`requests`), and tests can wait for one (`wait_for`).
@@ -45,6 +47,8 @@ ALL_PERMISSIONS = (1 << 41) - 1
 # A plain member: View Channel, Send Messages, Read Message History (no Manage Messages).
 MEMBER_PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 16)
 MESSAGE_CONTENT_INTENT = 1 << 15
+GUILD_MESSAGES_INTENT = 1 << 9
+MESSAGE_EVENTS = ("MESSAGE_CREATE", "MESSAGE_UPDATE", "MESSAGE_DELETE", "MESSAGE_DELETE_BULK")
 # Application flags: GATEWAY_MESSAGE_CONTENT (verified apps) and _LIMITED (under 100 servers).
 APP_MESSAGE_CONTENT = 1 << 18
 APP_MESSAGE_CONTENT_LIMITED = 1 << 19
@@ -120,6 +124,7 @@ class FakeDiscord:
         self.identify: dict[str, Any] | None = None
         self.rate_limits: list[RateLimitRule] = []
         self._sockets: list[web.WebSocketResponse] = []
+        self._intents: dict[int, int] = {}  # intents each gateway connection identified with
         self._seq = 0
         self._changed = asyncio.Condition()
         self.ready = asyncio.Event()
@@ -313,12 +318,26 @@ class FakeDiscord:
 
     # ---------------------------------------------------------------- gateway events
 
+    def _as_intents_allow(
+        self, event: str, data: dict[str, Any], intents: int
+    ) -> dict[str, Any] | None:
+        """What Discord sends a bot for this event given its intents (None: nothing)."""
+        if event in MESSAGE_EVENTS and not intents & GUILD_MESSAGES_INTENT:
+            return None
+        if (
+            event in ("MESSAGE_CREATE", "MESSAGE_UPDATE")
+            and not intents & MESSAGE_CONTENT_INTENT
+            and data.get("author", {}).get("id") != self.app_id
+        ):
+            return dict(data, content="", attachments=[], embeds=[], components=[])
+        return data
+
     async def dispatch(self, event: str, data: dict[str, Any]) -> None:
         self._seq += 1
-        frame = json.dumps({"op": 0, "t": event, "s": self._seq, "d": data})
         for ws in list(self._sockets):
-            if not ws.closed:
-                await ws.send_str(frame)
+            visible = self._as_intents_allow(event, data, self._intents.get(id(ws), 0))
+            if visible is not None and not ws.closed:
+                await ws.send_str(json.dumps({"op": 0, "t": event, "s": self._seq, "d": visible}))
 
     async def send_message(
         self,
@@ -627,6 +646,7 @@ class FakeDiscord:
                 elif op == 2:
                     self.identify = frame["d"]
                     self.identifies.append(frame["d"])
+                    self._intents[id(ws)] = int(frame["d"].get("intents", 0))
                     if frame["d"].get("token") != self.token:
                         await ws.close(code=4004, message=b"Authentication failed.")
                     elif frame["d"].get("intents", 0) & MESSAGE_CONTENT_INTENT and not (
@@ -637,6 +657,8 @@ class FakeDiscord:
                         await self._ready(ws)
                 elif op == 6:
                     self.resumes.append(frame["d"])
+                    # a resumed session keeps the intents it identified with
+                    self._intents[id(ws)] = int((self.identify or {}).get("intents", 0))
                     self.resumed.set()
                     self._seq += 1
                     await ws.send_str(
@@ -644,6 +666,7 @@ class FakeDiscord:
                     )
         finally:
             self._sockets.remove(ws)
+            self._intents.pop(id(ws), None)
         return ws
 
     async def _ready(self, ws: web.WebSocketResponse) -> None:
