@@ -465,8 +465,9 @@ async def test_bulk_delete_removes_every_answer(start: Starter) -> None:
 
 
 async def test_a_reply_to_a_message_deleted_meanwhile_is_refused_and_not_orphaned(
-    start: Starter,
+    start: Starter, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level("INFO", logger="bot.discord.client")
     env = await start()
     fake = env.fake
     # The user deleted the paste before the bot answered: Discord refuses the reply (400),
@@ -482,6 +483,9 @@ async def test_a_reply_to_a_message_deleted_meanwhile_is_refused_and_not_orphane
     assert len(fake.find("POST", r"/channels/\d+/messages")) == 2
     assert len(fake.bot_messages()) == 1
     assert env.store.get_discord_reply(int(gone["id"])) is None
+    logged = [r.getMessage() for r in caplog.records]
+    assert f"discord: message {gone['id']} was deleted before the answer" in logged
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], "not an error: it happens"
 
 
 async def test_quick_edits_give_one_edit_of_the_answer_in_place(start: Starter) -> None:
