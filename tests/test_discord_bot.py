@@ -346,6 +346,22 @@ async def test_a_cdn_ignoring_range_is_streamed_within_the_cap(start: Starter) -
     assert "were skipped" in reply.body["content"]
 
 
+async def test_a_huge_log_from_a_cdn_ignoring_range_says_only_its_head_was_read(
+    start: Starter,
+) -> None:
+    env = await start(attachment_cap=4096)
+    fake = env.fake
+    fake.honour_ranges = False
+    body = AVG_PANIC.encode() + b"[INFO] step ok\n" * (17 * 1024 * 1024 // 15)
+    log_file = fake.attachment("train.log", body)
+    message = await fake.send_message(fake.watched, env.alice, "log", attachments=[log_file])
+    reply = await env.reply_to(message)
+    assert AVG_POOL in embed_text(reply.body)
+    assert reply.body["content"] == texts.ATTACHMENT_HEAD_ONLY.format(
+        filename="train.log", size=L.human_size(len(body)), head="4 KiB"
+    )
+
+
 async def test_rs_attachment_with_message_text(start: Starter) -> None:
     env = await start()
     fake = env.fake

@@ -253,3 +253,5 @@ def test_head_and_tail_of_a_large_file_and_the_note_saying_so() -> None:
         "`my 'log'.txt` is 10.0 MiB: its first 2 KiB and last 2 KiB were read, "
         "the 10.0 MiB in between were skipped."
     )
+    head_only = L.AttachmentText("big.log", "text", 20 * 1024 * 1024, head=4096)
+    assert L.partly_read_note(head_only) == "`big.log` is 20.0 MiB: only its first 4 KiB were read."

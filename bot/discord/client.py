@@ -394,6 +394,11 @@ class TriageBot(discord.Client):
         total = max(size, kept.seen)
         if total <= cap:
             return L.AttachmentText(filename, kept.text(), total)
+        if kept.full and total > kept.seen:
+            # Stopped before the end: what was kept last is not the file's tail, so only the
+            # head is used, and the answer says so.
+            head = L.join_head_tail(bytes(kept.head), b"").rstrip("\n") + "\n"
+            return L.AttachmentText(filename, head, total, head=len(kept.head))
         half = cap // 2
         return L.AttachmentText(filename, kept.text(), total, head=half, tail=cap - half)
 

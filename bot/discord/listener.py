@@ -184,6 +184,10 @@ def partly_read_note(item: AttachmentText) -> str | None:
     if not item.skipped:
         return None
     name = item.filename.replace("`", "'")[:100]
+    if not item.tail:
+        return texts.ATTACHMENT_HEAD_ONLY.format(
+            filename=name, size=human_size(item.size), head=human_size(item.head)
+        )
     return texts.ATTACHMENT_PARTLY_READ.format(
         filename=name,
         size=human_size(item.size),

@@ -173,3 +173,4 @@ ATTACHMENT_PARTLY_READ = (
     "`{filename}` is {size}: its first {head} and last {tail} were read, "
     "the {skipped} in between were skipped."
 )
+ATTACHMENT_HEAD_ONLY = "`{filename}` is {size}: only its first {head} were read."
