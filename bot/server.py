@@ -8,7 +8,10 @@
   when the store is locked or broken), answer 202, work afterwards in the worker. A delivery id
   seen before is acknowledged (200) and not processed again.
 - GET /healthz: JSON with a status per component (`bot.health`): 200 when all are ok, else 503.
-- GET /metrics: Prometheus text format (counts only: no repository names, no texts).
+  With Discord on, a Discord client that is not connected makes it "degraded" (200 while GitHub
+  is served too, 503 when Discord is all this process serves), with a line saying why.
+- GET /metrics: Prometheus text format (counts only: no repository names, no texts), and the
+  Discord client's state when Discord is on.
 - GET /stats: the stats page (answers by record, precision, uncatalogued panics; no JS). It shows
   repository names and panic texts, so it is off (404) unless TRIAGE_STATS_TOKEN is set, and then
   asks for that token (`Authorization: Bearer TOKEN`, or basic auth with the token as password).
@@ -112,6 +115,7 @@ class ServerState:
     health: Health = field(default_factory=Health)
     limits: WebhookLimits = field(default_factory=WebhookLimits)
     inflight: InflightBudget = field(default_factory=InflightBudget)
+    discord_status: Any = None  # bot.discord.health.DiscordStatus while Discord runs
 
 
 STATE = web.AppKey("triage_state", ServerState)
@@ -244,6 +248,14 @@ def _worker_check(worker: Any):
     return check
 
 
+def _discord_check(status: Any):
+    def check() -> Status:
+        health, line = status.health()
+        return Status(health == "ok", line)
+
+    return check
+
+
 def _startup(start_discord: bool):
     async def startup(app: web.Application) -> None:
         state = app[STATE]
@@ -251,11 +263,20 @@ def _startup(start_discord: bool):
             state.background.append(state.worker.start())
         if start_discord and state.settings.discord_enabled:
             from bot.discord.client import run_discord  # imported only when a token is set
+            from bot.discord.health import DiscordStatus
 
             # One aiohttp session per process, shared with the Discord side (discord.py keeps
             # its own for the Discord API).
             state.http_session = aiohttp.ClientSession()
-            result = run_discord(state.settings, state.triage, state.store, state.http_session)
+            state.discord_status = DiscordStatus()
+            state.health.register("discord", _discord_check(state.discord_status))
+            result = run_discord(
+                state.settings,
+                state.triage,
+                state.store,
+                state.http_session,
+                status=state.discord_status,
+            )
             if inspect.isawaitable(result):
                 task = asyncio.ensure_future(result)
                 task.add_done_callback(_report_discord_end)
@@ -443,11 +464,20 @@ async def handle_health(request: web.Request) -> web.Response:
     """Each component's status; never waits on a locked database (checks are time-bound)."""
     state = request.app[STATE]
     ok, report = await state.health.report()
-    # the flat `name: "ok"` keys kept for probes written against the earlier answer
+    components = report["components"]
+    # the flat `name: "ok"` keys kept for probes written against the earlier answer; Discord's
+    # is its own line ("connected as …", "stopped: …")
     flat = {
         name: "ok" if c["status"] == "ok" else f"error: {c.get('detail', '')}"
-        for name, c in report["components"].items()
+        for name, c in components.items()
     }
+    if "discord" in components:
+        flat["discord"] = components["discord"].get("detail", "")
+        others_ok = all(c["status"] == "ok" for n, c in components.items() if n != "discord")
+        if components["discord"]["status"] != "ok" and others_ok:
+            # GitHub still served: degraded, not down; Discord alone: down
+            report["status"] = "degraded"
+            ok = state.worker is not None
     return web.json_response({**flat, **report}, status=200 if ok else 503)
 
 
@@ -511,6 +541,9 @@ async def handle_metrics(request: web.Request) -> web.Response:
         text = await asyncio.wait_for(state.db.call(state.metrics.render), 5.0)
     except TimeoutError:
         return web.json_response({"error": "the store is busy; try again"}, status=503)
+    # --- Discord: connected 0/1, state, errors by kind (bot/discord/health.py) ---
+    if state.discord_status is not None:
+        text += state.discord_status.metrics_text()
     return web.Response(
         body=text.encode(),
         headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},

@@ -32,6 +32,7 @@ NAMES = (
     "DISCORD_TOKEN",
     "DISCORD_CHANNEL_IDS",
     "DISCORD_GUILD_ID",
+    "DISCORD_EDIT_DEBOUNCE",
     "TRIAGE_DB",
     "TRIAGE_JOB_LEASE",
     "TRIAGE_CATALOG",
@@ -84,6 +85,7 @@ class Settings:
     discord_token: str | None = field(default=None, repr=False)
     discord_channel_ids: frozenset[int] = frozenset()
     discord_guild_id: int | None = None
+    discord_edit_debounce: float = 2.0  # seconds an edit waits for the next before it is followed
     triage_db: Path = Path(DEFAULT_DB)
     # TRIAGE_DB=postgresql://…: the shared PostgreSQL store (may hold a password: not shown)
     triage_db_url: str | None = field(default=None, repr=False)
@@ -258,6 +260,16 @@ class Settings:
                 assert value is not None
                 channel_ids.append(value)
         guild_id = _int(get("DISCORD_GUILD_ID"), "DISCORD_GUILD_ID", positive=True)
+        debounce_raw = get("DISCORD_EDIT_DEBOUNCE") or "2"
+        try:
+            edit_debounce = float(debounce_raw)
+        except ValueError:
+            edit_debounce = -1.0
+        if not 0 <= edit_debounce <= 60:
+            raise SettingsError(
+                f"DISCORD_EDIT_DEBOUNCE: {debounce_raw!r} is not a number of seconds from 0 to 60",
+                ("DISCORD_EDIT_DEBOUNCE",),
+            )
 
         catalog = get("TRIAGE_CATALOG")
         if catalog is not None and not Path(catalog).expanduser().exists():
@@ -322,6 +334,7 @@ class Settings:
             triage_db=Path(DEFAULT_DB if db_url else db).expanduser(),
             triage_db_url=db_url,
             triage_job_lease=job_lease,
+            discord_edit_debounce=edit_debounce,
             triage_catalog=Path(catalog).expanduser() if catalog else None,
             triage_dry_run=dry in TRUE,
             triage_config=Path(config).expanduser() if config else None,

@@ -178,6 +178,27 @@ def test_choice_fits_discord_limits() -> None:
     name, value = L.choice("abc", "m" * 300)
     assert len(name) == 100 and name.endswith("…") and value == "abc"
     assert L.choice("abc", "short") == ("short", "abc")
+    place = "burn-" + "x" * 90 + "/src/lib.rs:12"
+    name, value = L.choice("abc", "m" * 300, place)
+    assert len(name) == 100 and name.endswith("/src/lib.rs:12") and "…" in name
+    assert L.choice("abc", "short", "burn-core/src/a.rs:3") == (
+        "short · burn-core/src/a.rs:3",
+        "abc",
+    )
+    assert L.record_place("crates/burn-core/src/a.rs", 3) == "burn-core/src/a.rs:3"
+    assert L.record_place(None, None) == ""
+
+
+def test_choices_are_distinct_and_unique() -> None:
+    same_place = [("aaaaaaaa11", "Not supported", "x/src/a.rs:1")] * 2 + [
+        ("bbbbbbbb22", "Not supported", "x/src/a.rs:1"),
+        ("cccccccc33", "Not supported", "x/src/b.rs:1"),
+    ]
+    assert L.choices(same_place) == [
+        ("Not supported · x/src/a.rs:1 #aaaaaaaa", "aaaaaaaa11"),
+        ("Not supported · x/src/a.rs:1 #bbbbbbbb", "bbbbbbbb22"),
+        ("Not supported · x/src/b.rs:1", "cccccccc33"),
+    ]
 
 
 def test_analysis_for_record_renders_the_record(triage: Triage) -> None:
@@ -210,3 +231,27 @@ def test_invite_url_matches_the_setup_guide() -> None:
     assert f"permissions={PERMISSIONS.value}" in guide
     assert not PERMISSIONS.attach_files and not PERMISSIONS.mention_everyone
     assert not PERMISSIONS.manage_messages
+
+
+def test_head_and_tail_of_a_large_file_and_the_note_saying_so() -> None:
+    assert L.join_head_tail(b"line1\nline2\npart", b"ial\nline9\nline10\n") == (
+        "line1\nline2\n\nline9\nline10\n"
+    )
+    assert L.content_range_total("bytes 0-2047/17825792") == 17825792
+    assert L.content_range_total("bytes 0-2047/*") is None
+    assert L.content_range_total(None) is None
+    assert [L.human_size(n) for n in (900, 12 * 1024, 20 * 1024 * 1024 + 512 * 1024)] == [
+        "900 bytes",
+        "12 KiB",
+        "20.5 MiB",
+    ]
+    whole = L.AttachmentText("a.log", "text", 900)
+    assert whole.skipped == 0 and L.partly_read_note(whole) is None
+    part = L.AttachmentText("my `log`.txt", "text", 10 * 1024 * 1024, head=2048, tail=2048)
+    assert part.skipped == 10 * 1024 * 1024 - 4096
+    assert L.partly_read_note(part) == (
+        "`my 'log'.txt` is 10.0 MiB: its first 2 KiB and last 2 KiB were read, "
+        "the 10.0 MiB in between were skipped."
+    )
+    head_only = L.AttachmentText("big.log", "text", 20 * 1024 * 1024, head=4096)
+    assert L.partly_read_note(head_only) == "`big.log` is 20.0 MiB: only its first 4 KiB were read."

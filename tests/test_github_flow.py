@@ -706,7 +706,7 @@ async def test_discord_client_starts_only_with_a_token(fake, tmp_path, triage, m
     calls = []
     stopped = asyncio.Event()
 
-    async def fake_run_discord(settings, triage_arg, store, http_session):
+    async def fake_run_discord(settings, triage_arg, store, http_session, status=None):
         calls.append((settings, triage_arg, store, http_session))
         try:
             await asyncio.Event().wait()

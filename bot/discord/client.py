@@ -7,6 +7,7 @@ Started by `triage-bot serve` through `run_discord(settings, triage, store)`.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import logging
@@ -18,12 +19,25 @@ import discord
 from discord import app_commands
 
 from bot.discord import listener as L
+from bot.discord.health import DiscordStatus
 from bot.discord.listener import AttachmentInfo, IncomingMessage
 from bot.render import texts
 
 log = logging.getLogger(__name__)
 
 NONE = discord.AllowedMentions.none()
+# The gateway intents, and nothing more (bot/discord/SETUP.md says why each):
+# guilds (channels and threads, to know where a message was posted), guild messages (pastes,
+# edits, deletes, bulk deletes in servers), message content (privileged: the text of a paste).
+INTENTS = discord.Intents.none()
+INTENTS.guilds = True
+INTENTS.guild_messages = True
+INTENTS.message_content = True
+DEFAULT_EDIT_DEBOUNCE = 2.0  # seconds an edit waits for the next one before it is followed
+SEEN_MESSAGES = 10_000  # message ids remembered against replayed MESSAGE_CREATE events
+# Retrying a failed start (a network error or a 5xx while logging in): 1 s, 2 s, 4 s … 5 min.
+FIRST_RETRY = 1.0
+MAX_RETRY = 300.0
 # What the bot needs in a server, and nothing more (bot/discord/SETUP.md says why).
 PERMISSIONS = discord.Permissions(
     view_channel=True,
@@ -69,6 +83,16 @@ def incoming(message: discord.Message) -> IncomingMessage:
         ),
         webhook=message.webhook_id is not None,
     )
+
+
+async def _read_at_most(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """At most `limit` bytes of a response body, whatever the server sends."""
+    data = bytearray()
+    async for chunk in response.content.iter_chunked(64 * 1024):
+        data += chunk[: limit - len(data)]
+        if len(data) >= limit:
+            break
+    return bytes(data)
 
 
 def _field(row: Any, name: str) -> Any:
@@ -186,12 +210,13 @@ class TriageBot(discord.Client):
         attachment_cap: int = L.DEFAULT_ATTACHMENT_CAP,
         text_cap: int = L.DEFAULT_TEXT_CAP,
         http_session: aiohttp.ClientSession | None = None,
+        status: DiscordStatus | None = None,
+        edit_debounce: float = DEFAULT_EDIT_DEBOUNCE,
         **options: Any,
     ) -> None:
-        intents = discord.Intents.default()
-        intents.message_content = True  # privileged: reading pastes needs it
         options.setdefault("allowed_mentions", NONE)
-        super().__init__(intents=intents, **options)
+        super().__init__(intents=INTENTS, **options)
+        self.health = status or DiscordStatus()
         self.settings = settings
         self.triage = triage
         self.store = store
@@ -208,6 +233,12 @@ class TriageBot(discord.Client):
         self._records: list[tuple[str, str]] = []
         self._parents: dict[int, int | None] = {}  # channel id -> parent id, for uncached threads
         self._locks: dict[int, _Held] = {}
+        # Messages already read once: a replayed MESSAGE_CREATE is not answered again (the store
+        # remembers answered ones across restarts; this covers the rest, bounded).
+        self._seen: collections.OrderedDict[int, None] = collections.OrderedDict()
+        # Edits wait `edit_debounce` seconds for the next one; only the last is followed.
+        self.edit_debounce = edit_debounce
+        self._pending_edits: dict[int, asyncio.Task[None]] = {}
         # For attachments: the process's shared session when `serve` gives one, else our own.
         self._http_session: aiohttp.ClientSession | None = http_session
         self._owns_http_session = http_session is None
@@ -233,9 +264,16 @@ class TriageBot(discord.Client):
 
     async def on_ready(self) -> None:
         self.watch = L.Watch(self.watch.channel_ids, self.user.id if self.user else None)
+        self.health.set_connected(str(self.user))
         log.info(
             "discord: connected as %s, watching %d channels", self.user, len(self.watch.channel_ids)
         )
+
+    async def on_resumed(self) -> None:
+        self.health.set_connected()
+
+    async def on_disconnect(self) -> None:
+        self.health.set_disconnected()
 
     # ------------------------------------------------------------------ helpers
 
@@ -249,8 +287,13 @@ class TriageBot(discord.Client):
         items = uncatalogued_items(analysis, L.answered_ids(analysis))
         self.store.replace_uncatalogued("discord", f"{msg.channel_id}/{msg.message_id}", items)
 
-    def render(self, analysis: Any, *, author_id: int | None) -> dict[str, Any]:
-        """Keyword arguments for send/edit: the rendered answer, buttons, no mentions."""
+    def render(
+        self, analysis: Any, *, author_id: int | None, notes: Collection[str] = ()
+    ) -> dict[str, Any]:
+        """Keyword arguments for send/edit: the rendered answer, buttons, no mentions.
+
+        `notes` (say, that the middle of a large attachment was skipped) go in the content.
+        """
         rendered = self.renderer(analysis, self.triage.catalog)
         embeds = [discord.Embed.from_dict(e) for e in rendered.get("embeds") or []]
         view = discord.ui.View(timeout=None)
@@ -267,43 +310,102 @@ class TriageBot(discord.Client):
             dismiss.item.row = min(len(ids), 4)
             view.add_item(dismiss)
         return {
-            "content": rendered.get("content") or None,
+            "content": "\n".join(filter(None, [rendered.get("content"), *notes])) or None,
             "embeds": embeds,
             "view": view,
             "allowed_mentions": NONE,
         }
 
-    async def message_text(
+    async def read_message(
         self, msg: IncomingMessage, attachments: list[discord.Attachment]
-    ) -> str:
-        """The message content and its readable text attachments, capped."""
+    ) -> tuple[str, list[str]]:
+        """The text to analyse, and a note for each attachment whose middle was skipped."""
         wanted = {a.url for a in L.readable_attachments(msg.attachments)}
-        texts = []
+        parts: list[str] = []
+        notes: list[str] = []
         for attachment in attachments:
             if attachment.url not in wanted:
                 continue
             try:
-                texts.append(await self._read_attachment(attachment.url))
+                read = await self._read_attachment(
+                    attachment.url, attachment.size, attachment.filename
+                )
             except (TimeoutError, aiohttp.ClientError, OSError) as exc:
                 log.warning("could not read attachment %s: %s", attachment.filename, exc)
-        return L.compose_text(msg.content, texts, self.text_cap)
+                continue
+            parts.append(read.text)
+            note = L.partly_read_note(read)
+            if note:
+                notes.append(note)
+        return L.compose_text(msg.content, parts, self.text_cap), notes
 
-    async def _read_attachment(self, url: str) -> str:
-        """Stream an attachment from the CDN, keeping its head and tail within the cap."""
+    def _session(self) -> aiohttp.ClientSession:
         if self._http_session is None or self._http_session.closed:
             self._http_session = aiohttp.ClientSession()
             self._owns_http_session = True
-        kept = L.CappedText(self.attachment_cap)
+        return self._http_session
+
+    async def _read_attachment(
+        self, url: str, size: int = 0, filename: str = ""
+    ) -> L.AttachmentText:
+        """Read an attachment within the cap: whole when small, else its head and real tail.
+
+        A file over the cap is read with two HTTP Range requests (the CDN answers 206), so a
+        panic at the end of a large log is seen and memory stays bounded by the cap. A server
+        that ignores Range is streamed as far as `DOWNLOAD_LIMIT`, keeping head and tail.
+        """
+        cap = self.attachment_cap
         timeout = aiohttp.ClientTimeout(total=30)
-        async with self._http_session.get(url, timeout=timeout) as response:
+        session = self._session()
+        if size > cap:
+            half = cap // 2
+            ranged = {"Range": f"bytes=0-{half - 1}"}
+            async with session.get(url, timeout=timeout, headers=ranged) as response:
+                response.raise_for_status()
+                if response.status == 206:
+                    head = await _read_at_most(response, half)
+                    total = L.content_range_total(response.headers.get("Content-Range")) or size
+                else:
+                    return await self._stream(response, cap, size, filename)
+            tail = b""
+            if total > len(head):
+                ranged = {"Range": f"bytes=-{min(cap - half, total - len(head))}"}
+                async with session.get(url, timeout=timeout, headers=ranged) as response:
+                    if response.status == 206:
+                        tail = await _read_at_most(response, cap - half)
+            if total <= len(head) + len(tail):  # the size was overstated: nothing skipped
+                whole = head + tail[len(head) + len(tail) - total :]
+                return L.AttachmentText(filename, whole.decode("utf-8", "replace"), total)
+            text = L.join_head_tail(head, tail)
+            return L.AttachmentText(filename, text, total, head=len(head), tail=len(tail))
+        async with session.get(url, timeout=timeout) as response:
             response.raise_for_status()
-            async for chunk in response.content.iter_chunked(64 * 1024):
-                kept.feed(chunk)
-                if kept.full:
-                    break
-        return kept.text()
+            return await self._stream(response, cap, size, filename)
+
+    @staticmethod
+    async def _stream(
+        response: aiohttp.ClientResponse, cap: int, size: int, filename: str
+    ) -> L.AttachmentText:
+        kept = L.CappedText(cap)
+        async for chunk in response.content.iter_chunked(64 * 1024):
+            kept.feed(chunk)
+            if kept.full:
+                break
+        total = max(size, kept.seen)
+        if total <= cap:
+            return L.AttachmentText(filename, kept.text(), total)
+        if kept.full and total > kept.seen:
+            # Stopped before the end: what was kept last is not the file's tail, so only the
+            # head is used, and the answer says so.
+            head = L.join_head_tail(bytes(kept.head), b"").rstrip("\n") + "\n"
+            return L.AttachmentText(filename, head, total, head=len(kept.head))
+        half = cap // 2
+        return L.AttachmentText(filename, kept.text(), total, head=half, tail=cap - half)
 
     async def close(self) -> None:
+        for task in self._pending_edits.values():
+            task.cancel()
+        self._pending_edits.clear()
         await super().close()
         if self._http_session is not None and self._owns_http_session:
             await self._http_session.close()
@@ -351,11 +453,23 @@ class TriageBot(discord.Client):
         async with self._exclusive(message.id):
             await self._answer_message(message)
 
+    def _first_time(self, message_id: int) -> bool:
+        """True the first time a message is read; a replayed MESSAGE_CREATE gets False."""
+        if message_id in self._seen or self.store.get_discord_reply(message_id) is not None:
+            return False
+        self._seen[message_id] = None
+        while len(self._seen) > SEEN_MESSAGES:
+            self._seen.popitem(last=False)
+        return True
+
     async def _answer_message(self, message: discord.Message) -> None:
         msg = await self._with_parent(incoming(message))
         if L.ignore_reason(msg, self.watch):
             return
-        text = await self.message_text(msg, message.attachments)
+        if not self._first_time(msg.message_id):
+            log.info("discord: message %s seen before, not answered again", msg.message_id)
+            return
+        text, notes = await self.read_message(msg, message.attachments)
         analysis = await self.analyse(text)
         self._remember_gaps(msg, analysis)
         if L.plan_message(analysis, has_reply=False) != "reply":
@@ -363,24 +477,50 @@ class TriageBot(discord.Client):
         if not self.cooldowns.allow(msg.author_id, msg.channel_id):
             log.info("discord: cooldown, not answering message %s", msg.message_id)
             return
-        reply = await message.reply(
-            mention_author=False, **self.render(analysis, author_id=msg.author_id)
-        )
+        rendered = self.render(analysis, author_id=msg.author_id, notes=notes)
+        reply = await self._reply(message, rendered)
+        if reply is None:
+            return
         self.store.put_discord_reply(
             msg.message_id, msg.channel_id, reply.id, msg.author_id, list(L.answered_ids(analysis))
         )
 
-    async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
-        try:
-            await self._on_edit(payload)
-        except Exception:
-            log.exception("discord: failed to follow the edit of message %s", payload.message_id)
+    async def _reply(
+        self, message: discord.Message, rendered: dict[str, Any]
+    ) -> discord.Message | None:
+        """Reply to `message`; None when it was deleted meanwhile (no answer left orphaned).
 
-    async def _on_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        The reply keeps `fail_if_not_exists` true: Discord refuses it (400) when the message is
+        gone, rather than posting an answer to nothing.
+        """
+        try:
+            return await message.reply(mention_author=False, **rendered)
+        except discord.HTTPException as exc:
+            if exc.status == 400 and "message_reference" in str(exc.text):
+                log.info("discord: message %s was deleted before the answer", message.id)
+                return None
+            raise
+
+    async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
         if "content" not in payload.data and "attachments" not in payload.data:
             return  # an embed resolved or a flag changed: not an edit by the author
-        async with self._exclusive(payload.message_id):
-            await self._follow_edit(payload.message)
+        # Debounce: a newer edit replaces the one still waiting; the last one is followed.
+        waiting = self._pending_edits.pop(payload.message_id, None)
+        if waiting is not None:
+            waiting.cancel()
+        task = asyncio.create_task(self._follow_after_pause(payload))
+        self._pending_edits[payload.message_id] = task
+
+    async def _follow_after_pause(self, payload: discord.RawMessageUpdateEvent) -> None:
+        await asyncio.sleep(self.edit_debounce)  # cancelled here by a newer edit
+        # From here on this edit is followed even if another comes (that one waits its turn).
+        if self._pending_edits.get(payload.message_id) is asyncio.current_task():
+            del self._pending_edits[payload.message_id]
+        try:
+            async with self._exclusive(payload.message_id):
+                await self._follow_edit(payload.message)
+        except Exception:
+            log.exception("discord: failed to follow the edit of message %s", payload.message_id)
 
     async def _follow_edit(self, message: discord.Message) -> None:
         msg = await self._with_parent(incoming(message))
@@ -389,7 +529,7 @@ class TriageBot(discord.Client):
             return
         if row is not None and L.ignore_reason(msg, self.watch) in ("self", "bot", "webhook"):
             return
-        text = await self.message_text(msg, message.attachments)
+        text, notes = await self.read_message(msg, message.attachments)
         analysis = await self.analyse(text)
         self._remember_gaps(msg, analysis)
         action = L.plan_message(analysis, has_reply=row is not None)
@@ -398,7 +538,7 @@ class TriageBot(discord.Client):
             reply_id = int(_field(row, "reply_id"))
             partial = message.channel.get_partial_message(reply_id)
             try:
-                await partial.edit(**self.render(analysis, author_id=msg.author_id))
+                await partial.edit(**self.render(analysis, author_id=msg.author_id, notes=notes))
             except discord.NotFound:
                 self.store.delete_discord_reply(msg.message_id)  # someone removed our answer
                 return
@@ -411,26 +551,39 @@ class TriageBot(discord.Client):
         elif action == "reply":
             if not self.cooldowns.allow(msg.author_id, msg.channel_id):
                 return
-            reply = await message.reply(
-                mention_author=False, **self.render(analysis, author_id=msg.author_id)
-            )
+            rendered = self.render(analysis, author_id=msg.author_id, notes=notes)
+            reply = await self._reply(message, rendered)
+            if reply is None:
+                return
             self.store.put_discord_reply(
                 msg.message_id, msg.channel_id, reply.id, msg.author_id, ids
             )
 
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
+        await self._forget(payload.message_id, payload.channel_id, payload.guild_id)
+
+    async def on_raw_bulk_message_delete(self, payload: discord.RawBulkMessageDeleteEvent) -> None:
+        """A moderator removed many messages at once: remove each answer to one of them."""
+        for message_id in sorted(payload.message_ids):
+            await self._forget(message_id, payload.channel_id, payload.guild_id)
+
+    async def _forget(self, message_id: int, channel_id: int, guild_id: int | None) -> None:
+        """The message is gone: delete the answer to it, if any."""
+        waiting = self._pending_edits.pop(message_id, None)
+        if waiting is not None:
+            waiting.cancel()
         try:
-            async with self._exclusive(payload.message_id):
-                row = self.store.get_discord_reply(payload.message_id)
+            async with self._exclusive(message_id):
+                row = self.store.get_discord_reply(message_id)
                 if row is None:
                     return
                 channel = self.get_partial_messageable(
-                    int(_field(row, "channel_id") or payload.channel_id), guild_id=payload.guild_id
+                    int(_field(row, "channel_id") or channel_id), guild_id=guild_id
                 )
                 await self._delete_reply(channel, row)
-                self.store.delete_discord_reply(payload.message_id)
+                self.store.delete_discord_reply(message_id)
         except Exception:
-            log.exception("discord: failed to remove the answer to message %s", payload.message_id)
+            log.exception("discord: failed to remove the answer to message %s", message_id)
 
     async def _delete_reply(self, channel: Any, row: Any) -> None:
         with contextlib.suppress(discord.NotFound):
@@ -484,7 +637,12 @@ class TriageBot(discord.Client):
         return None
 
     async def answer_command(
-        self, interaction: discord.Interaction, text: str, *, ephemeral: bool
+        self,
+        interaction: discord.Interaction,
+        text: str,
+        *,
+        ephemeral: bool,
+        notes: Collection[str] = (),
     ) -> None:
         """Answer a paste given to a command: the rendered answer, or why there is none."""
         busy = self.command_busy(interaction)
@@ -494,7 +652,7 @@ class TriageBot(discord.Client):
         await interaction.response.defer(ephemeral=ephemeral, thinking=True)
         analysis = await self.analyse(text)
         if analysis.verdict == "match" and L.answered_ids(analysis):
-            kwargs = self.render(analysis, author_id=None)
+            kwargs = self.render(analysis, author_id=None, notes=notes)
             await interaction.edit_original_response(**kwargs)
         elif analysis.verdict == "no-panic":
             await self.short(interaction, texts.NO_PANIC_FOUND)
@@ -582,14 +740,15 @@ async def panic_command(
         await interaction.response.send_modal(PanicModal(share=share))
         return
     pasted = text or ""
+    notes: list[str] = []
     if file is not None:
         info = AttachmentInfo(file.filename, file.size, file.url, file.content_type)
         msg = IncomingMessage(0, 0, None, interaction.user.id, False, pasted, (info,))
-        pasted = await bot.message_text(msg, [file])
+        pasted, notes = await bot.read_message(msg, [file])
         if not pasted.strip():
             await bot.short(interaction, texts.NOTHING_TO_READ)
             return
-    await bot.answer_command(interaction, pasted, ephemeral=not share)
+    await bot.answer_command(interaction, pasted, ephemeral=not share, notes=notes)
 
 
 @app_commands.command(name="error", description="Look up a known error in the catalog.")
@@ -618,20 +777,22 @@ async def _error_autocomplete(
 ) -> list[app_commands.Choice[str]]:
     bot = _bot(interaction)
     found = L.search_records(bot._records, current)
-    return [
-        app_commands.Choice(name=name, value=value)
-        for name, value in (L.choice(rid, msg) for rid, msg in found)
-    ]
+    places = []
+    for record_id, message in found:
+        record = bot.triage.catalog.get(record_id)
+        place = L.record_place(record.file_path, record.line_number) if record else ""
+        places.append((record_id, message, place))
+    return [app_commands.Choice(name=name, value=value) for name, value in L.choices(places)]
 
 
 async def _explain(interaction: discord.Interaction, message: discord.Message) -> None:
     bot = _bot(interaction)
     msg = incoming(message)
-    text = await bot.message_text(msg, message.attachments)
+    text, notes = await bot.read_message(msg, message.attachments)
     if not text.strip():
         await bot.short(interaction, texts.NO_PANIC_FOUND)
         return
-    await bot.answer_command(interaction, text, ephemeral=True)
+    await bot.answer_command(interaction, text, ephemeral=True, notes=notes)
 
 
 explain_menu = app_commands.ContextMenu(name=texts.EXPLAIN_MENU, callback=_explain)
@@ -640,18 +801,82 @@ explain_menu = app_commands.ContextMenu(name=texts.EXPLAIN_MENU, callback=_expla
 # ---------------------------------------------------------------------- entry point
 
 
+def failure(exc: BaseException) -> tuple[str, str, bool]:
+    """(kind, what to tell the admin, fatal) for an error that ended `TriageBot.start`.
+
+    Fatal: Discord said no (a wrong or revoked token, intents the portal does not allow, a
+    refused gateway session); trying again gives the same answer. Anything else (the network,
+    a 5xx, a timeout) is transient and retried with backoff.
+    """
+    if isinstance(exc, discord.PrivilegedIntentsRequired) or (
+        isinstance(exc, discord.ConnectionClosed) and exc.code == 4014
+    ):
+        return (
+            "intents-refused",
+            "Discord refused the Message Content intent (close code 4014); switch on Message "
+            "Content Intent in the developer portal (Bot -> Privileged Gateway Intents)",
+            True,
+        )
+    if isinstance(exc, discord.LoginFailure) or (
+        isinstance(exc, discord.ConnectionClosed) and exc.code == 4004
+    ):
+        how = "401 at login" if isinstance(exc, discord.LoginFailure) else "close code 4004"
+        return (
+            "token-rejected",
+            f"Discord rejected DISCORD_TOKEN ({how}); reset the token in the developer portal "
+            "(Bot -> Reset Token) and set DISCORD_TOKEN to the new one",
+            True,
+        )
+    if isinstance(exc, discord.ConnectionClosed):
+        return "gateway-refused", f"Discord closed the gateway with code {exc.code}", True
+    if isinstance(exc, discord.HTTPException) and exc.status < 500 and exc.status != 429:
+        return "gateway-refused", f"Discord answered {exc.status} at login: {exc.text}", True
+    if isinstance(exc, (OSError, TimeoutError, aiohttp.ClientError, discord.DiscordException)):
+        return "login-failed", f"{type(exc).__name__}: {exc}".rstrip(": "), False
+    return "gateway-refused", f"{type(exc).__name__}: {exc}", True
+
+
 async def run_discord(
     settings: DiscordSettings,
     triage: Any,
     store: Any,
     http_session: aiohttp.ClientSession | None = None,
+    *,
+    status: DiscordStatus | None = None,
 ) -> None:
     """Run the Discord side until cancelled (started by `triage-bot serve` with a token).
 
-    `http_session` is the process's shared aiohttp session, for reading attachments.
+    `http_session` is the process's shared aiohttp session, for reading attachments; `status`
+    is where `/healthz` and `/metrics` read the client's state. discord.py reconnects on its
+    own once connected; a start that fails for a transient reason is retried here with
+    backoff, and one Discord refuses (token, intents) stops Discord and says why.
     """
     if not settings.discord_token:
         raise ValueError("DISCORD_TOKEN is not set")
-    bot = TriageBot(settings=settings, triage=triage, store=store, http_session=http_session)
-    async with bot:
-        await bot.start(settings.discord_token)
+    status = status or DiscordStatus()
+    delay = FIRST_RETRY
+    while True:
+        bot = TriageBot(
+            settings=settings,
+            triage=triage,
+            store=store,
+            http_session=http_session,
+            status=status,
+            edit_debounce=getattr(settings, "discord_edit_debounce", DEFAULT_EDIT_DEBOUNCE),
+        )
+        try:
+            async with bot:
+                await bot.start(settings.discord_token)
+            return  # closed on purpose
+        except Exception as exc:
+            kind, detail, fatal = failure(exc)
+            if fatal:
+                status.set_stopped(kind, detail)
+                log.error("discord: stopped: %s", detail)
+                return
+            if status.connected or status.state == "disconnected":
+                delay = FIRST_RETRY  # it was up: start the backoff over
+            status.set_retrying(kind, detail, delay)
+            log.warning("discord: could not start (%s); retrying in %g s", detail, delay)
+        await asyncio.sleep(delay)
+        delay = min(MAX_RETRY, delay * 2)

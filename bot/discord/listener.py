@@ -18,6 +18,7 @@ from rapidfuzz import fuzz, process, utils
 
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.panic import Panic
+from bot.render import texts
 
 # --- limits ---------------------------------------------------------------------------------------
 TEXT_EXTENSIONS = (".txt", ".log", ".rs", ".md", ".out", ".err", ".text", ".toml")
@@ -124,18 +125,76 @@ class CappedText:
         self.tail += chunk[take:]
         del self.tail[: max(0, len(self.tail) - self.cap)]
 
+    @property
+    def skipped(self) -> int:
+        """Bytes seen but not kept (the middle of a file over the cap)."""
+        return max(0, self.seen - self.cap)
+
     def text(self) -> str:
         if self.seen <= self.cap:
             return bytes(self.head).decode("utf-8", errors="replace")
         # Over the cap: the first half and the last half, cut at line ends.
         half = self.cap // 2
-        head = bytes(self.head[:half])
-        tail = bytes(self.head + self.tail)[-(self.cap - half) :]
-        if b"\n" in head:
-            head = head[: head.rfind(b"\n") + 1]
-        if b"\n" in tail:
-            tail = tail[tail.find(b"\n") + 1 :]
-        return (head + b"\n" + tail).decode("utf-8", errors="replace")
+        return join_head_tail(
+            bytes(self.head[:half]), bytes(self.head + self.tail)[-(self.cap - half) :]
+        )
+
+
+def join_head_tail(head: bytes, tail: bytes) -> str:
+    """The first and last part of a file whose middle was not read, each cut at a line end."""
+    if b"\n" in head:
+        head = head[: head.rfind(b"\n") + 1]
+    if b"\n" in tail:
+        tail = tail[tail.find(b"\n") + 1 :]
+    return (head + b"\n" + tail).decode("utf-8", errors="replace")
+
+
+def content_range_total(header: str | None) -> int | None:
+    """The whole size from a 206's `Content-Range: bytes FIRST-LAST/TOTAL`, when given."""
+    total = (header or "").rpartition("/")[2].strip()
+    return int(total) if total.isdigit() else None
+
+
+def human_size(size: int) -> str:
+    """A byte count as people read it: 900 bytes, 12 KiB, 20.5 MiB."""
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.0f} KiB"
+    return f"{size / (1024 * 1024):.1f} MiB"
+
+
+@dataclass(frozen=True, slots=True)
+class AttachmentText:
+    """What was read of one attachment: its text, its size, and how much of its middle not."""
+
+    filename: str
+    text: str
+    size: int
+    head: int = 0  # bytes read from the start, when the middle was skipped
+    tail: int = 0  # bytes read from the end, when the middle was skipped
+
+    @property
+    def skipped(self) -> int:
+        return max(0, self.size - self.head - self.tail) if self.head or self.tail else 0
+
+
+def partly_read_note(item: AttachmentText) -> str | None:
+    """The line an answer carries when an attachment's middle was not read."""
+    if not item.skipped:
+        return None
+    name = item.filename.replace("`", "'")[:100]
+    if not item.tail:
+        return texts.ATTACHMENT_HEAD_ONLY.format(
+            filename=name, size=human_size(item.size), head=human_size(item.head)
+        )
+    return texts.ATTACHMENT_PARTLY_READ.format(
+        filename=name,
+        size=human_size(item.size),
+        head=human_size(item.head),
+        tail=human_size(item.tail),
+        skipped=human_size(item.skipped),
+    )
 
 
 def decode_attachment(data: bytes, cap: int = DEFAULT_ATTACHMENT_CAP) -> str:
@@ -250,10 +309,51 @@ def search_records(
     return out[:limit]
 
 
-def choice(record_id: str, message: str) -> tuple[str, str]:
-    """An autocomplete choice (name, value) within Discord's 100-character limits."""
-    name = message if len(message) <= CHOICE_LIMIT else message[: CHOICE_LIMIT - 1] + "…"
-    return name, record_id
+def record_place(file_path: str | None, line: int | None) -> str:
+    """Where a record's panic is raised, short: `burn-autodiff/src/ops/module.rs:1498`."""
+    if not file_path:
+        return ""
+    place = file_path.removeprefix("crates/")  # the crate folder names the crate
+    return f"{place}:{line}" if line else place
+
+
+PLACE_ROOM = 60  # at most this much of a choice name goes to the place
+
+
+def choice(record_id: str, message: str, place: str = "") -> tuple[str, str]:
+    """An autocomplete choice (name, value) within Discord's 100-character limits.
+
+    The name is the message and, after it, where the panic is raised (crate, file and line), so
+    records with the same message in different places are told apart.
+    """
+    if len(place) > PLACE_ROOM - 3:
+        place = "…" + place[-(PLACE_ROOM - 4) :]
+    suffix = f" · {place}" if place else ""
+    room = CHOICE_LIMIT - len(suffix)
+    name = message if len(message) <= room else message[: room - 1] + "…"
+    return name + suffix, record_id
+
+
+def choices(found: Iterable[tuple[str, str, str]]) -> list[tuple[str, str]]:
+    """Choices for `(record_id, message, place)` items: values unique, names distinct.
+
+    Two records with the same message and place (rare) get their ids to tell them apart.
+    """
+    items = list(dict.fromkeys(found))
+    named = [choice(*item) for item in items]
+    counts: dict[str, int] = {}
+    for name, _ in named:
+        counts[name] = counts.get(name, 0) + 1
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for (record_id, message, place), (name, value) in zip(items, named, strict=True):
+        if value in seen:
+            continue
+        seen.add(value)
+        if counts[name] > 1:
+            name, value = choice(record_id, message, f"{place} #{record_id[:8]}".strip())
+        out.append((name, value))
+    return out
 
 
 def analysis_for_record(record_id: str, message: str) -> Analysis:

@@ -167,3 +167,10 @@ WHY_OVERRIDE_WRONG = "A maintainer marked record(s) {records} as wrong with /tri
 ALSO_REPORTED = "Also reported in {issues}."
 ALSO_REPORTED_OPEN = "#{number}"
 ALSO_REPORTED_CLOSED = "#{number} (closed)"
+
+# --- Discord: an attachment too large to read whole (bot/discord/listener.py) ------------------
+ATTACHMENT_PARTLY_READ = (
+    "`{filename}` is {size}: its first {head} and last {tail} were read, "
+    "the {skipped} in between were skipped."
+)
+ATTACHMENT_HEAD_ONLY = "`{filename}` is {size}: only its first {head} were read."

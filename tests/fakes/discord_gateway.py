@@ -5,14 +5,21 @@ The real discord.py talks to it over HTTP and a websocket. Point it here with `p
 
 What it knows:
 - gateway: HELLO, heartbeat ACKs, IDENTIFY -> READY + GUILD_CREATE (one guild with text channels,
-  a forum and threads), RESUME -> RESUMED; `dispatch(event, data)` sends any event to the bot.
+  a forum and threads), RESUME -> RESUMED; `dispatch(event, data)` sends any event to the bot,
+  as its intents allow (no message events without guild messages; no content, attachments or
+  embeds in others' messages without message content).
 - REST: the calls a bot makes at login and command sync, messages (create, edit, delete, fetch),
   interaction callbacks and their webhook follow-ups, attachments served over HTTP.
 - every REST request is recorded (`requests`), and tests can wait for one (`wait_for`).
 - `rate_limit(method, path_regex, retry_after)` answers the next matching request with a 429
   carrying `Via`, `Retry-After` and the X-RateLimit headers, as Discord does.
-- builders for realistic payloads: user messages (with attachments), edits, deletes, slash
-  commands, autocomplete, message context menus, button clicks and modal submits.
+- builders for realistic payloads: user messages (with attachments), edits, deletes, bulk
+  deletes, slash commands, autocomplete, message context menus, button clicks and modal submits.
+- it refuses what Discord refuses: a wrong or revoked token (401 on REST, close code 4004 on the
+  gateway), the Message Content intent when the application's flags do not allow it (close code
+  4014), a reply to a message that no longer exists unless `fail_if_not_exists` is false, embeds
+  and components over Discord's limits, duplicate custom ids (400, code 50035).
+- attachments honour HTTP Range requests (206 with Content-Range), as Discord's CDN does.
 """
 
 from __future__ import annotations
@@ -39,6 +46,20 @@ AUTOCOMPLETE_RESULT, MODAL = 8, 9
 ALL_PERMISSIONS = (1 << 41) - 1
 # A plain member: View Channel, Send Messages, Read Message History (no Manage Messages).
 MEMBER_PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 16)
+MESSAGE_CONTENT_INTENT = 1 << 15
+GUILD_MESSAGES_INTENT = 1 << 9
+MESSAGE_EVENTS = ("MESSAGE_CREATE", "MESSAGE_UPDATE", "MESSAGE_DELETE", "MESSAGE_DELETE_BULK")
+# Application flags: GATEWAY_MESSAGE_CONTENT (verified apps) and _LIMITED (under 100 servers).
+APP_MESSAGE_CONTENT = 1 << 18
+APP_MESSAGE_CONTENT_LIMITED = 1 << 19
+# Discord's limits on what a message may carry (a 400 with code 50035 past them).
+CONTENT_LIMIT = 2000
+EMBEDS_LIMIT = 10
+EMBED_TITLE, EMBED_DESCRIPTION, EMBED_FIELDS = 256, 4096, 25
+FIELD_NAME, FIELD_VALUE, FOOTER_TEXT, AUTHOR_NAME = 256, 1024, 2048, 256
+EMBED_TOTAL = 6000  # characters in all embeds of a message together
+ACTION_ROWS, ROW_BUTTONS, CUSTOM_ID, BUTTON_LABEL = 5, 5, 100, 80
+CHOICES, CHOICE_NAME = 25, 100
 
 
 def _now() -> str:
@@ -90,11 +111,20 @@ class FakeDiscord:
         self.messages: dict[str, dict[str, Any]] = {}  # every message, by id
         self.files: dict[str, tuple[bytes, str]] = {}  # attachment path -> (body, content type)
         self.files_served: list[str] = []  # attachment downloads, in order
+        # attachment requests: (path, Range header or None, status, bytes sent)
+        self.file_requests: list[tuple[str, str | None, int, int]] = []
+        self.honour_ranges = True  # False: attachments answer 200 with the whole body, as a
+        # server without Range support would
+        self.token = "fake-token"  # the one token REST and the gateway accept
+        self.app_flags = APP_MESSAGE_CONTENT_LIMITED  # the portal's Message Content switch: on
+        self.identifies: list[dict[str, Any]] = []  # every IDENTIFY, in order
+        self.refused_logins = 0  # how many REST requests to cut off before answering (outage)
         self.requests: list[Request] = []
         self.interactions: dict[str, Interaction] = {}
         self.identify: dict[str, Any] | None = None
         self.rate_limits: list[RateLimitRule] = []
         self._sockets: list[web.WebSocketResponse] = []
+        self._intents: dict[int, int] = {}  # intents each gateway connection identified with
         self._seq = 0
         self._changed = asyncio.Condition()
         self.ready = asyncio.Event()
@@ -288,12 +318,26 @@ class FakeDiscord:
 
     # ---------------------------------------------------------------- gateway events
 
+    def _as_intents_allow(
+        self, event: str, data: dict[str, Any], intents: int
+    ) -> dict[str, Any] | None:
+        """What Discord sends a bot for this event given its intents (None: nothing)."""
+        if event in MESSAGE_EVENTS and not intents & GUILD_MESSAGES_INTENT:
+            return None
+        if (
+            event in ("MESSAGE_CREATE", "MESSAGE_UPDATE")
+            and not intents & MESSAGE_CONTENT_INTENT
+            and data.get("author", {}).get("id") != self.app_id
+        ):
+            return dict(data, content="", attachments=[], embeds=[], components=[])
+        return data
+
     async def dispatch(self, event: str, data: dict[str, Any]) -> None:
         self._seq += 1
-        frame = json.dumps({"op": 0, "t": event, "s": self._seq, "d": data})
         for ws in list(self._sockets):
-            if not ws.closed:
-                await ws.send_str(frame)
+            visible = self._as_intents_allow(event, data, self._intents.get(id(ws), 0))
+            if visible is not None and not ws.closed:
+                await ws.send_str(json.dumps({"op": 0, "t": event, "s": self._seq, "d": visible}))
 
     async def send_message(
         self,
@@ -322,6 +366,30 @@ class FakeDiscord:
             "MESSAGE_DELETE",
             {"id": message["id"], "channel_id": message["channel_id"], "guild_id": self.guild_id},
         )
+
+    async def bulk_delete(self, messages: list[dict[str, Any]]) -> None:
+        """A moderator removes several messages at once: one MESSAGE_DELETE_BULK."""
+        for message in messages:
+            self.messages.pop(message["id"], None)
+        await self.dispatch(
+            "MESSAGE_DELETE_BULK",
+            {
+                "ids": [m["id"] for m in messages],
+                "channel_id": messages[0]["channel_id"],
+                "guild_id": self.guild_id,
+            },
+        )
+
+    async def close_gateway(self, code: int) -> None:
+        """Close every gateway connection with `code` (4004: token revoked, 4014: intents)."""
+        for ws in list(self._sockets):
+            if not ws.closed:
+                await ws.close(code=code)
+
+    async def revoke_token(self) -> None:
+        """The token is reset in the portal: REST answers 401, the gateway closes with 4004."""
+        self.token = "reset-" + self.token
+        await self.close_gateway(4004)
 
     async def request_reconnect(self) -> None:
         """Ask the bot to reconnect (op 7), as Discord does before moving a session."""
@@ -543,10 +611,24 @@ class FakeDiscord:
     async def _file(self, request: web.Request) -> web.Response:
         item = self.files.get(request.path)
         self.files_served.append(request.path)
+        wanted = request.headers.get("Range")
         if item is None:
+            self.file_requests.append((request.path, wanted, 404, 0))
             return web.Response(status=404)
         body, content_type = item
-        return web.Response(body=body, headers={"Content-Type": content_type})
+        headers = {"Content-Type": content_type, "Accept-Ranges": "bytes"}
+        if wanted is None or not self.honour_ranges:
+            self.file_requests.append((request.path, wanted, 200, len(body)))
+            return web.Response(body=body, headers=headers)
+        span = _byte_range(wanted, len(body))
+        if span is None:
+            self.file_requests.append((request.path, wanted, 416, 0))
+            return web.Response(status=416, headers={"Content-Range": f"bytes */{len(body)}"})
+        first, last = span
+        part = body[first : last + 1]
+        self.file_requests.append((request.path, wanted, 206, len(part)))
+        headers["Content-Range"] = f"bytes {first}-{last}/{len(body)}"
+        return web.Response(status=206, body=part, headers=headers)
 
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(autoping=True)
@@ -563,9 +645,20 @@ class FakeDiscord:
                     await ws.send_str(json.dumps({"op": 11}))
                 elif op == 2:
                     self.identify = frame["d"]
-                    await self._ready(ws)
+                    self.identifies.append(frame["d"])
+                    self._intents[id(ws)] = int(frame["d"].get("intents", 0))
+                    if frame["d"].get("token") != self.token:
+                        await ws.close(code=4004, message=b"Authentication failed.")
+                    elif frame["d"].get("intents", 0) & MESSAGE_CONTENT_INTENT and not (
+                        self.app_flags & (APP_MESSAGE_CONTENT | APP_MESSAGE_CONTENT_LIMITED)
+                    ):
+                        await ws.close(code=4014, message=b"Disallowed intent(s).")
+                    else:
+                        await self._ready(ws)
                 elif op == 6:
                     self.resumes.append(frame["d"])
+                    # a resumed session keeps the intents it identified with
+                    self._intents[id(ws)] = int((self.identify or {}).get("intents", 0))
                     self.resumed.set()
                     self._seq += 1
                     await ws.send_str(
@@ -573,6 +666,7 @@ class FakeDiscord:
                     )
         finally:
             self._sockets.remove(ws)
+            self._intents.pop(id(ws), None)
         return ws
 
     async def _ready(self, ws: web.WebSocketResponse) -> None:
@@ -582,7 +676,7 @@ class FakeDiscord:
             "guilds": [{"id": self.guild_id, "unavailable": True}],
             "session_id": "fake-session",
             "resume_gateway_url": self.gateway_url,
-            "application": {"id": self.app_id, "flags": 0},
+            "application": {"id": self.app_id, "flags": self.app_flags},
             "private_channels": [],
             "relationships": [],
         }
@@ -603,8 +697,23 @@ class FakeDiscord:
             body = json.loads(text) if text else None
         record = Request(request.method, path, dict(request.query), dict(request.headers), body)
         self.requests.append(record)
+        if self.refused_logins > 0:
+            # An outage: the connection drops without an answer.
+            self.refused_logins -= 1
+            record.status = -1
+            await self._notify()
+            assert request.transport is not None
+            request.transport.close()
+            return web.Response(status=503)
+        if record.headers.get("Authorization") != f"Bot {self.token}" and not path.startswith(
+            ("/interactions/", "/webhooks/")
+        ):
+            response = _json({"message": "401: Unauthorized", "code": 0}, status=401)
+            record.status = 401
+            await self._notify()
+            return response
         try:
-            response = self._limited(record) or self._route(record)
+            response = self._limited(record) or self._refused(record) or self._route(record)
         except KeyError:
             response = _json({"message": "Unknown", "code": 10008}, status=404)
         record.status = response.status
@@ -636,12 +745,46 @@ class FakeDiscord:
                 return _json(body, status=429, headers=headers)
         return None
 
+    def _refused(self, r: Request) -> web.Response | None:
+        """A 400 for what Discord refuses in a message, a reply or an interaction answer."""
+        parts = r.path.strip("/").split("/")
+        body = r.body if isinstance(r.body, dict) else {}
+        problems: list[tuple[str, str, str]] = []
+        if parts[0] == "channels" and len(parts) >= 3 and parts[2] == "messages":
+            if r.method in ("POST", "PATCH") and len(parts) <= 4:
+                problems = message_problems(body)
+            reference = body.get("message_reference") if r.method == "POST" else None
+            if (
+                reference
+                and str(reference.get("message_id")) not in self.messages
+                and reference.get("fail_if_not_exists", True) is not False
+            ):
+                problems.append(("message_reference", "REPLIES_UNKNOWN_MESSAGE", "Unknown message"))
+        elif parts[0] == "interactions" and parts[-1] == "callback" and r.method == "POST":
+            kind = body.get("type")
+            data = body.get("data") or {}
+            if kind in (CHANNEL_MESSAGE, UPDATE_MESSAGE):
+                problems = [(f"data.{p}", c, m) for p, c, m in message_problems(data)]
+            elif kind == AUTOCOMPLETE_RESULT:
+                problems = choice_problems(data.get("choices") or [])
+        elif parts[0] == "webhooks" and r.method in ("POST", "PATCH"):
+            problems = message_problems(body)
+        if not problems:
+            return None
+        errors: dict[str, Any] = {}
+        for path, code, message in problems:
+            node = errors
+            for key in path.split("."):
+                node = node.setdefault(key, {})
+            node.setdefault("_errors", []).append({"code": code, "message": message})
+        return _json({"message": "Invalid Form Body", "code": 50035, "errors": errors}, status=400)
+
     def _route(self, r: Request) -> web.Response:
         parts = r.path.strip("/").split("/")
         method = r.method
         if method == "GET" and r.path == "/users/@me":
             return _json(self.bot_user)
-        if method == "GET" and r.path == "/oauth2/applications/@me":
+        if method == "GET" and r.path in ("/oauth2/applications/@me", "/applications/@me"):
             return _json(self._app_info())
         if method == "GET" and r.path in ("/gateway", "/gateway/bot"):
             return _json({"url": self.gateway_url, "shards": 1})
@@ -669,7 +812,7 @@ class FakeDiscord:
             "bot_require_code_grant": False,
             "owner": self.owner,
             "verify_key": "0" * 64,
-            "flags": 0,
+            "flags": self.app_flags,
             "summary": "",
             "rpc_origins": [],
         }
@@ -776,6 +919,94 @@ class FakeDiscord:
             del self.messages[target]
             return web.Response(status=204)
         return _json(message)
+
+
+def _too_long(value: Any, limit: int) -> bool:
+    return isinstance(value, str) and len(value) > limit
+
+
+def message_problems(body: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """What Discord would refuse in a message body: (field path, error code, message)."""
+    problems: list[tuple[str, str, str]] = []
+    longer = "BASE_TYPE_MAX_LENGTH"
+    if _too_long(body.get("content"), CONTENT_LIMIT):
+        problems.append(("content", longer, f"Must be {CONTENT_LIMIT} or fewer in length."))
+    embeds = body.get("embeds") or []
+    if len(embeds) > EMBEDS_LIMIT:
+        problems.append(("embeds", "BASE_TYPE_MAX_LENGTH", f"Must be {EMBEDS_LIMIT} or fewer."))
+    total = 0
+    for i, embed in enumerate(embeds):
+        texts = [
+            ("title", embed.get("title"), EMBED_TITLE),
+            ("description", embed.get("description"), EMBED_DESCRIPTION),
+            ("footer.text", (embed.get("footer") or {}).get("text"), FOOTER_TEXT),
+            ("author.name", (embed.get("author") or {}).get("name"), AUTHOR_NAME),
+        ]
+        fields = embed.get("fields") or []
+        if len(fields) > EMBED_FIELDS:
+            problems.append((f"embeds.{i}.fields", longer, f"Must be {EMBED_FIELDS} or fewer."))
+        for j, item in enumerate(fields):
+            texts.append((f"fields.{j}.name", item.get("name"), FIELD_NAME))
+            texts.append((f"fields.{j}.value", item.get("value"), FIELD_VALUE))
+            if not item.get("name") or not item.get("value"):
+                problems.append((f"embeds.{i}.fields.{j}", "BASE_TYPE_REQUIRED", "Required."))
+        for path, value, limit in texts:
+            total += len(value) if isinstance(value, str) else 0
+            if _too_long(value, limit):
+                problems.append((f"embeds.{i}.{path}", longer, f"Must be {limit} or fewer."))
+    if total > EMBED_TOTAL:
+        problems.append(("embeds", "MAX_EMBED_SIZE_EXCEEDED", "Embed size exceeds maximum size."))
+    rows = body.get("components") or []
+    if len(rows) > ACTION_ROWS:
+        problems.append(("components", longer, f"Must be {ACTION_ROWS} or fewer in length."))
+    seen: set[str] = set()
+    for i, row in enumerate(rows):
+        items = row.get("components") or []
+        if len(items) > ROW_BUTTONS:
+            problems.append((f"components.{i}.components", longer, "Must be 5 or fewer."))
+        for j, item in enumerate(items):
+            custom_id = item.get("custom_id")
+            if custom_id is None:
+                continue
+            where = f"components.{i}.components.{j}.custom_id"
+            if custom_id in seen:
+                problems.append((where, "COMPONENT_CUSTOM_ID_DUPLICATED", "Duplicate custom id."))
+            seen.add(custom_id)
+            if _too_long(custom_id, CUSTOM_ID):
+                problems.append((where, longer, f"Must be {CUSTOM_ID} or fewer in length."))
+            if _too_long(item.get("label"), BUTTON_LABEL):
+                problems.append((where[: -len("custom_id")] + "label", longer, "Too long."))
+    return problems
+
+
+def choice_problems(choices: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """What Discord would refuse in an autocomplete answer."""
+    problems: list[tuple[str, str, str]] = []
+    if len(choices) > CHOICES:
+        problems.append(("data.choices", "BASE_TYPE_MAX_LENGTH", f"Must be {CHOICES} or fewer."))
+    for i, item in enumerate(choices):
+        for key in ("name", "value"):
+            value = item.get(key)
+            if not isinstance(value, str) or not 1 <= len(value) <= CHOICE_NAME:
+                problems.append((f"data.choices.{i}.{key}", "BASE_TYPE_BAD_LENGTH", "1 to 100."))
+    return problems
+
+
+def _byte_range(header: str, size: int) -> tuple[int, int] | None:
+    """The (first, last) byte of a single `bytes=` range, or None when it cannot be served."""
+    unit, _, spec = header.partition("=")
+    if unit.strip() != "bytes" or "," in spec:
+        return None
+    start, _, end = spec.strip().partition("-")
+    try:
+        if not start:  # the last N bytes
+            count = int(end)
+            return (max(0, size - count), size - 1) if count > 0 and size else None
+        first = int(start)
+        last = min(int(end), size - 1) if end else size - 1
+    except ValueError:
+        return None
+    return (first, last) if first <= last else None
 
 
 def _json(data: Any, *, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
