@@ -133,7 +133,7 @@ async def test_refused_intent_stops_discord_and_shows_in_health_and_metrics(tmp_
 async def test_revoked_token_stops_discord_and_github_keeps_health_at_200(tmp_path, triage, fake):
     github = {
         "GITHUB_TOKEN": "ghp_bot_token",
-        "GITHUB_WEBHOOK_SECRET": "secret",
+        "GITHUB_WEBHOOK_SECRET": "discord-serve-webhook-secret",
         "GITHUB_API_URL": fake.base_url,
     }
     async with serving(tmp_path, triage, **github) as served:
@@ -182,6 +182,7 @@ async def test_a_transient_login_failure_is_retried_with_backoff(
         delays = [
             float(m.group(1))
             for r in caplog.records
+            if r.name == "bot.discord.client"
             if (m := re.search(r"retrying in (\S+) s", r.getMessage()))
         ]
         assert len(delays) >= 2 and delays == [0.05 * 2**i for i in range(len(delays))]
