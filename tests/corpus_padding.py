@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+from functools import lru_cache
 from pathlib import Path
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -56,6 +57,15 @@ def noise_line(rng: random.Random, number: int) -> str:
 
 def noise(size: int, seed: int) -> str:
     """About `size` characters of noise lines, each ending with a newline."""
+    block = _noise_block(seed)
+    while len(block) < size:
+        block = _noise_block(seed, 2 * len(block))
+    end = block.find("\n", size)
+    return block[: end + 1] if end >= 0 else block
+
+
+@lru_cache(maxsize=16)
+def _noise_block(seed: int, size: int = 1 << 16) -> str:
     rng = random.Random(seed)
     lines: list[str] = []
     total = 0
