@@ -170,12 +170,20 @@ class CatalogIndex:
         self.idf = {token: math.log(1 + total / len(ids)) for token, ids in self.postings.items()}
         self.max_df = max(50, total // 100)
         # Each record's total word weight, for ranking candidates by coverage.
-        self.record_weight: dict[str, float] = defaultdict(lambda: 1.0)
+        self.record_weight: dict[str, float] = defaultdict(_unit_weight)
         for token, ids in self.postings.items():
             if len(ids) <= self.max_df:
                 weight = self.idf[token]
                 for rid in ids:
                     self.record_weight[rid] = self.record_weight.get(rid, 0.0) + weight
+
+    @classmethod
+    def for_catalog(cls, catalog: Catalog) -> CatalogIndex:
+        """The catalog's prebuilt index when it has one (the bundled catalog's is cached)."""
+        index = catalog.prebuilt_index
+        if isinstance(index, cls) and index.catalog is catalog:
+            return index
+        return cls(catalog)
 
     def forget_candidates(self) -> None:
         """Start a new text: candidate lists are reused within one text only, so a figure
@@ -252,6 +260,10 @@ class CatalogIndex:
 
 # Word sets whose candidates are kept; the cache is emptied when full.
 CANDIDATE_CACHE_SIZE = 4096
+def _unit_weight() -> float:
+    return 1.0  # a record without informative words (a named function pickles; a lambda not)
+
+
 # Share of a record's word weight a text must contain for the record to be a candidate.
 MIN_COVERAGE = 0.4
 

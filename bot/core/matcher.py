@@ -44,7 +44,7 @@ class Matcher:
 
     def __init__(self, catalog: Catalog):
         self.catalog = catalog
-        self.index = CatalogIndex(catalog)
+        self.index = CatalogIndex.for_catalog(catalog)
 
     # -- one text ------------------------------------------------------------------------
 
