@@ -243,6 +243,10 @@ class CatalogIndex:
         return found
 
     def _rank_candidates(self, tokens: frozenset[str], limit: int) -> list[str]:
+        if len(self.catalog) >= ARRAY_POSTINGS_MIN_RECORDS:
+            from bot.core.postings import rank_with_arrays  # numpy: large catalogs only
+
+            return rank_with_arrays(self, tokens, limit)
         postings = self.postings
         idf = self.idf
         scores: dict[str, float] = defaultdict(float)
@@ -260,6 +264,8 @@ class CatalogIndex:
 
 # Word sets whose candidates are kept; the cache is emptied when full.
 CANDIDATE_CACHE_SIZE = 4096
+# From this size on, postings are summed as arrays (bot.core.postings): the same ranking.
+ARRAY_POSTINGS_MIN_RECORDS = 50_000
 def _unit_weight() -> float:
     return 1.0  # a record without informative words (a named function pickles; a lambda not)
 
