@@ -19,6 +19,7 @@ to score accuracy), then `--repeat` times timed. Prints figures; asserts nothing
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import statistics
@@ -59,8 +60,18 @@ def write_synthetic(path: Path, size: int, seed: int = 7) -> None:
     templates = [r.error_message for r in bundled if len(r.error_message) > 15]
     seen = {r.error_message for r in bundled}
     count = size - len(bundled)
-    with path.open("w", encoding="utf-8") as out:
+    # Files of at most 100k records: the loader refuses a file over 256 MB.
+    path.mkdir(parents=True, exist_ok=True)
+    part = 0
+    out = (path / "part-0.jsonl").open("w", encoding="utf-8")
+    written = 0
+    with contextlib.ExitStack() as stack:
+        stack.callback(lambda: out.close())
         while count > 0:
+            if written and written % 100_000 == 0:
+                out.close()
+                part += 1
+                out = (path / f"part-{part}.jsonl").open("w", encoding="utf-8")
             words = templates[rng.randrange(len(templates))].split(" ")
             for _ in range(rng.randint(1, 3)):
                 words[rng.randrange(len(words))] = rng.choice(WORDS) + rng.choice(
@@ -82,6 +93,7 @@ def write_synthetic(path: Path, size: int, seed: int = 7) -> None:
             )
             out.write(json.dumps(record) + "\n")
             count -= 1
+            written += 1
 
 
 def naive_match(text: str, patterns, messages: dict[str, str]):
@@ -293,9 +305,10 @@ def cli_start(runs: int) -> tuple[float, float]:
 
 
 def _child(args: list[str]) -> dict:
-    out = subprocess.run(
-        [sys.executable, __file__, *args], check=True, capture_output=True, text=True
-    )
+    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True)
+    if out.returncode:
+        print(out.stderr, file=sys.stderr)
+        raise SystemExit(f"bench_match.py {' '.join(args)} failed")
     return json.loads(out.stdout.strip().splitlines()[-1]) if out.stdout.strip() else {}
 
 
@@ -336,7 +349,7 @@ def main() -> int:
             child = ["--one", size, "--repeat", str(args.repeat)]
             child += ["--naive-seconds", str(args.naive_seconds)]
             if size != "bundled":
-                path = Path(tmp) / "synthetic.jsonl"
+                path = Path(tmp) / "synthetic"
                 _child(["--one", size, "--write", str(path)])
                 child += ["--synthetic", str(path)]
             rows.append(_child(child))
