@@ -230,8 +230,8 @@ class CatalogIndex:
         )
         if not key:
             return []
-        # Lines of one text (and texts) repeat their indexed words: the ranking depends on
-        # nothing else, so it is computed once per word set.
+        # Lines of one text repeat their indexed words (log lines differ in their numbers):
+        # the ranking depends on nothing else, so it is computed once per word set.
         cache = self._candidate_cache
         cached = cache.get((key, limit))
         if cached is not None:
@@ -266,6 +266,8 @@ class CatalogIndex:
 CANDIDATE_CACHE_SIZE = 4096
 # From this size on, postings are summed as arrays (bot.core.postings): the same ranking.
 ARRAY_POSTINGS_MIN_RECORDS = 50_000
+
+
 def _unit_weight() -> float:
     return 1.0  # a record without informative words (a named function pickles; a lambda not)
 
