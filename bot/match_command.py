@@ -10,11 +10,6 @@ from typing import Any, BinaryIO
 from bot.catalog.loader import CatalogError
 from bot.core.analysis import Analysis
 
-# Inputs larger than this are cut to their head and tail: a panic's root cause is near where
-# the log first goes wrong, and its summary near the end. Keeps a 50 MB log bounded.
-MAX_INPUT_BYTES = 8 << 20
-HEAD_BYTES = 6 << 20
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -39,22 +34,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def read_input(stream: BinaryIO) -> str:
-    """Read bytes as text, bounded in size; invalid UTF-8 is replaced, never fatal."""
-    data = stream.read(MAX_INPUT_BYTES + 1)
-    if len(data) > MAX_INPUT_BYTES:
-        head = data[:HEAD_BYTES]
-        tail = _tail(stream, data)
-        data = head + b"\n" + tail
-    return data.decode("utf-8", errors="replace")
+def analyse_input(triage, stream: BinaryIO) -> Analysis:
+    """Analyse all of a file or stdin, a window at a time (bot.core.windows): memory stays
+    bounded and a panic in the middle of a 50 MB log is found. Invalid UTF-8 is replaced."""
+    from bot.core.windows import analyse_windows
 
-
-def _tail(stream: BinaryIO, first_chunk: bytes) -> bytes:
-    keep = MAX_INPUT_BYTES - HEAD_BYTES
-    tail = first_chunk[-keep:]
-    while chunk := stream.read(1 << 20):
-        tail = (tail + chunk)[-keep:]
-    return tail
+    return analyse_windows(triage.analyse, stream)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,15 +71,14 @@ def run(args: argparse.Namespace) -> int:
                     )
                     failed = True
                     continue
-                text = read_input(stdin)
+                analysis = analyse_input(triage, stdin)
             else:
                 with open(path, "rb") as stream:
-                    text = read_input(stream)
+                    analysis = analyse_input(triage, stream)
         except OSError as exc:
             print(f"triage-bot: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
             failed = True
             continue
-        analysis = triage.analyse(text)
         if args.json:
             print(json.dumps(analysis_json(path, analysis, triage), ensure_ascii=False))
         else:

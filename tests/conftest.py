@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
 from fakes.github_api import FakeGitHub
 
 from bot.app import Triage
 from bot.catalog.loader import load_bundled_catalog
+
+# The bundled catalog's cache (bot.catalog.cache) in a folder of the test run's, not ~/.cache.
+os.environ.setdefault("TRIAGE_BOT_CACHE_DIR", tempfile.mkdtemp(prefix="triage-bot-cache-"))
 
 
 @pytest.fixture(scope="session")

@@ -40,6 +40,9 @@ class Catalog:
         self._by_message: dict[str, list[Record]] | None = None
         self._flags: dict[str, frozenset[str]] = {}
         self._families: dict[str, Any] = {}
+        # The matcher's index (bot.core.index.CatalogIndex), when built with the catalog
+        # (the bundled one, cached between runs by bot.catalog.cache).
+        self.prebuilt_index: Any = None
 
     def __len__(self) -> int:
         return len(self.records)
@@ -254,4 +257,15 @@ def bundled_catalog_path() -> Path:
 
 @cache
 def load_bundled_catalog() -> Catalog:
-    return load_catalog([bundled_catalog_path()])
+    """The bundled catalog with its index, from the user's cache folder when it is current."""
+    from bot.catalog.cache import load_indexed
+
+    paths = [bundled_catalog_path()]
+    return load_indexed(paths, lambda: _with_index(load_catalog(paths)))
+
+
+def _with_index(catalog: Catalog) -> Catalog:
+    from bot.core.index import CatalogIndex  # the core imports this module
+
+    catalog.prebuilt_index = CatalogIndex(catalog)
+    return catalog

@@ -77,7 +77,21 @@ class _Cleaned:
         return line.rstrip(" \t")
 
 
+# The last text cleaned: the matcher reads one text twice (panics, then quoted messages).
+_last_cleaned: tuple[str, _Cleaned] | None = None
+
+
 def _clean(text: str) -> _Cleaned:
+    global _last_cleaned
+    last = _last_cleaned
+    if last is not None and last[0] is text:
+        return last[1]
+    cleaned = _clean_uncached(text)
+    _last_cleaned = (text, cleaned)
+    return cleaned
+
+
+def _clean_uncached(text: str) -> _Cleaned:
     data = text.encode("utf-8", "surrogatepass")
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")

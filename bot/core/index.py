@@ -148,6 +148,7 @@ class CatalogIndex:
         # Each record's full analysis (pattern, specificity, fragments) is built the first
         # time it is a candidate: start-up pays only for the word postings.
         self._entries: dict[str, IndexedRecord] = {}
+        self._candidate_cache: dict[tuple[frozenset[str], int], tuple[str, ...]] = {}
         postings: dict[str, list[str]] = defaultdict(list)
         self.by_file: dict[str, list[str]] = defaultdict(list)
         # crate name -> repository folder, learned from the catalog's paths
@@ -169,12 +170,25 @@ class CatalogIndex:
         self.idf = {token: math.log(1 + total / len(ids)) for token, ids in self.postings.items()}
         self.max_df = max(50, total // 100)
         # Each record's total word weight, for ranking candidates by coverage.
-        self.record_weight: dict[str, float] = defaultdict(lambda: 1.0)
+        self.record_weight: dict[str, float] = defaultdict(_unit_weight)
         for token, ids in self.postings.items():
             if len(ids) <= self.max_df:
                 weight = self.idf[token]
                 for rid in ids:
                     self.record_weight[rid] = self.record_weight.get(rid, 0.0) + weight
+
+    @classmethod
+    def for_catalog(cls, catalog: Catalog) -> CatalogIndex:
+        """The catalog's prebuilt index when it has one (the bundled catalog's is cached)."""
+        index = catalog.prebuilt_index
+        if isinstance(index, cls) and index.catalog is catalog:
+            return index
+        return cls(catalog)
+
+    def forget_candidates(self) -> None:
+        """Start a new text: candidate lists are reused within one text only, so a figure
+        measured on repeated texts is the cost of a text seen once."""
+        self._candidate_cache.clear()
 
     def entry(self, record_id: str) -> IndexedRecord:
         entry = self._entries.get(record_id)
@@ -208,22 +222,54 @@ class CatalogIndex:
         with a filled-in value (`TensorId { value: 3 }`).
         """
         postings = self.postings
-        scores: dict[str, float] = defaultdict(float)
-        for token in set(words(text)):
-            ids = postings.get(token)
-            if ids is None or len(ids) > self.max_df:
-                continue
-            weight = self.idf[token]
-            for rid in ids:
-                scores[rid] += weight
-        if not scores:
+        max_df = self.max_df
+        key = frozenset(
+            token
+            for token in words(text)
+            if (ids := postings.get(token)) is not None and len(ids) <= max_df
+        )
+        if not key:
             return []
+        # Lines of one text repeat their indexed words (log lines differ in their numbers):
+        # the ranking depends on nothing else, so it is computed once per word set.
+        cache = self._candidate_cache
+        cached = cache.get((key, limit))
+        if cached is not None:
+            return list(cached)
+        found = self._rank_candidates(key, limit)
+        if len(cache) >= CANDIDATE_CACHE_SIZE:
+            cache.clear()
+        cache[(key, limit)] = tuple(found)
+        return found
+
+    def _rank_candidates(self, tokens: frozenset[str], limit: int) -> list[str]:
+        if len(self.catalog) >= ARRAY_POSTINGS_MIN_RECORDS:
+            from bot.core.postings import rank_with_arrays  # numpy: large catalogs only
+
+            return rank_with_arrays(self, tokens, limit)
+        postings = self.postings
+        idf = self.idf
+        scores: dict[str, float] = defaultdict(float)
+        for token in tokens:
+            weight = idf[token]
+            for rid in postings[token]:
+                scores[rid] += weight
         totals = self.record_weight
         # A record whose words the text barely covers is not worth verifying.
         covered = [rid for rid, score in scores.items() if score >= MIN_COVERAGE * totals[rid]]
         return heapq.nsmallest(
             limit, covered, key=lambda rid: (-scores[rid] / totals[rid], -scores[rid], rid)
         )
+
+
+# Word sets whose candidates are kept; the cache is emptied when full.
+CANDIDATE_CACHE_SIZE = 4096
+# From this size on, postings are summed as arrays (bot.core.postings): the same ranking.
+ARRAY_POSTINGS_MIN_RECORDS = 50_000
+
+
+def _unit_weight() -> float:
+    return 1.0  # a record without informative words (a named function pickles; a lambda not)
 
 
 # Share of a record's word weight a text must contain for the record to be a candidate.

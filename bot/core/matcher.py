@@ -44,11 +44,12 @@ class Matcher:
 
     def __init__(self, catalog: Catalog):
         self.catalog = catalog
-        self.index = CatalogIndex(catalog)
+        self.index = CatalogIndex.for_catalog(catalog)
 
     # -- one text ------------------------------------------------------------------------
 
     def analyse(self, text: str) -> Analysis:
+        self.index.forget_candidates()
         panics = extract_panics(text)
         matches = [self.match_panic(panic) for panic in panics]
         if not any(panic.has_header for panic in panics):
@@ -70,8 +71,10 @@ class Matcher:
         ids = list(self.index.candidates(query))
         location_path = self._repo_path(panic.location)
         if location_path:
+            known = set(ids)  # a set: thousands of records can share one file
             for rid in self.index.by_file.get(location_path, ()):
-                if rid not in ids:
+                if rid not in known:
+                    known.add(rid)
                     ids.append(rid)
         scored: list[tuple[float, Candidate]] = []
         for rid in ids:

@@ -57,6 +57,31 @@ def _looks_like_code(line: str) -> bool:
     return stripped.endswith((";", "{", "=>")) or bool(_CODE_CALL.search(line))
 
 
+# Output of the tools around a panic, never a quoted panic message: log records below error
+# level, cargo's right-aligned progress lines and rustc's warnings. A long paste is mostly
+# these; dropping them in one pass over the text keeps the snippet budget (and the time) for
+# lines that can be a message.
+_QUIET_LEVELS = r"(?:TRACE|DEBUG|INFO|WARN|WARNING)"
+# Anchored on the line break before the line: the engine then jumps from `\n` to `\n` (a
+# literal prefix) rather than trying `^` at every character of a 4 MB window.
+_TOOL_OUTPUT = re.compile(
+    r"\n(?:"
+    r"warning[:\[][^\n]*"
+    r"|[ \t]{1,12}(?:Compiling|Checking|Finished|Running|Fresh|Downloading|Downloaded|"
+    r"Updating|Locking|Adding|Blocking|Documenting|Building|Installing|Installed|Unpacking|"
+    r"Packaging)[ \t][^\n]*"
+    rf"|\[(?:[0-9T:.,Z+-]{{8,40}}[ \t]{{1,4}})?{_QUIET_LEVELS}\b[^\]\n]{{0,200}}\][^\n]*"
+    r"|(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}[0-9.,]{0,10}[Z+:0-9-]{0,6}[ \t]{1,8})?"
+    rf"{_QUIET_LEVELS}[ \t]{{1,8}}[A-Za-z_][A-Za-z0-9_:]{{0,200}}:?[ \t][^\n]*"
+    r")(?=\n|$)"
+)
+
+
+def without_tool_output(text: str) -> str:
+    """The text with tool-output lines emptied (see `_TOOL_OUTPUT`); other lines as they are."""
+    return _TOOL_OUTPUT.sub("\n", "\n" + text)[1:]
+
+
 def quoted_snippets(text: str) -> list[Snippet]:
     """Candidate messages in a text that has no `panicked at` header, in order, deduplicated."""
     out: list[Snippet] = []
@@ -74,7 +99,7 @@ def quoted_snippets(text: str) -> list[Snippet]:
 
     in_fence = False
     first = True
-    for raw_line in clean_text(text).split("\n"):
+    for raw_line in without_tool_output(clean_text(text)).split("\n"):
         if len(out) >= MAX_SNIPPETS:
             break
         stripped = raw_line.strip()

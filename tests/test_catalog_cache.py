@@ -1,0 +1,123 @@
+"""The bundled catalog's cache (bot.catalog.cache): used when current, rebuilt when stale or
+corrupt, ignored when it cannot be written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import bot
+from bot.catalog import cache
+from bot.catalog.loader import Catalog, bundled_catalog_path, load_catalog
+from bot.core.index import CatalogIndex
+from bot.core.matcher import Matcher
+
+AVG_POOL = (
+    "thread 'main' panicked at /home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/"
+    "burn-autodiff-0.18.0/src/ops/module.rs:1498:9:\n"
+    "Can't differentiate avg pool 2d backward.\n"
+)
+
+
+@pytest.fixture
+def catalog_copy(tmp_path) -> Path:
+    folder = tmp_path / "catalog"
+    shutil.copytree(bundled_catalog_path(), folder)
+    return folder
+
+
+@pytest.fixture
+def cache_folder(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(cache.CACHE_ENV, str(folder))
+    return folder
+
+
+class Builds:
+    """`build` for load_indexed, counting its calls."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.count = 0
+
+    def __call__(self) -> Catalog:
+        self.count += 1
+        catalog = load_catalog([self.folder])
+        catalog.prebuilt_index = CatalogIndex(catalog)
+        return catalog
+
+    def load(self) -> Catalog:
+        return cache.load_indexed([self.folder], self)
+
+
+def test_the_second_load_reads_the_cache_and_matches_the_same(catalog_copy, cache_folder):
+    builds = Builds(catalog_copy)
+    first = builds.load()
+    assert builds.count == 1
+    assert len(list(cache_folder.glob("catalog-*.pickle"))) == 1
+    second = builds.load()
+    assert builds.count == 1  # not rebuilt
+    assert second is not first
+    assert second.records.keys() == first.records.keys()
+    assert second.prebuilt_index.postings == first.prebuilt_index.postings
+    matcher = Matcher(second)
+    assert matcher.index is second.prebuilt_index
+    assert matcher.analyse(AVG_POOL).answered == Matcher(first).analyse(AVG_POOL).answered
+    assert matcher.analyse(AVG_POOL).verdict == "match"
+
+
+def test_an_edited_catalog_file_is_never_read_stale(catalog_copy, cache_folder):
+    builds = Builds(catalog_copy)
+    builds.load()
+    sites = catalog_copy / "burn" / "panic_sites.jsonl"
+    lines = sites.read_text().splitlines()
+    record = json.loads(lines[0])
+    record["errorMessage"] = "a message written after the cache was made"
+    sites.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    reloaded = builds.load()
+    assert builds.count == 2
+    assert reloaded.records[record["id"]].error_message == record["errorMessage"]
+    assert len(list(cache_folder.glob("catalog-*.pickle"))) == 1  # the stale one is gone
+
+
+def test_a_new_package_version_does_not_read_the_old_cache(catalog_copy, cache_folder, monkeypatch):
+    builds = Builds(catalog_copy)
+    builds.load()
+    monkeypatch.setattr(bot, "__version__", "99.0.0")
+    builds.load()
+    assert builds.count == 2
+
+
+@pytest.mark.parametrize("content", [b"", b"not a pickle", b"\x80\x05garbage", b"\x80\x04N."])
+def test_a_corrupt_cache_file_is_rebuilt(catalog_copy, cache_folder, content):
+    builds = Builds(catalog_copy)
+    expected = builds.load()
+    (path,) = cache_folder.glob("catalog-*.pickle")
+    path.write_bytes(content)
+    catalog = builds.load()
+    assert builds.count == 2
+    assert catalog.records.keys() == expected.records.keys()
+    assert path.read_bytes() != content  # written again, whole
+    builds.load()
+    assert builds.count == 2
+
+
+def test_a_cache_folder_that_cannot_be_written_is_ignored(catalog_copy, tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(cache.CACHE_ENV, str(blocker / "cache"))
+    builds = Builds(catalog_copy)
+    assert len(builds.load()) == len(builds.load()) > 1000
+    assert builds.count == 2
+
+
+def test_off_turns_the_cache_off(catalog_copy, tmp_path, monkeypatch):
+    monkeypatch.setenv(cache.CACHE_ENV, "off")
+    assert cache.cache_dir() is None
+    builds = Builds(catalog_copy)
+    builds.load()
+    builds.load()
+    assert builds.count == 2

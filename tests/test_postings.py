@@ -1,0 +1,77 @@
+"""Large catalogs rank candidates over numpy arrays (bot.core.postings): the same answers as
+the plain loop, to the last bit."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from corpus_padding import load_cases
+
+import bot.core.index as index_module
+from bot.catalog.loader import bundled_catalog_path, load_bundled_catalog, load_catalog
+from bot.catalog.sites import skeleton_record
+from bot.core.index import CatalogIndex, words
+from bot.core.matcher import Matcher
+from bot.core.postings import rank_with_arrays
+
+SWAPS = "tensor shape dtype kernel buffer device stream gradient backward layout".split()
+
+
+@pytest.fixture(scope="module")
+def grown_catalog(tmp_path_factory):
+    """The bundled catalog and 6,000 near-copies of its messages: many ties and shared words."""
+    rng = random.Random(3)
+    templates = [r.error_message for r in load_bundled_catalog() if len(r.error_message) > 15]
+    path = tmp_path_factory.mktemp("grown") / "grown.jsonl"
+    seen: set[str] = set()
+    lines = []
+    while len(lines) < 6000:
+        message = templates[rng.randrange(len(templates))].split(" ")
+        message[rng.randrange(len(message))] = rng.choice(SWAPS)
+        text = " ".join(message)
+        if text in seen:
+            continue
+        seen.add(text)
+        record = skeleton_record(
+            repo="test/grown",
+            file_path=f"crates/burn-{rng.choice(SWAPS)}/src/{rng.choice(SWAPS)}.rs",
+            line=rng.randint(1, 900),
+            kind="panic!",
+            message_format=text,
+            commit="0" * 40,
+        )
+        lines.append(json.dumps(record))
+    path.write_text("\n".join(lines) + "\n")
+    return load_catalog([bundled_catalog_path(), path])
+
+
+def test_the_array_ranking_equals_the_plain_loop(grown_catalog, monkeypatch):
+    monkeypatch.setattr(index_module, "ARRAY_POSTINGS_MIN_RECORDS", 10**12)
+    index = CatalogIndex(grown_catalog)
+    keys = set()
+    for case in load_cases():
+        for line in case["text"].splitlines():
+            key = frozenset(
+                w
+                for w in words(line)
+                if (ids := index.postings.get(w)) is not None and len(ids) <= index.max_df
+            )
+            if key:
+                keys.add(key)
+    assert len(keys) > 300
+    for limit in (1, 8):
+        for key in keys:
+            assert rank_with_arrays(index, key, limit) == index._rank_candidates(key, limit)
+
+
+def test_a_large_catalog_answers_as_with_the_plain_loop(grown_catalog, monkeypatch):
+    texts = [case["text"] for case in load_cases()]
+    monkeypatch.setattr(index_module, "ARRAY_POSTINGS_MIN_RECORDS", 10**12)
+    plain = Matcher(grown_catalog)
+    expected = [plain.analyse(text) for text in texts]
+    monkeypatch.setattr(index_module, "ARRAY_POSTINGS_MIN_RECORDS", 1)
+    arrays = Matcher(grown_catalog)
+    assert [arrays.analyse(text) for text in texts] == expected
+    assert arrays.index.__dict__.get("_array_postings") is not None  # the arrays were used
