@@ -503,7 +503,28 @@ class _Scanner:
             result = self.bare_location(index, view)
             if result[0] is not None:
                 return result
+        if stripped.startswith("'"):
+            result = self.old_fragment(index, view)
+            if result[0] is not None:
+                return result
         return self.headerless(index, view)
+
+    def old_fragment(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+        """`'MESSAGE', PATH:LINE:COL` alone on a line: an old (before 1.73) header quoted
+        without its `thread '..' panicked at`."""
+        stripped = view.stripped
+        found = _old_terminator(stripped[1:])
+        if found is None:
+            return None, index + 1
+        cut, location = found
+        message = stripped[1 : 1 + cut]
+        path = location.path
+        if not message.strip() or not (path.endswith(".rs") and ("/" in path or "\\" in path)):
+            return None, index + 1
+        offset = view.column + (len(view.text) - len(view.text.lstrip()))
+        end = (index, len(self.lines[index]))
+        draft = _Draft(_collapse(message), None, location, False, False, (index, offset), end)
+        return draft, index + 1
 
     def eyre_report(self, index: int, view: _View) -> tuple[_Draft | None, int]:
         """color-eyre's hook: `The application panicked (crashed).`, `Message:  ...`,

@@ -18,6 +18,9 @@ from bot.catalog.loader import Catalog
 from bot.catalog.model import Record
 from bot.catalog.patterns import normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Verdict
+from bot.core.caller import location_is_evidence, reports_caller
+from bot.core.cascade import answers_after_unwrap, is_uncatalogued_unwrap
+from bot.core.drift import drift
 from bot.core.extract import extract_panics
 from bot.core.index import CatalogIndex, IndexedRecord, squash
 from bot.core.panic import PANIC_WRAPPERS, Location, Panic
@@ -116,7 +119,7 @@ class Matcher:
         record = entry.record
         line_distance = None
         location = panic.location
-        if location_path and location_path == record.file_path:
+        if location_path and location_path == record.file_path and location_is_evidence(record):
             evidence.append("location")
             confidence += 0.2
             if location.line is not None and record.line_number is not None:
@@ -126,7 +129,7 @@ class Matcher:
                     confidence += 0.1
                 elif line_distance <= 60:
                     confidence += 0.05
-        elif location is not None:
+        elif location is not None and not reports_caller(record):
             confidence = self._weigh_other_location(confidence, message.score, location, record)
         if record.crate and record.crate in panic.stack_crates and "location" not in evidence:
             evidence.append("crate")
@@ -281,6 +284,9 @@ def _score_message(query: str, entry: IndexedRecord, in_sentence: bool = False) 
     ratio = _fuzzy(query, entry)
     if ratio >= FUZZY_CUTOFF:
         return _MessageScore(ratio / 100 * 0.95, ("fuzzy",))
+    drifted = drift(query, entry.segments)  # compared on the fixed text, placeholders filled
+    if drifted is not None:
+        return _MessageScore(drifted.score, ("fuzzy",) if drifted.kind == "whole" else ("prefix",))
     return _MessageScore(0.0, ())
 
 
@@ -372,8 +378,11 @@ def _without_cascades(matches: list[PanicMatch]) -> list[PanicMatch]:
     """Later panics are usually consequences of the first: answer them only with the root."""
     if not matches or matches[0].matched or not matches[0].panic.has_header:
         return matches
+    unwrap_first = is_uncatalogued_unwrap(matches[0])
     return [
-        m if not m.matched else PanicMatch(panic=m.panic, candidates=m.candidates, matched=False)
+        m
+        if not m.matched or (unwrap_first and answers_after_unwrap(m))
+        else PanicMatch(panic=m.panic, candidates=m.candidates, matched=False)
         for m in matches
     ]
 

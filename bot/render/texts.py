@@ -167,3 +167,9 @@ WHY_OVERRIDE_WRONG = "A maintainer marked record(s) {records} as wrong with /tri
 ALSO_REPORTED = "Also reported in {issues}."
 ALSO_REPORTED_OPEN = "#{number}"
 ALSO_REPORTED_CLOSED = "#{number} (closed)"
+
+# --- the first panic is an uncatalogued `unwrap()`, a later one is answered ---------------------
+FIRST_NOT_CATALOGUED = (
+    "The first panic in this text, `{message}`, is not in the catalog; the answer is for a "
+    "later panic."
+)
