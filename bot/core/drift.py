@@ -36,7 +36,8 @@ MAX_QUERY_TOKENS = 400
 WHOLE_SCORE = 0.95  # minus half the edit share
 PREFIX_SCORE = 0.9  # as strong as the older-wording check it generalises
 
-_TOKEN = re.compile(r"[A-Za-z0-9_]+|[^\sA-Za-z0-9_]")
+# A URL is one token: a trailing `See: URL` is one missing thing, not fifteen.
+_TOKEN = re.compile(r"https?://\S{1,2000}|[A-Za-z0-9_]+|[^\sA-Za-z0-9_]")
 _PLACEHOLDER = None  # a placeholder's token
 
 
