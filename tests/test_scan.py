@@ -468,6 +468,24 @@ fn gen() -> TokenStream { quote! { panic!("generated into the user's crate") } }
     ]
 
 
+def test_track_caller_functions_inside_another_macros_tokens() -> None:
+    source = """cfg_rt! {
+    impl Handle {
+        #[track_caller]
+        pub(crate) fn current() -> Handle { panic!("no runtime {}", 1) }
+        fn other() {
+            let c = |x| { panic!("in a closure") };
+            match x { A => { panic!("in an arm") } }
+        }
+    }
+}"""
+    assert _tagged(source) == [
+        (4, "no runtime {}", ("track-caller",)),
+        (6, "in a closure", ()),
+        (7, "in an arm", ()),
+    ]
+
+
 def test_expect_messages_are_literal_text_not_format_strings() -> None:
     source = """fn f() {
     a.expect("rank {D} is wrong");

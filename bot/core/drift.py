@@ -26,8 +26,12 @@ MAX_EDIT_SHARE = 0.1
 MIN_FIXED_TOKENS = 8
 # An older wording must share this many fixed tokens with the start of today's message...
 MIN_SHARED_PREFIX = 10
-# ... and this share of them (the missing tail may be short: `See: URL`).
+# ... and this share of them (the missing tail may be short: `See: URL`),
 MIN_PREFIX_SHARE = 0.6
+# ... or this many when they part where today's message starts a new clause (an older
+# release said the first sentence, then something else).
+MIN_SHARED_CLAUSE = 12
+_CLAUSE_BREAKS = frozenset({",", ".", ":", ";"})
 # Share of the message's fixed words that must appear in the paste before aligning at all.
 MIN_WORD_COVERAGE = 0.7
 # Pasted tokens looked at: placeholders filled with long values make pastes long.
@@ -69,16 +73,24 @@ def drift(query: str, segments: list[Segment]) -> Drift | None:
     if fixed_total < MIN_FIXED_TOKENS:
         return None
     pasted = _tokens(query)[:MAX_QUERY_TOKENS]
-    words = {t for t in message if t is not _PLACEHOLDER and t[0].isalnum()}
-    if not words or len(words & set(pasted)) < MIN_WORD_COVERAGE * len(words):
+    ordered = [t for t in message if t is not _PLACEHOLDER and t[0].isalnum()]
+    words, seen = set(ordered), set(pasted)
+    # Cheap before aligning: most of the message's words are there, or most of its opening.
+    head = set(ordered[:MIN_SHARED_CLAUSE])
+    if not words or (
+        len(words & seen) < MIN_WORD_COVERAGE * len(words)
+        and len(head & seen) < MIN_WORD_COVERAGE * len(head)
+    ):
         return None
     rows = _align(message, pasted)
     edits = rows[-1][-1]
     allowed = max(1, round(MAX_EDIT_SHARE * fixed_total))
     if 0 < edits <= allowed:
         return Drift(WHOLE_SCORE - 0.5 * edits / fixed_total, "whole")
-    shared = _shared_prefix(message, rows)
-    if shared >= MIN_SHARED_PREFIX and shared >= MIN_PREFIX_SHARE * fixed_total:
+    shared, at_clause_end = _shared_prefix(message, rows)
+    if shared >= MIN_SHARED_PREFIX and (
+        shared >= MIN_PREFIX_SHARE * fixed_total or (at_clause_end and shared >= MIN_SHARED_CLAUSE)
+    ):
         return Drift(PREFIX_SCORE, "prefix")
     return None
 
@@ -106,16 +118,18 @@ def _align(message: list[str | None], pasted: list[str]) -> list[list[int]]:
     return rows
 
 
-def _shared_prefix(message: list[str | None], rows: list[list[int]]) -> int:
+def _shared_prefix(message: list[str | None], rows: list[list[int]]) -> tuple[int, bool]:
     """Fixed tokens of the longest start of the message that a start of the paste matches
-    exactly (placeholders filled), when the rest of the message is missing or differs."""
+    exactly (placeholders filled), when the rest of the message is missing or differs; and
+    whether the message goes on there with a new clause (`,` `.` `:` `;`)."""
     shared = 0
     fixed = 0
+    end = 0
     for i, token in enumerate(message, start=1):
         if token is not _PLACEHOLDER:
             fixed += 1
         if 0 in rows[i]:
-            shared = fixed
+            shared, end = fixed, i
         else:
             break
-    return shared
+    return shared, end < len(message) and message[end] in _CLAUSE_BREAKS

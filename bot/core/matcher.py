@@ -337,7 +337,8 @@ def _rank(scored: list[tuple[float, Candidate]]) -> list[tuple[float, Candidate]
     """Best first: by uncapped score, the location breaking ties between records that share a
     message (burn has `{other:?} reduction is not supported` in fifteen files). A record the
     message only resembles never outranks one whose pattern it matches."""
-    exact = any("pattern" in c.evidence for _, c in scored)
+    # A placeholder-only record (`{e}`) matches anything and is capped: it is no exact match.
+    exact = any("pattern" in c.evidence and c.confidence >= MATCH_THRESHOLD for _, c in scored)
 
     def key(item: tuple[float, Candidate]):
         raw, c = item
@@ -360,8 +361,9 @@ def _settle_ties(ranked: list[tuple[float, Candidate]], index: CatalogIndex) -> 
     if len(ranked) < 2:
         return candidates
     (best_raw, best), (second_raw, second) = ranked[0], ranked[1]
-    best_message = index.entry(best.record_id).message
-    second_message = index.entry(second.record_id).message
+    # Messages differing only in placeholder names (`{entity}`, `{first_entity}`) are one.
+    best_message = index.entry(best.record_id).literal
+    second_message = index.entry(second.record_id).literal
     if best_message != second_message and best_raw - second_raw < 0.05:
         lowered = Candidate(
             record_id=best.record_id,

@@ -799,12 +799,49 @@ def caller_reported(node: Node) -> str | None:
             name = head.prev_sibling if head is not None and head.type == "!" else None
             if name is not None and name.text is not None and name.text.decode() in _QUOTE_MACROS:
                 return MACRO_BODY_TAG
+            # A function inside another macro's tokens (`cfg_rt! { .. fn f() { .. } }`).
+            owner = _token_tree_owner(current)
+            if owner == "closure":
+                return None
+            if owner is not None:
+                return TRACK_CALLER_TAG if owner == "track_caller" else None
         if kind == "closure_expression":
             return None
         if kind == "function_item":
             return TRACK_CALLER_TAG if _has_track_caller(current) else None
         current = current.parent
     return None
+
+
+_BLOCK_BOUNDARIES = frozenset({b";", b"=>", b"="})
+
+
+def _token_tree_owner(block: Node) -> str | None:
+    """For a `{..}` token tree: "track_caller" or "fn" when it is a function's body (with or
+    without `#[track_caller]`), "closure" for a closure's, None for any other block."""
+    if not block.children or block.children[0].type != "{":
+        return None
+    sibling = block.prev_sibling
+    while sibling is not None:
+        text = sibling.text or b""
+        if text == b"fn":
+            break
+        if text in (b"|", b"||"):
+            return "closure"
+        if text in _BLOCK_BOUNDARIES or (sibling.type == "token_tree" and text[:1] == b"{"):
+            return None
+        sibling = sibling.prev_sibling
+    if sibling is None:
+        return None
+    sibling = sibling.prev_sibling
+    while sibling is not None:
+        text = sibling.text or b""
+        if text in _BLOCK_BOUNDARIES or (sibling.type == "token_tree" and text[:1] == b"{"):
+            break
+        if sibling.type == "token_tree" and text.replace(b" ", b"") == b"[track_caller]":
+            return "track_caller"
+        sibling = sibling.prev_sibling
+    return "fn"
 
 
 def _has_track_caller(function: Node) -> bool:
