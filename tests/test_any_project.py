@@ -310,3 +310,15 @@ def test_crates_named_in_any_spelling_are_the_projects() -> None:
     assert index.repo_path("tiny_grid", "src/lib.rs") == "src/lib.rs"
     assert index.repo_path("grid-io", "src/io.rs") == "grid_io/src/io.rs"
     assert not index.in_project("serde")
+
+
+def test_catalog_update_brings_the_location_tags_of_a_fresh_scan(scanned: Path) -> None:
+    from bot.scan.update import update_catalog
+
+    scan = [json.loads(line) for line in scanned.read_text().splitlines()]
+    untagged = [dict(r, tags=["rust", "panic-site", "stale"]) for r in scan]
+    result = update_catalog(untagged, scan)
+    tags = {(r["filePath"], r["lineNumber"]): r["tags"] for r in result.records}
+    assert tags[("src/lib.rs", 18)] == ["rust", "panic-site", "stale", "track-caller"]
+    assert tags[("src/check.rs", 19)][-2:] == ["macro-body", "raised-at:src/check.rs:34"]
+    assert tags[("src/lib.rs", 30)] == ["rust", "panic-site", "stale"]
