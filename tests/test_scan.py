@@ -486,6 +486,10 @@ def test_track_caller_functions_inside_another_macros_tokens() -> None:
     ]
 
 
+def test_empty_messages_are_not_sites() -> None:
+    assert _one('fn f() { unreachable!(""); panic!("  "); x.expect(""); }') == []
+
+
 def test_expect_messages_are_literal_text_not_format_strings() -> None:
     source = """fn f() {
     a.expect("rank {D} is wrong");

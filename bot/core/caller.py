@@ -4,7 +4,7 @@
 the caller's file and line, usually the user's own code; a `panic!` in a `macro_rules!` body or
 a `quote!` is printed at the macro's invocation; a builder's reason is raised elsewhere. A
 foreign location is what such a record should be pasted with, so it costs nothing; and for a
-macro body the record's own file is not evidence either (the invocation could be anywhere).
+macro body the pasted line is not evidence (it is the invocation's).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ def reports_caller(record: Record) -> bool:
     return TRACK_CALLER_TAG in record.tags or MACRO_BODY_TAG in record.tags
 
 
-def location_is_evidence(record: Record) -> bool:
-    """Whether a pasted location in the record's own file says it is this record."""
+def line_is_evidence(record: Record) -> bool:
+    """Whether a pasted line near the record's says it is this record. Not for a macro body:
+    the line is the invocation's. The file still counts: a `macro_rules!` is mostly invoked in
+    the file that defines it (burn-dispatch's `macros.rs`)."""
     return MACRO_BODY_TAG not in record.tags

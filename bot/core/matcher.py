@@ -18,7 +18,7 @@ from bot.catalog.loader import Catalog
 from bot.catalog.model import Record
 from bot.catalog.patterns import normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Verdict
-from bot.core.caller import location_is_evidence, reports_caller
+from bot.core.caller import line_is_evidence, reports_caller
 from bot.core.cascade import answers_after_unwrap, is_uncatalogued_unwrap
 from bot.core.drift import drift
 from bot.core.extract import extract_panics
@@ -119,10 +119,10 @@ class Matcher:
         record = entry.record
         line_distance = None
         location = panic.location
-        if location_path and location_path == record.file_path and location_is_evidence(record):
+        if location_path and location_path == record.file_path:
             evidence.append("location")
             confidence += 0.2
-            if location.line is not None and record.line_number is not None:
+            if location.line is not None and record.line_number and line_is_evidence(record):
                 line_distance = abs(location.line - record.line_number)
                 if line_distance <= 3:
                     evidence.append("line")

@@ -886,6 +886,8 @@ def scan_source(
         scan.test_module_paths = _test_module_paths(root, file_path, tests)
 
     def add(anchor: Node, kind: str, message: str, *extra_tags: str, pattern: str = "") -> None:
+        if not message.strip():
+            return  # `unreachable!("")` says nothing; a record needs a message
         point = anchor.start_point
         reported = caller_reported(anchor)
         tags = tuple(dict.fromkeys(((reported,) if reported else ()) + extra_tags))
