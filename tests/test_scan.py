@@ -597,3 +597,16 @@ def test_bad_builder_settings_name_the_problem(tmp_path: Path, text: str, proble
     setting.write_text(text, encoding="utf-8")
     with pytest.raises(BuilderConfigError, match=problem.replace("(", r"\(").replace("[", r"\[")):
         load_builders(setting)
+
+
+def test_scan_command_refuses_a_bad_setting_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    setting = tmp_path / "scan.toml"
+    setting.write_text('[[builder]]\nfunction = "E::new"\nargument = -1\n', encoding="utf-8")
+    argv = ["scan", str(V1), "--repo", REPO, "--commit", SHA1, "--config", str(setting)]
+    assert _run(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {setting}: builder 1: `argument` must be a whole number")
+    assert _run([*argv[:-1], str(tmp_path / "missing.toml")]) == 2
+    assert "cannot read" in capsys.readouterr().err
