@@ -457,6 +457,7 @@ fn helper(v: Option<u8>) -> u8 {
 }
 fn plain() { panic!("plain site"); }
 macro_rules! boom { () => { panic!("from a macro body") }; }
+macro_rules! gen { ($t:ty) => { impl X for $t { fn f() { panic!("in a generated fn") } } }; }
 fn gen() -> TokenStream { quote! { panic!("generated into the user's crate") } }
 """
     assert _tagged(source) == [
@@ -464,7 +465,8 @@ fn gen() -> TokenStream { quote! { panic!("generated into the user's crate") } }
         (5, "helper got nothing", ("track-caller",)),
         (7, "plain site", ()),
         (8, "from a macro body", ("macro-body",)),
-        (9, "generated into the user's crate", ("macro-body",)),
+        (9, "in a generated fn", ("macro-body",)),
+        (10, "generated into the user's crate", ("macro-body",)),
     ]
 
 

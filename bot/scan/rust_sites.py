@@ -781,24 +781,16 @@ def _text_message(
 def caller_reported(node: Node) -> str | None:
     """Whether Rust prints another place than `node`'s line for a panic there, and why.
 
-    `track-caller`: the enclosing function is `#[track_caller]` (a closure in between has its
-    own location); `macro-body`: inside a `macro_rules!` body or a `quote!`, printed at the
-    macro's invocation.
+    `macro-body`: inside a `macro_rules!` body or a `quote!` (at any depth, a function there
+    included), printed at the macro's invocation; `track-caller`: the enclosing function is
+    `#[track_caller]` (a closure in between has its own location).
     """
+    if _in_macro_body(node):
+        return MACRO_BODY_TAG
     current = node.parent
     while current is not None:
         kind = current.type
-        if kind == "macro_definition":
-            return MACRO_BODY_TAG
-        if kind == "macro_invocation":
-            name = current.child_by_field_name("macro")
-            if name is not None and _macro_name(name) in _QUOTE_MACROS:
-                return MACRO_BODY_TAG
         if kind == "token_tree":
-            head = current.prev_sibling
-            name = head.prev_sibling if head is not None and head.type == "!" else None
-            if name is not None and name.text is not None and name.text.decode() in _QUOTE_MACROS:
-                return MACRO_BODY_TAG
             # A function inside another macro's tokens (`cfg_rt! { .. fn f() { .. } }`).
             owner = _token_tree_owner(current)
             if owner == "closure":
@@ -811,6 +803,25 @@ def caller_reported(node: Node) -> str | None:
             return TRACK_CALLER_TAG if _has_track_caller(current) else None
         current = current.parent
     return None
+
+
+def _in_macro_body(node: Node) -> bool:
+    current = node.parent
+    while current is not None:
+        kind = current.type
+        if kind == "macro_definition":
+            return True
+        if kind == "macro_invocation":
+            name = current.child_by_field_name("macro")
+            if name is not None and _macro_name(name) in _QUOTE_MACROS:
+                return True
+        if kind == "token_tree":
+            head = current.prev_sibling
+            name = head.prev_sibling if head is not None and head.type == "!" else None
+            if name is not None and name.text is not None and name.text.decode() in _QUOTE_MACROS:
+                return True
+        current = current.parent
+    return False
 
 
 _BLOCK_BOUNDARIES = frozenset({b";", b"=>", b"="})
