@@ -322,3 +322,22 @@ def test_catalog_update_brings_the_location_tags_of_a_fresh_scan(scanned: Path) 
     assert tags[("src/lib.rs", 18)] == ["rust", "panic-site", "stale", "track-caller"]
     assert tags[("src/check.rs", 19)][-2:] == ["macro-body", "raised-at:src/check.rs:34"]
     assert tags[("src/lib.rs", 30)] == ["rust", "panic-site", "stale"]
+
+
+def test_a_multi_line_old_format_fragment_without_its_header(triage: Triage) -> None:
+    text = (
+        "An older release printed this, header cut off:\n\n```\n'Grid check failed:\n"
+        "  The grid width must be positive. Got width 0 and height 3.\n"
+        f"', {REGISTRY}/src/grid.rs:10:9\n```\n"
+    )
+    analysis = triage.analyse(text)
+    panic = analysis.panics[0].panic
+    assert (panic.location.line, panic.has_header) == (10, False)
+    assert panic.message.startswith("Grid check failed: The grid width")
+    record, _best = answer(triage, text)
+    assert (record.file_path, record.line_number) == ("src/check.rs", 19)
+
+
+def test_a_quoted_word_then_a_location_is_not_a_fragment(triage: Triage) -> None:
+    text = "I said 'hello' to the grid and\nthen 'bye', see src/grid.rs:1:2\n"
+    assert triage.analyse(text).panics == ()
