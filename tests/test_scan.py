@@ -29,6 +29,7 @@ SHA1 = "1" * 40
 V1_SITES = [
     ("src/data.rs", 14, ".expect", "key not in store"),
     ("src/data.rs", 18, ".expect", "variable {} is not set"),
+    ("src/data.rs", 22, ".expect", "missing entry"),
     ("src/data.rs", 26, ".expect", 'the "raw" entry is missing'),
     ("src/data.rs", 30, ".expect", 'tab\there, quote " and \u2192 arrow'),
     ("src/data.rs", 34, ".expect", "a long message split over lines"),
@@ -73,6 +74,7 @@ V2_SITES = [
     ("src/data.rs", 11, ".expect", "entry must exist"),
     ("src/data.rs", 18, ".expect", "key not in store"),
     ("src/data.rs", 22, ".expect", "variable {} is not set"),
+    ("src/data.rs", 26, ".expect", "missing entry"),
     ("src/data.rs", 30, ".expect", 'the "raw" entry is missing'),
     ("src/data.rs", 34, ".expect", 'tab\there, quote " and \u2192 arrow'),
     ("src/data.rs", 38, ".expect", "joined message 42"),
@@ -433,3 +435,180 @@ def test_scan_command_shows_progress_on_large_trees(
     captured = capsys.readouterr()
     assert "scan: 60/60 files, 60 sites" in captured.err
     assert len(captured.out.splitlines()) == 60
+
+
+# ---------------------------------------------------------------------------------------------
+# Caller-reported locations, consts, macro-built messages, builders (issue 13)
+# ---------------------------------------------------------------------------------------------
+
+
+def _tagged(source: str, **kwargs) -> list[tuple[int, str, tuple[str, ...]]]:
+    return [
+        (s.line, s.message_format, s.tags) for s in scan_source(source, "src/x.rs", **kwargs).sites
+    ]
+
+
+def test_track_caller_and_macro_bodies_are_tagged_closures_are_not() -> None:
+    source = """#[track_caller]
+#[inline]
+fn helper(v: Option<u8>) -> u8 {
+    let fallback = || panic!("closure has its own location");
+    v.expect("helper got nothing")
+}
+fn plain() { panic!("plain site"); }
+macro_rules! boom { () => { panic!("from a macro body") }; }
+macro_rules! gen { ($t:ty) => { impl X for $t { fn f() { panic!("in a generated fn") } } }; }
+fn gen() -> TokenStream { quote! { panic!("generated into the user's crate") } }
+"""
+    assert _tagged(source) == [
+        (4, "closure has its own location", ()),
+        (5, "helper got nothing", ("track-caller",)),
+        (7, "plain site", ()),
+        (8, "from a macro body", ("macro-body",)),
+        (9, "in a generated fn", ("macro-body",)),
+        (10, "generated into the user's crate", ("macro-body",)),
+    ]
+
+
+def test_track_caller_functions_inside_another_macros_tokens() -> None:
+    source = """cfg_rt! {
+    impl Handle {
+        #[track_caller]
+        pub(crate) fn current() -> Handle { panic!("no runtime {}", 1) }
+        fn other() {
+            let c = |x| { panic!("in a closure") };
+            match x { A => { panic!("in an arm") } }
+        }
+    }
+}"""
+    assert _tagged(source) == [
+        (4, "no runtime {}", ("track-caller",)),
+        (6, "in a closure", ()),
+        (7, "in an arm", ()),
+    ]
+
+
+def test_empty_messages_are_not_sites() -> None:
+    assert _one('fn f() { unreachable!(""); panic!("  "); x.expect(""); }') == []
+
+
+def test_expect_messages_are_literal_text_not_format_strings() -> None:
+    source = """fn f() {
+    a.expect("rank {D} is wrong");
+    b.expect(&format!("rank {} is wrong", d));
+    panic!("rank {D} is wrong");
+}"""
+    assert _one(source) == [
+        (2, ".expect", "rank {{D}} is wrong"),
+        (3, ".expect", "rank {} is wrong"),
+        (4, "panic!", "rank {D} is wrong"),
+    ]
+
+
+def test_messages_held_in_const_and_static_strs() -> None:
+    source = """const MSG: &str = "no {cell} here";
+static OTHER: &'static str = "the other one";
+fn f() {
+    a.expect(MSG);
+    panic!("{}", OTHER);
+    panic!("{}: {}", MSG, value);
+    panic!("{OTHER} and {value}");
+    b.expect(not_a_const);
+}"""
+    assert _one(source) == [
+        (4, ".expect", "no {{cell}} here"),
+        (5, "panic!", "the other one"),
+        (6, "panic!", "no {{cell}} here: {}"),
+        (7, "panic!", "the other one and {value}"),
+    ]
+
+
+def test_messages_built_by_the_crates_own_macro_are_sites_at_each_call() -> None:
+    source = """macro_rules! bail {
+    ($what:literal) => { panic!(concat!("grid: ", $what)) };
+    ($fmt:literal, $($arg:tt)*) => { panic!($fmt, $($arg)*) };
+}
+macro_rules! fixed { ($x:expr) => { panic!("fixed text {}", $x) }; }
+fn f() {
+    bail!("row is empty");
+    bail!("bad size {}", n);
+    fixed!(3);
+}"""
+    assert _one(source) == [
+        (5, "panic!", "fixed text {}"),
+        (7, "panic!", "grid: row is empty"),
+        (8, "panic!", "bad size {}"),
+    ]
+
+
+def test_builder_functions_declared_by_the_author(tmp_path: Path) -> None:
+    from bot.scan.builders import load_builders
+
+    setting = tmp_path / "scan.toml"
+    setting.write_text(
+        """[[builder]]
+function = "GridError::new"
+append = ["hint"]
+raised_at = "src/check.rs:9"
+prefix = '''Grid check failed:\\s*'''
+""",
+        encoding="utf-8",
+    )
+    builders = load_builders(setting)
+    source = """fn f() {
+    let a = GridError::new("The width must be positive.").hint(format!("Got {w}."));
+    let b = crate::check::GridError::new(format!("{} cells is too many", n));
+    let c = GridError::new("no hint readable").hint(reason);
+    let d = GridError::new(text);
+}"""
+    sites = scan_tree_source(source, builders)
+    assert [(s.line, s.kind, s.message_format, s.tags) for s in sites] == [
+        (
+            2,
+            "panic!",
+            "The width must be positive. Got {w}.",
+            ("macro-body", "raised-at:src/check.rs:9"),
+        ),
+        (3, "panic!", "{} cells is too many", ("macro-body", "raised-at:src/check.rs:9")),
+        (4, "panic!", "no hint readable {}", ("macro-body", "raised-at:src/check.rs:9")),
+    ]
+    assert sites[0].message_pattern.startswith("(?:Grid check failed:\\s*)?The\\s*width")
+
+
+def scan_tree_source(source: str, builders) -> list[PanicSite]:
+    from bot.scan.rust_sites import ScanContext
+
+    return scan_source(source, "src/x.rs", context=ScanContext(builders=tuple(builders))).sites
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("[[builder]]\nargument = 0\n", "`function`"),
+        ('[[builder]]\nfunction = "E::new"\nreported_at = "there"\n', "`reported_at`"),
+        ('[[builder]]\nfunction = "E::new"\nprefix = "(a+)+"\n', "`prefix`"),
+        ('[[builder]]\nfunction = "E::new"\ncolour = 1\n', "colour"),
+        ('[builders]\nfunction = "E::new"\n', "builders"),
+        ("[[builder]\n", "not valid TOML"),
+    ],
+)
+def test_bad_builder_settings_name_the_problem(tmp_path: Path, text: str, problem: str) -> None:
+    from bot.scan.builders import BuilderConfigError, load_builders
+
+    setting = tmp_path / "scan.toml"
+    setting.write_text(text, encoding="utf-8")
+    with pytest.raises(BuilderConfigError, match=problem.replace("(", r"\(").replace("[", r"\[")):
+        load_builders(setting)
+
+
+def test_scan_command_refuses_a_bad_setting_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    setting = tmp_path / "scan.toml"
+    setting.write_text('[[builder]]\nfunction = "E::new"\nargument = -1\n', encoding="utf-8")
+    argv = ["scan", str(V1), "--repo", REPO, "--commit", SHA1, "--config", str(setting)]
+    assert _run(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {setting}: builder 1: `argument` must be a whole number")
+    assert _run([*argv[:-1], str(tmp_path / "missing.toml")]) == 2
+    assert "cannot read" in capsys.readouterr().err

@@ -99,6 +99,7 @@ EXPECTED_MOVES = {
     # (file, old line, new line): record ids
     ("src/data.rs", 14, 18): {_sid("src/data.rs", "key not in store")},
     ("src/data.rs", 18, 22): {_sid("src/data.rs", "variable {} is not set")},
+    ("src/data.rs", 22, 26): {_sid("src/data.rs", "missing entry")},
     ("src/data.rs", 26, 30): {_sid("src/data.rs", 'the "raw" entry is missing')},
     ("src/data.rs", 30, 34): {_sid("src/data.rs", 'tab\there, quote " and \u2192 arrow')},
     ("src/data.rs", 41, 38): {_sid("src/data.rs", "joined message 42")},
@@ -185,7 +186,7 @@ def test_update_v1_to_v2_exactly() -> None:
     assert all(r["analyzedSha"] == SHA2 for r in result.new)
     assert result.warnings == []
     assert result.summary() == (
-        f"{REPO} at {SHA2[:12]}: moved 12, changed 2 (2 proposed, 0 accepted), removed 2, "
+        f"{REPO} at {SHA2[:12]}: moved 13, changed 2 (2 proposed, 0 accepted), removed 2, "
         "new 3, unchanged 13"
     )
     ids = [r["id"] for r in result.records]
@@ -234,7 +235,7 @@ def test_accepting_a_proposal_moves_the_record_onto_the_new_site() -> None:
     assert "Cannot differentiate embedding backward." not in {r["errorMessage"] for r in result.new}
     assert [p.accepted for p in result.proposals if "written-embedding" in p.record_ids] == [True]
     assert any("messagePattern" in w and "written-embedding" in w for w in result.warnings)
-    assert result.summary().startswith(f"{REPO} at {SHA2[:12]}: moved 12, changed 2 (1 proposed")
+    assert result.summary().startswith(f"{REPO} at {SHA2[:12]}: moved 13, changed 2 (1 proposed")
 
 
 def test_rejecting_a_proposal_removes_the_record_and_adds_the_site() -> None:
@@ -281,7 +282,7 @@ def test_every_site_gone() -> None:
     expected = {r["id"] for r in _scan(1, SHA1)} | {"written-avg-pool", "written-embedding"}
     assert {rid for r in result.removed for rid in r.record_ids} == expected
     assert result.warnings == [
-        "29 of 29 catalogued sites are missing from the scan; "
+        "30 of 30 catalogued sites are missing from the scan; "
         "was the whole repository scanned, from its root?"
     ]
 
@@ -344,7 +345,7 @@ def test_update_command_writes_catalog_report_and_diff(
     argv = ["update", "--catalog", str(catalog), "--scan", str(scan_file), "--out", str(out)]
     assert _run([*argv, "--accept", "written-embedding", "--accept", "nonsense"]) == 0
     err = capsys.readouterr().err
-    assert "moved 12, changed 2 (1 proposed, 1 accepted), removed 2, new 3" in err
+    assert "moved 13, changed 2 (1 proposed, 1 accepted), removed 2, new 3" in err
     assert "no proposal for record nonsense" in err
 
     written = out / "catalog"

@@ -517,7 +517,29 @@ class _Scanner:
             result = self.bare_location(index, view)
             if result[0] is not None:
                 return result
+        if stripped.startswith("'"):
+            result = self.old_fragment(index, view)
+            if result[0] is not None:
+                return result
         return self.headerless(index, view)
+
+    def old_fragment(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+        """`'MESSAGE', PATH:LINE:COL` alone on a line: an old (before 1.73) header quoted
+        without its `thread '..' panicked at`."""
+        stripped = view.stripped
+        if stripped.startswith(("', ", "': ")):
+            return self.old_fragment_end(index, view), index + 1
+        found = _old_terminator(stripped[1:])
+        if found is None:
+            return None, index + 1
+        cut, location = found
+        message = stripped[1 : 1 + cut]
+        if not message.strip() or not _is_source_path(location):
+            return None, index + 1
+        offset = view.column + (len(view.text) - len(view.text.lstrip()))
+        end = (index, len(self.lines[index]))
+        draft = _Draft(_collapse(message), None, location, False, False, (index, offset), end)
+        return draft, index + 1
 
     def eyre_report(self, index: int, view: _View) -> tuple[_Draft | None, int]:
         """color-eyre's hook: `The application panicked (crashed).`, `Message:  ...`,
@@ -565,6 +587,31 @@ class _Scanner:
         start = (index, view.column + len(view.text) - len(view.text.lstrip()))
         end = (end_index, len(self.lines[end_index]))
         return _Draft(message, None, location, False, False, start, end), end_index + 1
+
+    def old_fragment_end(self, index: int, view: _View) -> _Draft | None:
+        """`', PATH:LINE:COL` alone on a line, ending an old-format message that started with
+        `'` on an earlier line (a multi-line `check!` report pasted without its header)."""
+        location = parse_location(view.stripped[3:])
+        if location is None or not _is_source_path(location):
+            return None
+        floor = self.drafts[-1].end[0] if self.drafts else -1
+        probe = index - 1
+        while probe > floor and index - probe <= OLD_FORMAT_LOOKAHEAD:
+            stripped = self.view(probe).stripped
+            if stripped.startswith(_FENCE_PREFIXES) or _PANICKED in stripped:
+                return None
+            if stripped.startswith("'") and not stripped.startswith("', "):
+                rest = [self.view(i).text.strip() for i in range(probe + 1, index)]
+                lines = [stripped[1:], *rest]
+                message = _collapse(" ".join(lines))[:MAX_MESSAGE_CHARS]
+                if not message:
+                    return None
+                text = self.view(probe).text
+                start = (probe, self.view(probe).column + len(text) - len(text.lstrip()))
+                end = (index, len(self.lines[index]))
+                return _Draft(message, None, location, False, False, start, end)
+            probe -= 1
+        return None
 
     # -- `panicked at` headers --
 
@@ -812,6 +859,11 @@ class _Scanner:
     def single(self, index: int, message: str, start: tuple[int, int]) -> _Draft:
         end = (index, len(self.lines[index]))
         return _Draft(_collapse(message), None, None, False, False, start, end)
+
+
+def _is_source_path(location: Location) -> bool:
+    path = location.path
+    return path.endswith(".rs") and ("/" in path or "\\" in path)
 
 
 def _thread_of(prefix: str) -> tuple[str | None, int | None]:

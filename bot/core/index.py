@@ -22,6 +22,7 @@ from bot.catalog.patterns import (
     normalise_message,
     parse_format,
 )
+from bot.core.crates import canonical_crate, crate_folders
 
 _WORD = re.compile(r"[A-Za-z0-9_']+")
 # Words that say little about which error this is. Kept short: burn's messages are terse.
@@ -159,9 +160,8 @@ class CatalogIndex:
                 postings[token].append(rid)
             if record.file_path:
                 self.by_file[record.file_path].append(rid)
-                folder = _crate_folder(record.file_path)
-                if folder:
-                    self.crate_folders.setdefault(folder[0], folder[1])
+                for crate, folder in crate_folders(record.file_path, record.repo):
+                    self.crate_folders.setdefault(crate, folder)
         total = max(len(catalog), 1)
         self.project_prefixes = {
             name.split("-", 1)[0] for name in self.crate_folders if "-" in name
@@ -200,11 +200,13 @@ class CatalogIndex:
         """`burn-autodiff` + `src/ops/module.rs` -> `crates/burn-autodiff/src/ops/module.rs`."""
         if not crate or not crate_path:
             return None
-        folder = self.crate_folders.get(crate)
-        return f"{folder}/{crate_path}" if folder else None
+        folder = self.crate_folders.get(canonical_crate(crate))
+        if folder is None:
+            return None
+        return f"{folder}/{crate_path}" if folder else crate_path  # "": the repository's root
 
     def knows_crate(self, crate: str) -> bool:
-        return crate in self.crate_folders
+        return canonical_crate(crate) in self.crate_folders
 
     def in_project(self, crate: str) -> bool:
         """A crate of the catalog's project: a known crate, or one named like them.
@@ -212,6 +214,7 @@ class CatalogIndex:
         burn's catalog has no site in burn-wgpu, yet burn-wgpu is burn's: crates share the
         project's name prefix (`burn-`).
         """
+        crate = canonical_crate(crate)
         return crate in self.crate_folders or crate.split("-", 1)[0] in self.project_prefixes
 
     def candidates(self, text: str, limit: int = 8) -> list[str]:
@@ -281,13 +284,6 @@ _PLACEHOLDER_TEXT = re.compile(r"\{[^{}]*\}")
 def _message_tokens(message: str) -> set[str]:
     """The informative words of a message format, placeholders left out."""
     return {w for w in words(_PLACEHOLDER_TEXT.sub(" ", message)) if _word_weight(w) > 0}
-
-
-def _crate_folder(file_path: str) -> tuple[str, str] | None:
-    parts = file_path.split("/")
-    if len(parts) > 2 and parts[0] == "crates":
-        return parts[1], f"crates/{parts[1]}"
-    return None
 
 
 def _index_record(record: Record) -> IndexedRecord:

@@ -18,6 +18,9 @@ from bot.catalog.loader import Catalog
 from bot.catalog.model import Record
 from bot.catalog.patterns import normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Verdict
+from bot.core.caller import line_is_evidence, reports_caller
+from bot.core.cascade import answers_after_unwrap, is_uncatalogued_unwrap
+from bot.core.drift import drift
 from bot.core.extract import extract_panics
 from bot.core.index import CatalogIndex, IndexedRecord, squash
 from bot.core.panic import PANIC_WRAPPERS, Location, Panic
@@ -122,14 +125,14 @@ class Matcher:
         if location_path and location_path == record.file_path:
             evidence.append("location")
             confidence += 0.2
-            if location.line is not None and record.line_number is not None:
+            if location.line is not None and record.line_number and line_is_evidence(record):
                 line_distance = abs(location.line - record.line_number)
                 if line_distance <= 3:
                     evidence.append("line")
                     confidence += 0.1
                 elif line_distance <= 60:
                     confidence += 0.05
-        elif location is not None:
+        elif location is not None and not reports_caller(record):
             confidence = self._weigh_other_location(confidence, message.score, location, record)
         if record.crate and record.crate in panic.stack_crates and "location" not in evidence:
             evidence.append("crate")
@@ -284,6 +287,9 @@ def _score_message(query: str, entry: IndexedRecord, in_sentence: bool = False) 
     ratio = _fuzzy(query, entry)
     if ratio >= FUZZY_CUTOFF:
         return _MessageScore(ratio / 100 * 0.95, ("fuzzy",))
+    drifted = drift(query, entry.segments)  # compared on the fixed text, placeholders filled
+    if drifted is not None:
+        return _MessageScore(drifted.score, ("fuzzy",) if drifted.kind == "whole" else ("prefix",))
     return _MessageScore(0.0, ())
 
 
@@ -334,7 +340,8 @@ def _rank(scored: list[tuple[float, Candidate]]) -> list[tuple[float, Candidate]
     """Best first: by uncapped score, the location breaking ties between records that share a
     message (burn has `{other:?} reduction is not supported` in fifteen files). A record the
     message only resembles never outranks one whose pattern it matches."""
-    exact = any("pattern" in c.evidence for _, c in scored)
+    # A placeholder-only record (`{e}`) matches anything and is capped: it is no exact match.
+    exact = any("pattern" in c.evidence and c.confidence >= MATCH_THRESHOLD for _, c in scored)
 
     def key(item: tuple[float, Candidate]):
         raw, c = item
@@ -357,8 +364,9 @@ def _settle_ties(ranked: list[tuple[float, Candidate]], index: CatalogIndex) -> 
     if len(ranked) < 2:
         return candidates
     (best_raw, best), (second_raw, second) = ranked[0], ranked[1]
-    best_message = index.entry(best.record_id).message
-    second_message = index.entry(second.record_id).message
+    # Messages differing only in placeholder names (`{entity}`, `{first_entity}`) are one.
+    best_message = index.entry(best.record_id).literal
+    second_message = index.entry(second.record_id).literal
     if best_message != second_message and best_raw - second_raw < 0.05:
         lowered = Candidate(
             record_id=best.record_id,
@@ -375,8 +383,11 @@ def _without_cascades(matches: list[PanicMatch]) -> list[PanicMatch]:
     """Later panics are usually consequences of the first: answer them only with the root."""
     if not matches or matches[0].matched or not matches[0].panic.has_header:
         return matches
+    unwrap_first = is_uncatalogued_unwrap(matches[0])
     return [
-        m if not m.matched else PanicMatch(panic=m.panic, candidates=m.candidates, matched=False)
+        m
+        if not m.matched or (unwrap_first and answers_after_unwrap(m))
+        else PanicMatch(panic=m.panic, candidates=m.candidates, matched=False)
         for m in matches
     ]
 

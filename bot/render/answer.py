@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from bot.catalog.model import Record
 from bot.core.analysis import Analysis, Candidate, PanicMatch, Verdict
+from bot.core.cascade import is_uncatalogued_unwrap
 from bot.core.panic import Location, Panic
 from bot.render import texts
 from bot.render.markup import Words, join_words, one_line, shorten, words
@@ -152,6 +153,12 @@ def build_answer(analysis: Analysis, catalog: CatalogLike, *, max_sections: int 
     notes: list[Words] = []
     if omitted:
         notes.append(_count_words(omitted, texts.OMITTED_ONE, texts.OMITTED_MANY))
+    first = analysis.panics[0] if analysis.panics else None
+    if shown and unmatched and unmatched[0] is first and is_uncatalogued_unwrap(first):
+        # An uncatalogued first panic (a plain unwrap) with a later one answered: say which.
+        message = shorten(one_line(first.panic.message), TITLE_LIMIT)
+        notes.append(words(texts.FIRST_NOT_CATALOGUED, message=message))
+        unmatched = unmatched[1:]
     if shown and unmatched:
         notes.append(_count_words(len(unmatched), texts.UNMATCHED_ONE, texts.UNMATCHED_MANY))
     intro = words(texts.SEVERAL_PANICS, count=len(sections)) if len(sections) > 1 else None

@@ -174,3 +174,9 @@ ATTACHMENT_PARTLY_READ = (
     "the {skipped} in between were skipped."
 )
 ATTACHMENT_HEAD_ONLY = "`{filename}` is {size}: only its first {head} were read."
+
+# --- the first panic is an uncatalogued `unwrap()`, a later one is answered ---------------------
+FIRST_NOT_CATALOGUED = (
+    "The first panic in this text, `{message}`, is not in the catalog; the answer is for a "
+    "later panic."
+)

@@ -47,6 +47,12 @@ def register_catalog(catalog_subparsers: Any) -> None:
         "--include-tests", action="store_true", help="also scan tests, benches and examples"
     )
     scan.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a TOML scan setting declaring builder functions whose string arguments are "
+        "panic messages raised elsewhere ([[builder]] tables; see the README)",
+    )
+    scan.add_argument(
         "--format",
         choices=("records", "sites"),
         default="records",
@@ -129,8 +135,19 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if not root.exists():
         _err(f"error: {root}: no such file or folder")
         return 2
+    builders = []
+    if args.config:
+        from bot.scan.builders import BuilderConfigError, load_builders
+
+        try:
+            builders = load_builders(args.config)
+        except BuilderConfigError as exc:
+            _err(f"error: {exc}")
+            return 2
     started = time.monotonic()
-    sites = scan_tree(root, include_tests=args.include_tests, progress=_Progress())
+    sites = scan_tree(
+        root, include_tests=args.include_tests, progress=_Progress(), builders=builders
+    )
     if args.format == "sites":
         rows: list[dict[str, Any]] = [s.as_panic_site(args.commit) for s in sites]
     else:

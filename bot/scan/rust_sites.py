@@ -23,6 +23,7 @@ files of a module declared `#[cfg(test)] mod name;` elsewhere.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -31,6 +32,7 @@ import tree_sitter_rust
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from bot.catalog.importers import skeletons_from_sites
+from bot.catalog.patterns import parse_format
 
 RUST_LANGUAGE = Language(tree_sitter_rust.language())
 
@@ -71,6 +73,15 @@ _WRAP_HEAD = b"fn __scan__() { __scan__("
 _WRAP_TAIL = b"\n); }"
 
 
+# Tags of a site whose printed location is not its own line (see `caller_reported`).
+TRACK_CALLER_TAG = "track-caller"  # in a #[track_caller] function: Rust prints the caller's line
+MACRO_BODY_TAG = "macro-body"  # in a macro_rules!/quote! body: Rust prints the invocation's line
+CALLER_REPORTED_TAGS = frozenset({TRACK_CALLER_TAG, MACRO_BODY_TAG})
+RAISED_AT_TAG_PREFIX = "raised-at:"  # a builder's reason: the site that panics with it
+# Macros whose token trees are code generated into another crate.
+_QUOTE_MACROS = frozenset({"quote", "quote_spanned", "parse_quote"})
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class PanicSite:
     file_path: str  # relative to the scanned root, with `/` separators
@@ -78,16 +89,23 @@ class PanicSite:
     column: int  # 1-based
     kind: str  # "panic!", "assert_eq!", ".expect", ...
     message_format: str
+    # `track-caller`, `macro-body`, `raised-at:FILE:LINE`: how the printed location relates
+    tags: tuple[str, ...] = ()
+    # A whole-message pattern when the printed text wraps the message (a builder's wrapper)
+    message_pattern: str = ""
 
     def as_panic_site(self, commit: str) -> dict[str, object]:
         """The panic-site list form (the fields of /work/shared/burn/panic_sites.jsonl)."""
-        return {
+        row: dict[str, object] = {
             "file_path": self.file_path,
             "line": self.line,
             "kind": self.kind,
             "message_format": self.message_format,
             "commit": commit,
         }
+        if self.tags:
+            row["tags"] = list(self.tags)
+        return row
 
 
 @dataclass(slots=True)
@@ -235,20 +253,40 @@ def _path_start(name: Node) -> Node:
         start = segment
 
 
-def _literal_message(node: Node, source: bytes, reparser: _Reparser, depth: int = 0) -> str | None:
-    """The message an argument node stands for, when it is literal."""
+def escape_format(text: str) -> str:
+    """Literal text as a format string that prints it as is: `{D}` -> `{{D}}`."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _literal_message(
+    node: Node,
+    source: bytes,
+    reparser: _Reparser,
+    depth: int = 0,
+    constants: dict[str, str] | None = None,
+) -> str | None:
+    """The message an argument node stands for, when it is literal.
+
+    An identifier naming a `const`/`static` `&str` stands for its text, escaped as a format
+    string (a const is never parsed for placeholders).
+    """
     if depth > 8:
         return None
     kind = node.type
     if kind in ("string_literal", "raw_string_literal"):
         return string_value(node)
+    if kind in ("identifier", "scoped_identifier") and constants:
+        name = _macro_name(node)
+        return escape_format(constants[name]) if name in constants else None
     if kind == "reference_expression":  # &format!(..) or &"..."
         inner = node.child_by_field_name("value")
-        return _literal_message(inner, source, reparser, depth + 1) if inner else None
+        if inner is None:
+            return None
+        return _literal_message(inner, source, reparser, depth + 1, constants)
     if kind == "parenthesized_expression":
         inner = [c for c in node.named_children if c.type not in _COMMENTS]
         if len(inner) == 1:
-            return _literal_message(inner[0], source, reparser, depth + 1)
+            return _literal_message(inner[0], source, reparser, depth + 1, constants)
         return None
     if kind == "macro_invocation":
         name_node = node.child_by_field_name("macro")
@@ -263,10 +301,57 @@ def _literal_message(node: Node, source: bytes, reparser: _Reparser, depth: int 
         if args is None:
             return None
         if name == "format":
-            return _literal_message(args[0], text, reparser, depth + 1) if args else None
+            if not args:
+                return None
+            found = _literal_message(args[0], text, reparser, depth + 1, constants)
+            return _with_constants(found, args[1:], constants) if found is not None else None
         if name == "concat":
             return _concat(args, reparser, depth)
     return None
+
+
+def _with_constants(fmt: str, args: list[Node], constants: dict[str, str] | None) -> str | None:
+    """`fmt` with each placeholder whose argument is a `const` `&str` filled in with its text.
+
+    `("{}: {}", MSG, x)` -> `"<MSG's text>: {}"`; `"{MSG}"` (an inline name) likewise.
+    """
+    if not constants:
+        return fmt
+    positional = [a for a in args if a.type != "assignment_expression"]
+    named = {}
+    for arg in args:
+        if arg.type == "assignment_expression":
+            left, right = arg.child_by_field_name("left"), arg.child_by_field_name("right")
+            if left is not None and right is not None and left.text is not None:
+                named[left.text.decode()] = right
+    out: list[str] = []
+    next_positional = 0
+    filled = False
+    for segment in parse_format(fmt):
+        if not segment.is_placeholder:
+            out.append(escape_format(segment.text))
+            continue
+        inner = segment.text[1:-1]
+        name, _, spec = inner.partition(":")
+        if name == "":
+            arg = positional[next_positional] if next_positional < len(positional) else None
+            next_positional += 1
+        elif name.isdigit():
+            index = int(name)
+            arg = positional[index] if index < len(positional) else None
+        else:
+            arg = named.get(name)
+            if arg is None and name in constants and not spec:
+                out.append(escape_format(constants[name]))
+                filled = True
+                continue
+        value = None
+        if arg is not None and not spec and arg.type in ("identifier", "scoped_identifier"):
+            const_name = _macro_name(arg)
+            value = constants.get(const_name)
+        filled = filled or value is not None
+        out.append(escape_format(value) if value is not None else segment.text)
+    return "".join(out) if filled else fmt
 
 
 def _concat(args: list[Node], reparser: _Reparser, depth: int) -> str | None:
@@ -304,13 +389,20 @@ def _split_top_level(token_tree: Node) -> list[list[Node]]:
 
 
 def _message_from_args(
-    source: bytes, token_tree: Node, index: int, reparser: _Reparser
+    source: bytes,
+    token_tree: Node,
+    index: int,
+    reparser: _Reparser,
+    constants: dict[str, str] | None = None,
 ) -> str | None:
     args = reparser.arguments(source, token_tree.start_byte, token_tree.end_byte)
     if args is not None:
         if index >= len(args):
             return None
-        return _literal_message(args[index], source, reparser)
+        found = _literal_message(args[index], source, reparser, constants=constants)
+        if found is None or not constants:
+            return found
+        return _with_constants(found, args[index + 1 :], constants)
     chunks = _split_top_level(token_tree)
     if index >= len(chunks) or len(chunks[index]) != 1:
         return None
@@ -512,12 +604,286 @@ def _test_module_paths(root: Node, file_path: str, tests: _TestContext) -> list[
 # ---------------------------------------------------------------------------------------------
 
 
-def scan_source(source: bytes | str, file_path: str, *, include_tests: bool = False) -> FileScan:
-    """The panic sites in one Rust file's text."""
+@dataclass(frozen=True, slots=True)
+class MacroRule:
+    """One rule of a crate's own `macro_rules!` whose body panics with a message it is given."""
+
+    metavariables: tuple[str, ...]  # `$msg` and the like, in the matcher's order
+    open_ended: bool  # the matcher ends with a repetition (`$($arg:tt)*`)
+    # (kind, message argument index, the panic's argument token tree with `$x` left in)
+    panics: tuple[tuple[str, int, bytes], ...]
+
+
+@dataclass(slots=True)
+class ScanContext:
+    """What a file's sites may refer to elsewhere in the crate."""
+
+    constants: dict[str, str] = field(default_factory=dict)  # NAME -> text of a const &str
+    macros: dict[str, list[MacroRule]] = field(default_factory=dict)
+    builders: tuple = ()  # bot.scan.builders.Builder
+
+
+_DEFINITIONS_QUERY = Query(
+    RUST_LANGUAGE,
+    """
+    (const_item name: (identifier) @name type: (reference_type) @type value: (_) @value)
+    (static_item name: (identifier) @name type: (reference_type) @type value: (_) @value)
+    (macro_definition name: (identifier) @macro) @definition
+    """,
+)
+_CALLS_QUERY = Query(RUST_LANGUAGE, "(call_expression function: (_) @function) @call")
+_METAVARIABLE = re.compile(rb"\$([A-Za-z_][A-Za-z0-9_]*)")
+# `$($arg)*`, `$(, $x:expr),+`: a repetition; the message never comes from inside one.
+_REPETITION = re.compile(rb"\$\((?:[^()]|\([^()]*\))*\)\s*[^\s*+?]?\s*[*+?]")
+
+
+def collect_definitions(source: bytes | str, context: ScanContext | None = None) -> ScanContext:
+    """The `const`/`static` `&str` texts and panicking `macro_rules!` of one file, added to
+    `context` (a name seen twice with different texts is dropped: it cannot be told apart)."""
+    if isinstance(source, str):
+        source = source.encode("utf-8")
+    source = source.replace(b"\r\n", b"\n")
+    context = context if context is not None else ScanContext()
+    root = Parser(RUST_LANGUAGE).parse(source).root_node
+    reparser = _Reparser()
+    for _index, captures in QueryCursor(_DEFINITIONS_QUERY).matches(root):
+        if "macro" in captures:
+            name = captures["macro"][0].text.decode()
+            rules = _macro_rules(captures["definition"][0], reparser)
+            if rules:
+                context.macros.setdefault(name, []).extend(rules)
+            continue
+        type_text = (captures["type"][0].text or b"").replace(b" ", b"")
+        if type_text not in (b"&str", b"&'staticstr"):
+            continue
+        value = _literal_message(captures["value"][0], source, reparser)
+        if value is None:
+            continue
+        name = captures["name"][0].text.decode()
+        known = context.constants.get(name)
+        if known is not None and known != value:
+            context.constants[name] = None  # type: ignore[assignment]  # ambiguous
+        elif name not in context.constants:
+            context.constants[name] = value
+    context.constants = {k: v for k, v in context.constants.items() if v is not None}
+    return context
+
+
+def _macro_rules(definition: Node, reparser: _Reparser) -> list[MacroRule]:
+    rules = []
+    for rule in definition.named_children:
+        if rule.type != "macro_rule":
+            continue
+        left, right = rule.child_by_field_name("left"), rule.child_by_field_name("right")
+        if left is None or right is None:
+            continue
+        names: list[str] = []
+        open_ended = False
+        for child in left.named_children:
+            if child.type == "token_binding_pattern":
+                if open_ended:
+                    break
+                name = child.child_by_field_name("name")
+                names.append((name.text or b"$").decode()[1:] if name is not None else "")
+            elif child.type == "token_repetition_pattern":
+                open_ended = True
+        panics = []
+        for _index, captures in QueryCursor(_QUERY).matches(right):
+            if "name" not in captures:
+                continue
+            kind_name = _macro_name(captures["name"][0])
+            index = MESSAGE_ARGUMENT.get(kind_name)
+            args = captures["args"][0]
+            if index is None or args.text is None or b"$" not in args.text:
+                continue
+            if _message_without_metavariables(args.text, index, reparser) is not None:
+                continue  # literal in the body itself: a site of its own already
+            panics.append((f"{kind_name}!", index, args.text))
+        if names and panics:
+            rules.append(MacroRule(tuple(names), open_ended, tuple(panics)))
+    return rules
+
+
+def _message_without_metavariables(template: bytes, index: int, reparser: _Reparser) -> str | None:
+    plain = _METAVARIABLE.sub(b"__meta", _REPETITION.sub(b"__rest", template))
+    args = reparser.arguments(plain, 0, len(plain))
+    if not args or index >= len(args):
+        return None
+    return _literal_message(args[index], plain, reparser)
+
+
+def _macro_built_messages(
+    rules: list[MacroRule], call_args: Node, reparser: _Reparser, context: ScanContext
+) -> list[tuple[str, str]]:
+    """(kind, message) of each panic a call of the crate's macro builds from its arguments."""
+    chunks = _split_top_level(call_args)
+    texts = [b" ".join(node.text or b"" for node in chunk) for chunk in chunks]
+    for rule in rules:
+        count = len(rule.metavariables)
+        if len(texts) < count or (len(texts) > count and not rule.open_ended):
+            continue
+        values = dict(zip(rule.metavariables, texts, strict=False))
+
+        def fill(found: re.Match[bytes], values: dict[str, bytes] = values) -> bytes:
+            return values.get(found.group(1).decode(), found.group(0))
+
+        out = []
+        for kind, index, template in rule.panics:
+            filled = _METAVARIABLE.sub(fill, _REPETITION.sub(b"__rest", template))
+            if b"$" in filled:
+                continue
+            args = reparser.arguments(filled, 0, len(filled))
+            if not args or index >= len(args):
+                continue
+            message = _literal_message(args[index], filled, reparser, constants=context.constants)
+            if message is not None:
+                message = _with_constants(message, args[index + 1 :], context.constants)
+            if message is not None:
+                out.append((kind, message))
+        if out:
+            return out
+    return []
+
+
+def _unwrapped(node: Node) -> Node:
+    while node.type in ("reference_expression", "parenthesized_expression"):
+        inner = node.child_by_field_name("value") if node.type == "reference_expression" else None
+        if inner is None:
+            named = [c for c in node.named_children if c.type not in _COMMENTS]
+            if len(named) != 1:
+                return node
+            inner = named[0]
+        node = inner
+    return node
+
+
+def _is_format_call(node: Node) -> bool:
+    node = _unwrapped(node)
+    if node.type != "macro_invocation":
+        return False
+    name = node.child_by_field_name("macro")
+    return name is not None and _macro_name(name) == "format"
+
+
+def _text_message(
+    node: Node, source: bytes, reparser: _Reparser, constants: dict[str, str] | None
+) -> str | None:
+    """A `&str` argument (of `.expect`, of a builder): literal text, not a format string,
+    unless it is `format!(..)`: `.expect("{D}")` prints `{D}`."""
+    message = _literal_message(node, source, reparser, constants=constants)
+    if message is None or _is_format_call(node):
+        return message
+    if _unwrapped(node).type in ("identifier", "scoped_identifier"):
+        return message  # a const's text, escaped already
+    return escape_format(message)
+
+
+def caller_reported(node: Node) -> str | None:
+    """Whether Rust prints another place than `node`'s line for a panic there, and why.
+
+    `macro-body`: inside a `macro_rules!` body or a `quote!` (at any depth, a function there
+    included), printed at the macro's invocation; `track-caller`: the enclosing function is
+    `#[track_caller]` (a closure in between has its own location).
+    """
+    if _in_macro_body(node):
+        return MACRO_BODY_TAG
+    current = node.parent
+    while current is not None:
+        kind = current.type
+        if kind == "token_tree":
+            # A function inside another macro's tokens (`cfg_rt! { .. fn f() { .. } }`).
+            owner = _token_tree_owner(current)
+            if owner == "closure":
+                return None
+            if owner is not None:
+                return TRACK_CALLER_TAG if owner == "track_caller" else None
+        if kind == "closure_expression":
+            return None
+        if kind == "function_item":
+            return TRACK_CALLER_TAG if _has_track_caller(current) else None
+        current = current.parent
+    return None
+
+
+def _in_macro_body(node: Node) -> bool:
+    current = node.parent
+    while current is not None:
+        kind = current.type
+        if kind == "macro_definition":
+            return True
+        if kind == "macro_invocation":
+            name = current.child_by_field_name("macro")
+            if name is not None and _macro_name(name) in _QUOTE_MACROS:
+                return True
+        if kind == "token_tree":
+            head = current.prev_sibling
+            name = head.prev_sibling if head is not None and head.type == "!" else None
+            if name is not None and name.text is not None and name.text.decode() in _QUOTE_MACROS:
+                return True
+        current = current.parent
+    return False
+
+
+_BLOCK_BOUNDARIES = frozenset({b";", b"=>", b"="})
+
+
+def _token_tree_owner(block: Node) -> str | None:
+    """For a `{..}` token tree: "track_caller" or "fn" when it is a function's body (with or
+    without `#[track_caller]`), "closure" for a closure's, None for any other block."""
+    if not block.children or block.children[0].type != "{":
+        return None
+    sibling = block.prev_sibling
+    while sibling is not None:
+        text = sibling.text or b""
+        if text == b"fn":
+            break
+        if text in (b"|", b"||"):
+            return "closure"
+        if text in _BLOCK_BOUNDARIES or (sibling.type == "token_tree" and text[:1] == b"{"):
+            return None
+        sibling = sibling.prev_sibling
+    if sibling is None:
+        return None
+    sibling = sibling.prev_sibling
+    while sibling is not None:
+        text = sibling.text or b""
+        if text in _BLOCK_BOUNDARIES or (sibling.type == "token_tree" and text[:1] == b"{"):
+            break
+        if sibling.type == "token_tree" and text.replace(b" ", b"") == b"[track_caller]":
+            return "track_caller"
+        sibling = sibling.prev_sibling
+    return "fn"
+
+
+def _has_track_caller(function: Node) -> bool:
+    sibling = function.prev_sibling
+    while sibling is not None and (sibling.type == "attribute_item" or sibling.type in _COMMENTS):
+        text = sibling.text or b""
+        if sibling.type == "attribute_item" and text.replace(b" ", b"") == b"#[track_caller]":
+            return True
+        sibling = sibling.prev_sibling
+    return False
+
+
+def scan_source(
+    source: bytes | str,
+    file_path: str,
+    *,
+    include_tests: bool = False,
+    context: ScanContext | None = None,
+) -> FileScan:
+    """The panic sites in one Rust file's text.
+
+    `context`: the crate's consts, macros and declared builders (`scan_tree` collects them
+    from every file); without it, this file's own.
+    """
     if isinstance(source, str):
         source = source.encode("utf-8")
     # rustc reads CRLF sources as LF: literals spanning lines hold `\n`, and line numbers agree.
     source = source.replace(b"\r\n", b"\n")
+    if context is None:
+        context = collect_definitions(source)
+    constants = context.constants
     parser = Parser(RUST_LANGUAGE)
     tree = parser.parse(source)
     root = tree.root_node
@@ -530,6 +896,16 @@ def scan_source(source: bytes | str, file_path: str, *, include_tests: bool = Fa
             return scan
         scan.test_module_paths = _test_module_paths(root, file_path, tests)
 
+    def add(anchor: Node, kind: str, message: str, *extra_tags: str, pattern: str = "") -> None:
+        if not message.strip():
+            return  # `unreachable!("")` says nothing; a record needs a message
+        point = anchor.start_point
+        reported = caller_reported(anchor)
+        tags = tuple(dict.fromkeys(((reported,) if reported else ()) + extra_tags))
+        scan.sites.append(
+            PanicSite(file_path, point.row + 1, point.column + 1, kind, message, tags, pattern)
+        )
+
     for _index, captures in QueryCursor(_QUERY).matches(root):
         args = captures.get("args", [None])[0]
         if args is None:
@@ -539,6 +915,11 @@ def scan_source(source: bytes | str, file_path: str, *, include_tests: bool = Fa
             name = _macro_name(name_node)
             index = MESSAGE_ARGUMENT.get(name)
             if index is None:
+                rules = context.macros.get(name)
+                if rules and (include_tests or not tests.is_test(name_node)):
+                    anchor = _path_start(name_node)
+                    for kind, message in _macro_built_messages(rules, args, reparser, context):
+                        add(anchor, kind, message)
                 continue
             # The macro's line: the start of `name!` (for a path, `std::panic!`, its start).
             anchor = _path_start(name_node)
@@ -556,19 +937,67 @@ def scan_source(source: bytes | str, file_path: str, *, include_tests: bool = Fa
             continue
         if args.type == "arguments":
             named = [c for c in args.named_children if c.type not in _COMMENTS]
-            message = _literal_message(named[0], source, reparser) if len(named) == 1 else None
+            message = (
+                _text_message(named[0], source, reparser, constants) if len(named) == 1 else None
+            )
+        elif kind == EXPECT_KIND:
+            arguments = reparser.arguments(source, args.start_byte, args.end_byte)
+            message = None
+            if arguments is not None and len(arguments) == 1:
+                message = _text_message(arguments[0], source, reparser, constants)
         else:
-            message = _message_from_args(source, args, index, reparser)
-            if kind == EXPECT_KIND and message is not None:
-                arguments = reparser.arguments(source, args.start_byte, args.end_byte)
-                if arguments is not None and len(arguments) != 1:
-                    message = None
+            message = _message_from_args(source, args, index, reparser, constants)
         if message is None:
             continue
-        point = anchor.start_point
-        scan.sites.append(PanicSite(file_path, point.row + 1, point.column + 1, kind, message))
+        add(anchor, kind, message)
+    for builder in context.builders:
+        for anchor, message in _builder_messages(builder, root, source, reparser, constants):
+            if include_tests or not tests.is_test(anchor):
+                add(anchor, "panic!", message, *builder.tags(), pattern=builder.pattern(message))
     scan.sites.sort()
     return scan
+
+
+def _builder_messages(
+    builder, root: Node, source: bytes, reparser: _Reparser, constants: dict[str, str]
+) -> Iterator[tuple[Node, str]]:
+    """(call, message) for each call of a declared builder function with a literal message;
+    the arguments of chained methods it names (`.details(..)`) are appended after a space."""
+    for _index, captures in QueryCursor(_CALLS_QUERY).matches(root):
+        function = captures["function"][0]
+        text = (function.text or b"").decode("utf-8", "replace").replace(" ", "")
+        if not builder.calls(text):
+            continue
+        call = captures["call"][0]
+        args = call.child_by_field_name("arguments")
+        named = [c for c in args.named_children if c.type not in _COMMENTS] if args else []
+        if builder.argument >= len(named):
+            continue
+        message = _text_message(named[builder.argument], source, reparser, constants)
+        if message is None:
+            continue
+        current = call
+        while True:
+            field_expr = current.parent
+            outer = field_expr.parent if field_expr is not None else None
+            if (
+                field_expr is None
+                or field_expr.type != "field_expression"
+                or outer is None
+                or outer.type != "call_expression"
+            ):
+                break
+            method = field_expr.child_by_field_name("field")
+            method_name = (method.text or b"").decode() if method is not None else ""
+            if method_name not in builder.append:
+                break
+            outer_args = outer.child_by_field_name("arguments")
+            extra = [c for c in outer_args.named_children if c.type not in _COMMENTS]
+            part = _text_message(extra[0], source, reparser, constants) if len(extra) == 1 else None
+            # A text the scanner cannot read (`.details(reason)`) is still printed: a placeholder.
+            message = f"{message} {part if part is not None else '{}'}"
+            current = outer
+        yield function, message
 
 
 def _is_test_path(relative: PurePosixPath) -> bool:
@@ -601,13 +1030,23 @@ def _under(path: str, excluded: set[str]) -> bool:
 ProgressFn = Callable[[int, int, int], None]  # (files done, files total, sites so far)
 
 
+# Files worth a first pass for the crate's consts and macros (most files have neither).
+_DEFINES_SOMETHING = re.compile(rb"macro_rules!|(?:const|static)\s+[A-Za-z_][A-Za-z0-9_]*\s*:\s*&")
+
+
 def scan_tree(
     root: str | Path,
     *,
     include_tests: bool = False,
     progress: ProgressFn | None = None,
+    builders: Iterable = (),
 ) -> list[PanicSite]:
-    """Every panic site under `root`, ordered by file, then line, then column."""
+    """Every panic site under `root`, ordered by file, then line, then column.
+
+    A first pass reads every `const`/`static` `&str` and panicking `macro_rules!` of the tree,
+    so a message held in a const or built by the crate's macro is found where it is used.
+    `builders`: the catalog author's builder functions (`bot.scan.builders`).
+    """
     root = Path(root)
     if root.is_file():
         files = [root]
@@ -617,11 +1056,18 @@ def scan_tree(
     total = len(files)
     sites: list[PanicSite] = []
     test_paths: list[str] = []
+    context = ScanContext(builders=tuple(builders))
+    for path in files:
+        data = path.read_bytes()
+        if _DEFINES_SOMETHING.search(data):
+            collect_definitions(data, context)
     for done, path in enumerate(files, start=1):
         relative = path.relative_to(root).as_posix()
         if not include_tests and _is_test_path(PurePosixPath(relative)):
             continue
-        scan = scan_source(path.read_bytes(), relative, include_tests=include_tests)
+        scan = scan_source(
+            path.read_bytes(), relative, include_tests=include_tests, context=context
+        )
         sites.extend(scan.sites)
         test_paths.extend(scan.test_module_paths)
         if progress is not None:
@@ -635,6 +1081,15 @@ def scan_tree(
 
 def skeletons(sites: Iterable[PanicSite], *, repo: str, commit: str) -> list[dict[str, object]]:
     """Skeleton records for scanned sites, with the ids `catalog import --format panic-sites`
-    gives the same sites (the shared scheme of `bot.catalog.sites`)."""
+    gives the same sites (the shared scheme of `bot.catalog.sites`).
+
+    A site's tags (`track-caller`, `macro-body`, `raised-at:..`) join the record's, and a
+    builder's wrapper pattern becomes its `messagePattern`."""
     ordered = sorted(sites)
-    return skeletons_from_sites((s.as_panic_site(commit) for s in ordered), repo)
+    records = skeletons_from_sites((s.as_panic_site(commit) for s in ordered), repo)
+    for site, record in zip(ordered, records, strict=True):
+        if site.tags:
+            record["tags"] = [*record["tags"], *site.tags]  # type: ignore[misc]
+        if site.message_pattern:
+            record["messagePattern"] = site.message_pattern
+    return records

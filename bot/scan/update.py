@@ -380,6 +380,7 @@ def _apply_pair(result: UpdateResult, slot: _Slot, site: _Site) -> None:
             _with_tags(record, tags)
             result.restored.append(str(record.get("id")))
         _relocate(record, result.repo, result.commit, site.file_path, site.line)
+        _follow_location_tags(record, site.record)
         if json.dumps(record, sort_keys=True) != before:
             result.changed.add(index)
     if moved:
@@ -388,6 +389,18 @@ def _apply_pair(result: UpdateResult, slot: _Slot, site: _Site) -> None:
         )
     else:
         result.unchanged.extend(_ids(out, slot))
+
+
+# Tags the scanner derives from the code around a site (where Rust prints its location): they
+# follow the code, as the line does.
+_LOCATION_TAGS = ("track-caller", "macro-body", "raised-at:")
+
+
+def _follow_location_tags(record: dict[str, Any], scanned: dict[str, Any]) -> None:
+    tags = [t for t in record.get("tags") or [] if not t.startswith(_LOCATION_TAGS)]
+    tags += [t for t in scanned.get("tags") or [] if t.startswith(_LOCATION_TAGS)]
+    if tags != list(record.get("tags") or []):
+        _with_tags(record, tags)
 
 
 def _propose(

@@ -1,0 +1,133 @@
+"""Builder functions a catalog author declares for `catalog scan --config FILE`.
+
+Some projects do not write their messages at the panic: a helper builds the text and one
+generic site raises it (burn's `TensorError::new("reason").details(..)`, raised by
+`panic!("{}", check.format())` inside its `check!` macro). The scanner cannot know which
+functions those are, so the author names them in a TOML file:
+
+    [[builder]]
+    function = "TensorError::new"   # the call whose argument is a message (path suffix)
+    argument = 0                    # which argument (0 = the first)
+    append = ["details"]            # chained methods whose argument follows, after a space
+    raised_at = "crates/x/src/check.rs:1485"   # the site that panics with the text
+    reported_at = "caller"          # Rust prints another place than the builder call
+    prefix = '=== Error ===\\s*'    # regex: what the raising site prints before the message
+    suffix = '\\s+\\d+\\..*'        # regex: what may follow it (further reasons)
+
+Each builder call with a literal message becomes a site of its own, at the call's line.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.catalog.patterns import PatternError, check_pattern, format_to_regex
+
+REPORTED_AT = ("caller", "site")
+_KEYS = {"function", "argument", "append", "raised_at", "reported_at", "prefix", "suffix"}
+
+
+class BuilderConfigError(ValueError):
+    """A scan setting that cannot be used; the message names the file, builder and key."""
+
+
+@dataclass(frozen=True, slots=True)
+class Builder:
+    function: str
+    argument: int = 0
+    append: tuple[str, ...] = ()
+    raised_at: str = ""
+    reported_at: str = "caller"
+    prefix: str = ""
+    suffix: str = ""
+
+    def calls(self, function_text: str) -> bool:
+        """Whether a call's function (`TensorError::new`, `crate::check::TensorError::new`)
+        is this builder."""
+        return function_text == self.function or function_text.endswith("::" + self.function)
+
+    def tags(self) -> tuple[str, ...]:
+        # Imported here: rust_sites imports this module's users, not the other way round.
+        from bot.scan.rust_sites import MACRO_BODY_TAG, RAISED_AT_TAG_PREFIX
+
+        tags: list[str] = []
+        if self.reported_at == "caller":
+            tags.append(MACRO_BODY_TAG)
+        if self.raised_at:
+            tags.append(RAISED_AT_TAG_PREFIX + self.raised_at)
+        return tuple(tags)
+
+    def pattern(self, message_format: str) -> str:
+        """The record's `messagePattern`: the message, with what the raising site prints
+        around it allowed (not required: users often paste the reason alone)."""
+        if not self.prefix and not self.suffix:
+            return ""
+        head = f"(?:{self.prefix})?" if self.prefix else ""
+        tail = f"(?:{self.suffix})?" if self.suffix else ""
+        pattern = head + format_to_regex(message_format) + tail
+        try:
+            check_pattern(pattern)
+        except PatternError:
+            return ""  # too long for a pattern: the message alone is matched
+        return pattern
+
+
+def load_builders(path: str | Path) -> list[Builder]:
+    """The `[[builder]]` tables of a scan setting file, checked."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise BuilderConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BuilderConfigError(f"{path}: not valid TOML: {exc}") from None
+    unknown_top = set(data) - {"builder"}
+    if unknown_top:
+        raise BuilderConfigError(
+            f"{path}: unknown setting(s) {', '.join(sorted(unknown_top))}; only [[builder]]"
+        )
+    tables = data.get("builder", [])
+    if not isinstance(tables, list):
+        raise BuilderConfigError(f"{path}: `builder` must be a list of tables ([[builder]])")
+    builders = []
+    for number, table in enumerate(tables, start=1):
+        where = f"{path}: builder {number}"
+        unknown = set(table) - _KEYS
+        if unknown:
+            raise BuilderConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        function = table.get("function")
+        if not isinstance(function, str) or not function.strip():
+            raise BuilderConfigError(f'{where}: `function` (e.g. "TensorError::new") is missing')
+        argument = table.get("argument", 0)
+        if type(argument) is not int or argument < 0:
+            raise BuilderConfigError(f"{where}: `argument` must be a whole number from 0")
+        append = table.get("append", [])
+        if not isinstance(append, list) or not all(isinstance(a, str) for a in append):
+            raise BuilderConfigError(f"{where}: `append` must be a list of method names")
+        reported_at = table.get("reported_at", "caller")
+        if reported_at not in REPORTED_AT:
+            raise BuilderConfigError(f'{where}: `reported_at` must be "caller" or "site"')
+        texts = {}
+        for key in ("raised_at", "prefix", "suffix"):
+            value = table.get(key, "")
+            if not isinstance(value, str):
+                raise BuilderConfigError(f"{where}: `{key}` must be text")
+            texts[key] = value
+        for key in ("prefix", "suffix"):
+            if texts[key]:
+                try:
+                    check_pattern(texts[key])
+                except PatternError as exc:
+                    raise BuilderConfigError(f"{where}: `{key}`: {exc}") from None
+        builders.append(
+            Builder(
+                function=function.strip().replace(" ", ""),
+                argument=argument,
+                append=tuple(append),
+                reported_at=reported_at,
+                **texts,
+            )
+        )
+    return builders

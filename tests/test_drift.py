@@ -1,0 +1,73 @@
+"""Drifted wordings compared on a message's fixed text (bot/core/drift.py), on plain strings."""
+
+from __future__ import annotations
+
+from bot.catalog.patterns import normalise_message, parse_format
+from bot.core.drift import Drift, drift
+
+TILE = "Tile {} overlaps tile {} at row {} and column {} in layer {} of the grid"
+LAYOUT = (
+    "The layout engine could not place {} widgets because the available area of the grid is "
+    "exhausted. See: https://example.org/tiny-grid/layout"
+)
+SCOPE = (
+    "Resource `{}` was inserted during a call to World::resource_scope, which may result in "
+    "unexpected behavior.\nIn release builds, the value inserted will be overwritten at the "
+    "end of the scope."
+)
+
+
+def _drift(query: str, fmt: str) -> Drift | None:
+    return drift(query, parse_format(normalise_message(fmt)))
+
+
+def test_one_word_changed_among_long_placeholder_values() -> None:
+    value = "[" + ", ".join(str(i) for i in range(60)) + "]"
+    query = (
+        f"Tile {value} overlaps tile {value} at line 2 and column 7 in layer {value} of the grid"
+    )
+    found = _drift(query, TILE)
+    assert found is not None and found.kind == "whole" and 0.85 < found.score < 0.95
+
+
+def test_two_words_changed_in_a_short_message_is_too_much() -> None:
+    assert (
+        _drift("Tile 1 covers tile 2 at line 2 and column 7 in layer 3 of the grid", TILE) is None
+    )
+
+
+def test_todays_message_without_its_trailing_url() -> None:
+    query = (
+        "The layout engine could not place 12 widgets because the available area of the grid "
+        "is exhausted."
+    )
+    assert _drift(query, LAYOUT) == Drift(0.9, "prefix")
+
+
+def test_an_older_wording_parting_where_a_new_clause_starts() -> None:
+    query = (
+        "Resource `my::Params` was inserted during a call to World::resource_scope. This is not "
+        "allowed as the original resource is reinserted to the world after the FnOnce param is "
+        "invoked."
+    )
+    assert _drift(query, SCOPE) == Drift(0.9, "prefix")
+
+
+def test_an_older_wording_parting_mid_clause_needs_most_of_the_message() -> None:
+    # Parts after 6 fixed tokens, mid-clause: too little shared to say it is this message.
+    query = "Resource `my::Params` was inserted during a reload of the asset server"
+    assert _drift(query, SCOPE) is None
+
+
+def test_a_message_sharing_only_a_few_words_is_no_drift() -> None:
+    assert _drift("The layout of my own widgets is broken in the grid", LAYOUT) is None
+
+
+def test_short_messages_never_drift() -> None:
+    assert _drift("index 3 out of range", "index {} out of bounds") is None
+
+
+def test_the_exact_message_is_not_drift_but_a_shared_whole() -> None:
+    # The pattern check answers exact matches first; drift sees the whole message shared.
+    query = "Tile 1 overlaps tile 2 at row 3 and column 4 in layer 5 of the grid"
+    assert _drift(query, TILE) == Drift(0.9, "prefix")
