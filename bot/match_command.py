@@ -110,6 +110,8 @@ def analysis_json(input_name: str, analysis: Analysis, triage) -> dict[str, Any]
                 "crate_version": loc.crate_version if loc else None,
             }
         )
+    from bot.core.history import story_json, story_of
+
     matches = []
     for item in analysis.answered:
         best = item.best
@@ -121,11 +123,15 @@ def analysis_json(input_name: str, analysis: Analysis, triage) -> dict[str, Any]
                 "file_path": record.file_path,
                 "error_message": record.error_message,
                 "evidence": list(best.evidence),
+                **story_json(story_of(triage.catalog, item, record.id)),
             }
         )
+    verdict = analysis.verdict
+    if verdict == "match" and "removed_in" in matches[0]:
+        verdict = "removed-site"  # the root panic's site is gone from the code (issue 12)
     return {
         "input": input_name,
-        "verdict": analysis.verdict,
+        "verdict": verdict,
         "panics": panics,
         "matches": matches,
     }

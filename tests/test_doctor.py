@@ -223,7 +223,11 @@ def test_bundled_catalog_validates_and_is_linted(tmp_path):
     checks, _ = run({"DISCORD_TOKEN": "x" * 30}, tmp_path, offline=True)
     catalog = checks["catalog"]
     assert catalog.status == OK and "bundled catalog" in catalog.summary
-    lines = (ROOT / "catalog" / "burn" / "panic_sites.jsonl").read_text().splitlines()
+    lines = [
+        line
+        for name in ("panic_sites.jsonl", "removed_sites.jsonl")
+        for line in (ROOT / "catalog" / "burn" / name).read_text().splitlines()
+    ]
     assert f"{len(lines)} records" in catalog.summary
     assert catalog.details[0].startswith("lint: ")
 

@@ -19,6 +19,7 @@ from bot.catalog.model import Record
 from bot.catalog.patterns import normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Verdict
 from bot.core.extract import extract_panics
+from bot.core.history import revise as revise_with_history
 from bot.core.index import CatalogIndex, IndexedRecord, squash
 from bot.core.panic import PANIC_WRAPPERS, Location, Panic
 from bot.core.quoted import looks_like_change_description, quoted_snippets, reads_like_report
@@ -54,6 +55,7 @@ class Matcher:
         if not any(panic.has_header for panic in panics):
             seen = {normalise_message(m.panic.core_message) for m in matches}
             matches.extend(self._quoted_matches(text, seen))
+        matches = revise_with_history(self, text, matches)  # issue 12: the release history
         matches = _without_cascades(matches)
         verdict = _verdict(matches)
         return Analysis(verdict=verdict, panics=tuple(matches), fingerprint=_fingerprint(matches))

@@ -11,8 +11,8 @@ consecutive releases pairs their sites in passes, most certain first:
 3. same file, an edited message (similar, or a message that grew or shrank at its end);
 4. another file *and* an edited message: only with the same function or file name, or a very
    close message;
-5. a site that is new in this release but equals a lineage that ended earlier: the lineage
-   reappears (a revert, a feature brought back).
+5. a site that is new in this release but equals (same file and message) a lineage that ended
+   earlier: the lineage reappears (a revert, a feature brought back).
 
 `link_releases` is pure (lists in, lineages out); `scan_git_release` reads one tag of a git
 repository (bare or not) through `git archive` and scans it with `bot.scan.rust_sites`.
@@ -273,8 +273,8 @@ def link_releases(sites_by_release: Sequence[Sequence[SiteAt]]) -> list[Lineage]
             olds = [lineages[k].last()[1] for k in dormant]
             news = [sites[j] for j in newcomers]
             for i, j, how in link_sites(olds, news):
-                if how != "same" and how != "moved":
-                    continue
+                if how != "same":
+                    continue  # a gap and a move: more likely another site with its message
                 lineages[dormant[i]].states[r] = news[j]
                 next_active.append(dormant[i])
                 paired_new.add(newcomers[j])
@@ -324,7 +324,8 @@ def is_runtime_path(file_path: str) -> bool:
     """Whether a site's file is a crate's runtime code: under `crates/` (or a top-level crate
     folder of an old layout), and not a test-helper crate (burn-no-std-tests, *-testgen)."""
     crate, inner = crate_and_inner(file_path)
-    if crate is None or not inner.startswith("src/"):
+    # A build script runs on the user's machine too: its panics reach issues.
+    if crate is None or not (inner.startswith("src/") or inner == "build.rs"):
         return False
     return not _TEST_HELPER_CRATE.search(crate) and crate not in ("xtask", "backend-comparison")
 
