@@ -19,6 +19,7 @@ from bot.catalog.model import Record
 from bot.catalog.patterns import normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Verdict
 from bot.core.extract import extract_panics
+from bot.core.history import history_of
 from bot.core.history import revise as revise_with_history
 from bot.core.index import CatalogIndex, IndexedRecord, squash
 from bot.core.panic import PANIC_WRAPPERS, Location, Panic
@@ -46,6 +47,7 @@ class Matcher:
     def __init__(self, catalog: Catalog):
         self.catalog = catalog
         self.index = CatalogIndex(catalog)
+        history_of(catalog)  # read the release history now, not during the first answer
 
     # -- one text ------------------------------------------------------------------------
 
