@@ -195,3 +195,84 @@ def test_a_removed_site_never_outranks_a_live_one_sharing_its_message():
     out = _json(text)
     assert out["verdict"] == "match"
     assert out["matches"][0]["file_path"] == "crates/burn-std/src/data/compare.rs"
+
+
+SYNTHETIC = [
+    json.dumps(
+        {
+            "history": 1,
+            "repo": "acme/widgets",
+            "releases": [
+                {"version": "0.1.0", "tag": "v0.1.0", "commit": "1" * 40},
+                {"version": "0.1.1", "tag": "v0.1.1", "commit": "2" * 40},
+                {"version": "0.2.0", "tag": "v0.2.0", "commit": "3" * 40},
+                {"version": "HEAD", "tag": None, "commit": "4" * 40},
+            ],
+        }
+    ),
+    json.dumps(
+        {
+            "lineage": "moved",
+            "records": ["seed"],
+            "spans": [
+                [
+                    0,
+                    1,
+                    "crates/w-core/src/repr/handle.rs",
+                    "Should have handle for tensor {:?}",
+                    "panic!",
+                ],
+                [
+                    2,
+                    3,
+                    "crates/w-ir/src/handle.rs",
+                    "Should have handle for tensor {id:?}",
+                    "panic!",
+                ],
+            ],
+            "lines": [70, 73, 90, 97],
+        }
+    ),
+    json.dumps(
+        {
+            "lineage": "gone",
+            "spans": [[0, 1, "crates/w-core/src/ops.rs", "Data type mismatch", "panic!"]],
+            "lines": [10, 12, 0, 0],
+        }
+    ),
+]
+
+
+def test_release_lookups_on_a_synthetic_history():
+    from bot.core.history import find_hit, parse_history, story_for
+
+    history = parse_history(SYNTHETIC)
+    assert history.releases_for("0.1") == [0, 1]
+    assert history.releases_for("0.1.1") == [1]
+    assert history.releases_for("0.1.7") == [0, 1]  # an unknown patch: its minor series
+    assert history.releases_for(None) == [0, 1, 2, 3]
+    hit = find_hit(
+        history,
+        ("w-core", "src/repr/handle.rs"),
+        73,
+        "handle for tensor TensorId { value: 5 }",
+        "0.1.1",
+    )
+    assert (history.lineages[hit.lineage].id, hit.release, hit.how) == ("moved", 1, "line")
+    # The pasted file never held the message at 0.1.x, its crate did: a crate hit.
+    hit = find_hit(history, ("w-core", "src/api.rs"), 5, "Data type mismatch", "0.1.0")
+    assert (history.lineages[hit.lineage].id, hit.how) == ("gone", "crate")
+    assert find_hit(history, ("w-core", "src/api.rs"), 5, "Data type mismatch", "0.2.0") is None
+    story = story_for(history, "seed", "0.1.1")
+    assert (story.then_file, story.then_line, story.now_file, story.now_line) == (
+        "crates/w-core/src/repr/handle.rs",
+        73,
+        "crates/w-ir/src/handle.rs",
+        97,
+    )
+    assert story.then_url == (
+        "https://github.com/acme/widgets/blob/" + "2" * 40 + "/crates/w-core/src/repr/handle.rs#L73"
+    )
+    gone = story_for(history, "gone", None)
+    assert (gone.removed_in, gone.last_seen_in, gone.now_file) == ("0.2.0", "0.1.1", None)
+    assert gone.compare_url == "https://github.com/acme/widgets/compare/v0.1.1...v0.2.0"
