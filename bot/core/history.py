@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -229,22 +230,38 @@ def message_quality(pasted: str, message: str) -> int:
     output of the format `message`: 2 when every literal part is there in order, 1 when a
     long run of its literal text is (a garbled head or tail), 0 otherwise."""
     query = normalise_message(pasted)
-    parts = [normalise_message(p) for p in _PLACEHOLDER.split(message.replace("{{", "{"))]
-    parts = [p for p in parts if p]
+    parts = _literal_parts(message)
     if not parts or not query:
         return 0
-    position = 0
-    for part in parts:
-        found = query.find(part, position)
-        if found < 0:
-            break
-        position = found + len(part)
-    else:
+    if _parts_in_order(query, parts):
         return 2
     literal = " ".join(parts)
     matcher = SequenceMatcher(None, literal, query, autojunk=False)
     run = matcher.find_longest_match(0, len(literal), 0, len(query)).size
     return 1 if run >= 12 and run >= 0.5 * len(literal) else 0
+
+
+@lru_cache(maxsize=8192)
+def _literal_parts(message: str) -> tuple[str, ...]:
+    parts = (normalise_message(p) for p in _PLACEHOLDER.split(message.replace("{{", "{")))
+    return tuple(p for p in parts if p)
+
+
+def _parts_in_order(query: str, parts: tuple[str, ...]) -> bool:
+    position = 0
+    for part in parts:
+        found = query.find(part, position)
+        if found < 0:
+            return False
+        position = found + len(part)
+    return True
+
+
+def full_fit(pasted: str, message: str) -> bool:
+    """Every literal part of the format is in the pasted message, in order (cheap: no
+    alignment), for scanning all the messages of a crate."""
+    parts = _literal_parts(message)
+    return bool(parts) and _parts_in_order(normalise_message(pasted), parts)
 
 
 def message_consistent(pasted: str, message: str) -> bool:
@@ -298,7 +315,7 @@ def find_hit(
     key = normalise_message(message)
     candidates: list[tuple[int, int]] = []
     for stored, where in held.items():
-        if stored == key or message_quality(message, stored) == 2:
+        if stored == key or full_fit(message, stored):
             candidates.extend(w for w in _expand(where) if w[1] in releases)
     if not candidates:
         return None
@@ -328,7 +345,7 @@ def _crate_in_release(history: ReleaseHistory, crate: str, version: str | None) 
 def crate_ever_held(history: ReleaseHistory, crate: str, message: str) -> bool:
     key = normalise_message(message)
     held = history.by_crate.get(crate, {})
-    return key in held or any(message_quality(message, m) == 2 for m in held)
+    return key in held or any(full_fit(message, m) for m in held)
 
 
 def revise(matcher: Any, text: str, matches: list[PanicMatch]) -> list[PanicMatch]:
