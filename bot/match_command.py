@@ -85,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
             continue
         analysis = triage.analyse(text)
         if args.json:
-            print(json.dumps(analysis_json(path, analysis, triage), ensure_ascii=False))
+            found = analysis_json(path, analysis, triage, text=text)
+            print(json.dumps(found, ensure_ascii=False))
         else:
             if index:
                 print()
@@ -94,8 +95,11 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def analysis_json(input_name: str, analysis: Analysis, triage) -> dict[str, Any]:
-    """The contract checked from outside: keep these names."""
+def analysis_json(
+    input_name: str, analysis: Analysis, triage, text: str | None = None
+) -> dict[str, Any]:
+    """The contract checked from outside: keep these names. `text` (the input) lets a version
+    named in it (`burn 0.18`, a Cargo.lock entry) place the match in that release."""
     index = triage.matcher.index
     panics = []
     for item in analysis.panics:
@@ -110,7 +114,9 @@ def analysis_json(input_name: str, analysis: Analysis, triage) -> dict[str, Any]
                 "crate_version": loc.crate_version if loc else None,
             }
         )
-    from bot.core.history import story_json, story_of
+    from bot.core.history import story_json, story_of, version_in_text
+
+    text_version = version_in_text(text) if text else None
 
     matches = []
     for item in analysis.answered:
@@ -123,7 +129,7 @@ def analysis_json(input_name: str, analysis: Analysis, triage) -> dict[str, Any]
                 "file_path": record.file_path,
                 "error_message": record.error_message,
                 "evidence": list(best.evidence),
-                **story_json(story_of(triage.catalog, item, record.id)),
+                **story_json(story_of(triage.catalog, item, record.id, text_version)),
             }
         )
     verdict = analysis.verdict

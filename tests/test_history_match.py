@@ -47,7 +47,7 @@ def _triage() -> Triage:
 
 def _json(text: str) -> dict:
     triage = _triage()
-    return analysis_json("paste", triage.analyse(text), triage)
+    return analysis_json("paste", triage.analyse(text), triage, text=text)
 
 
 def test_the_bundled_catalog_has_its_history():
@@ -276,3 +276,14 @@ def test_release_lookups_on_a_synthetic_history():
     gone = story_for(history, "gone", None)
     assert (gone.removed_in, gone.last_seen_in, gone.now_file) == ("0.2.0", "0.1.1", None)
     assert gone.compare_url == "https://github.com/acme/widgets/compare/v0.1.1...v0.2.0"
+
+
+def test_a_version_named_in_the_text_places_the_match_in_that_release():
+    text = (
+        "On burn 0.16.0 with the wgpu backend:\n"
+        "thread 'main' panicked at burn-tensor/src/repr/handle.rs:73:32:\n"
+        "Should have handle for tensor TensorId { value: 7 }\n"
+    )
+    best = _json(text)["matches"][0]
+    assert best["release"]["version"] == "0.16.0"
+    assert best["release"]["file_path"] == "crates/burn-tensor/src/repr/handle.rs"

@@ -551,12 +551,14 @@ def story_json(story: VersionStory | None) -> dict[str, Any]:
     return out
 
 
-def story_of(catalog: Any, match: PanicMatch, record_id: str) -> VersionStory | None:
+def story_of(
+    catalog: Any, match: PanicMatch, record_id: str, text_version: str | None = None
+) -> VersionStory | None:
+    """The record's story for the user's version: the pasted path's, else the text's."""
     history = history_of(catalog)
     if history is None:
         return None
-    location = match.panic.location
-    return story_for(history, record_id, location.crate_version if location else None)
+    return story_for(history, record_id, user_version(match, text_version))
 
 
 def project_name(catalog: Any) -> str:
