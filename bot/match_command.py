@@ -80,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
             failed = True
             continue
         if args.json:
-            print(json.dumps(analysis_json(path, analysis, triage), ensure_ascii=False))
+            found = analysis_json(path, analysis, triage, text=text)
+            print(json.dumps(found, ensure_ascii=False))
         else:
             if index:
                 print()
@@ -89,8 +90,11 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def analysis_json(input_name: str, analysis: Analysis, triage) -> dict[str, Any]:
-    """The contract checked from outside: keep these names."""
+def analysis_json(
+    input_name: str, analysis: Analysis, triage, text: str | None = None
+) -> dict[str, Any]:
+    """The contract checked from outside: keep these names. `text` (the input) lets a version
+    named in it (`burn 0.18`, a Cargo.lock entry) place the match in that release."""
     index = triage.matcher.index
     panics = []
     for item in analysis.panics:
@@ -105,6 +109,10 @@ def analysis_json(input_name: str, analysis: Analysis, triage) -> dict[str, Any]
                 "crate_version": loc.crate_version if loc else None,
             }
         )
+    from bot.core.history import story_json, story_of, version_in_text
+
+    text_version = version_in_text(text) if text else None
+
     matches = []
     for item in analysis.answered:
         best = item.best
@@ -116,11 +124,15 @@ def analysis_json(input_name: str, analysis: Analysis, triage) -> dict[str, Any]
                 "file_path": record.file_path,
                 "error_message": record.error_message,
                 "evidence": list(best.evidence),
+                **story_json(story_of(triage.catalog, item, record.id, text_version)),
             }
         )
+    verdict = analysis.verdict
+    if verdict == "match" and "removed_in" in matches[0]:
+        verdict = "removed-site"  # the root panic's site is gone from the code (issue 12)
     return {
         "input": input_name,
-        "verdict": analysis.verdict,
+        "verdict": verdict,
         "panics": panics,
         "matches": matches,
     }

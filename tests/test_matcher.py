@@ -62,11 +62,9 @@ def test_a_panic_in_the_users_own_code_is_not_burns(triage):
 
 
 def test_a_generic_message_needs_the_location(triage):
-    located = header(
-        f"{REGISTRY}/burn-dataset-0.19.0/src/source/huggingface/downloader.rs",
-        300,
-        "Should read data",
-    )
+    # (burn-dataset never held this message: with the release history that paste is not
+    # confident, see tests/test_history_match.py; burn-dispatch's own site is.)
+    located = header("crates/burn-dispatch/src/ops/tensor.rs", 54, "Should read data")
     _, record = top(triage, located)
     assert record is not None and record.error_message == "Should read data"
     bare, record = top(triage, "```\nShould read data\n```")

@@ -486,7 +486,8 @@ def skeletons_from_sites(sites: Iterable[dict[str, Any]], repo: str) -> list[dic
     `occurrence` numbers the sites that share a file and message, by line (0 for the first), so
     each gets its own stable id.
     """
-    sites = list(sites)
+    # `panic!("")` has no message to match on, and a record needs a non-empty errorMessage.
+    sites = [s for s in sites if str(s.get("message_format") or "").strip()]
     order = sorted(
         range(len(sites)),
         key=lambda i: (sites[i]["file_path"], sites[i]["message_format"], sites[i]["line"], i),

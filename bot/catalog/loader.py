@@ -43,6 +43,8 @@ class Catalog:
         # The matcher's index (bot.core.index.CatalogIndex), when built with the catalog
         # (the bundled one, cached between runs by bot.catalog.cache).
         self.prebuilt_index: Any = None
+        # Release histories beside the records (`*.ndjson`, read by bot.core.history on use).
+        self.history_files: list[Path] = []
 
     def __len__(self) -> int:
         return len(self.records)
@@ -163,6 +165,7 @@ def load_catalog(paths: Sequence[str | Path]) -> Catalog:
     warnings: list[Problem] = []
     records: dict[str, Record] = {}
     families: list[Any] = []
+    history_files: list[Path] = []
     for given in paths:
         path = Path(given)
         if not path.exists():
@@ -171,6 +174,8 @@ def load_catalog(paths: Sequence[str | Path]) -> Catalog:
         if path.is_file() and path.suffix not in CATALOG_SUFFIXES:
             errors.append(Problem(str(path), "a catalog file must end in .json or .jsonl"))
             continue
+        if path.is_dir():
+            history_files.extend(sorted(path.rglob("*.ndjson")))
         for file in catalog_files(path):
             try:
                 for line, document in _documents(file):
@@ -186,7 +191,9 @@ def load_catalog(paths: Sequence[str | Path]) -> Catalog:
                 errors.append(Problem(str(file), f"cannot be read: {exc.strerror or exc}"))
     if errors:
         raise CatalogError(errors)
-    return Catalog(_drop_superseded_skeletons(records), warnings, families)
+    catalog = Catalog(_drop_superseded_skeletons(records), warnings, families)
+    catalog.history_files = history_files
+    return catalog
 
 
 def _add_record(

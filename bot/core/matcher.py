@@ -22,6 +22,8 @@ from bot.core.caller import line_is_evidence, reports_caller
 from bot.core.cascade import answers_after_unwrap, is_uncatalogued_unwrap
 from bot.core.drift import drift
 from bot.core.extract import extract_panics
+from bot.core.history import history_of
+from bot.core.history import revise as revise_with_history
 from bot.core.index import CatalogIndex, IndexedRecord, squash
 from bot.core.panic import PANIC_WRAPPERS, Location, Panic
 from bot.core.quoted import looks_like_change_description, quoted_snippets, reads_like_report
@@ -48,6 +50,7 @@ class Matcher:
     def __init__(self, catalog: Catalog):
         self.catalog = catalog
         self.index = CatalogIndex.for_catalog(catalog)
+        history_of(catalog)  # read the release history now, not during the first answer
 
     # -- one text ------------------------------------------------------------------------
 
@@ -58,6 +61,7 @@ class Matcher:
         if not any(panic.has_header for panic in panics):
             seen = {normalise_message(m.panic.core_message) for m in matches}
             matches.extend(self._quoted_matches(text, seen))
+        matches = revise_with_history(self, text, matches)  # issue 12: the release history
         matches = _without_cascades(matches)
         verdict = _verdict(matches)
         return Analysis(verdict=verdict, panics=tuple(matches), fingerprint=_fingerprint(matches))

@@ -18,6 +18,7 @@ from bot.core.analysis import Analysis, Candidate, PanicMatch, Verdict
 from bot.core.cascade import is_uncatalogued_unwrap
 from bot.core.panic import Location, Panic
 from bot.render import texts
+from bot.render.history_note import history_note
 from bot.render.markup import Words, join_words, one_line, shorten, words
 
 TITLE_LIMIT = 300  # the error message as a heading
@@ -203,7 +204,9 @@ def _section(item: PanicMatch, best: Candidate, record: Record, catalog: Catalog
         title=shorten(one_line(record.error_message), TITLE_LIMIT) or texts.NO_MESSAGE,
         confidence=confidence_words(item, best, record),
         source=source_link(record),
-        version_note=_removed_note(record) or version_note(item.panic, record),
+        version_note=history_note(catalog, item, record)
+        or _removed_note(record)
+        or version_note(item.panic, record),
         caution=caution,
         documentation=_text(write_up.documentation),
         solutions=_items(write_up.solutions),

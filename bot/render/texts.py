@@ -75,6 +75,20 @@ REMOVED_SITE = (
     "This panic site is no longer in the code as of commit `{sha}`; older versions still "
     "raise it, so the answer applies to the version you run."
 )
+# From the catalog's release history (issue 12); links are pinned to full commit SHAs.
+HISTORY_THEN_NOW = (
+    "In {project} {version} this panic was raised at `{then}`; today it lives at `{now}`. "
+    "Then: {then_url} Today: {now_url}"
+)
+HISTORY_REMOVED = (
+    "This panic was removed in {project} {removed_in} (last seen in {last_seen}): upgrading "
+    "may fix it. What changed: {compare_url}"
+)
+HISTORY_REMOVED_THEN = (
+    "In {project} {version} this panic was raised at `{then}` ({then_url}). It was removed in "
+    "{project} {removed_in} (last seen in {last_seen}): upgrading may fix it. What changed: "
+    "{compare_url}"
+)
 BARE_SITE = "No write-up yet for this panic site. What the catalog knows:"
 FAMILY_SITE = (
     "No write-up yet for this panic site. It belongs to the error family “{family}”, "

@@ -101,6 +101,42 @@ def register_catalog(catalog_subparsers: Any) -> None:
     )
     update.set_defaults(handler=cmd_update)
 
+    history = catalog_subparsers.add_parser(
+        "history",
+        help="follow the panic sites of a repository's release tags",
+        description="Scan each release tag of a git repository (bare or not; read with git, no "
+        "checkout needed) and link the sites across releases into lineages that survive file "
+        "moves, crate splits and message edits. Writes DIR/history.ndjson (the lineages: "
+        "file, line and message in each release), DIR/panic_sites.jsonl (skeleton records of "
+        "the newest release's sites) and DIR/removed_sites.jsonl (sites gone by then, tagged "
+        "removed-at:<commit>, removed-in:<version>, last-seen-in:<version>). Runtime code "
+        "only: tests, benches, examples, #[cfg(test)] code and test-helper crates are left out.",
+    )
+    history.add_argument("path", metavar="REPO_CHECKOUT", help="a git repository (bare or not)")
+    history.add_argument("--repo", required=True, metavar="OWNER/NAME", help="GitHub repository")
+    history.add_argument(
+        "--tags",
+        metavar="PATTERN",
+        help="regular expression for the tags to scan (default: release tags vX.Y.Z)",
+    )
+    history.add_argument(
+        "--since", metavar="TAG", help="the oldest tag to scan (e.g. v0.13.0; default: all)"
+    )
+    history.add_argument(
+        "--include-head",
+        action="store_true",
+        help="also scan the repository's HEAD, as the newest release `HEAD`",
+    )
+    history.add_argument(
+        "--catalog",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="catalog whose written-up records (seeds) are attached to their lineages (repeatable)",
+    )
+    history.add_argument("--out", required=True, metavar="DIR", help="where to write the files")
+    history.set_defaults(handler=cmd_history)
+
 
 class _Progress:
     def __init__(self) -> None:
@@ -234,3 +270,81 @@ def cmd_update(args: argparse.Namespace) -> int:
     for warning in result.warnings:
         _err(f"warning: {warning}")
     return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from bot.scan.catalog_io import read_catalog
+    from bot.scan.history import (
+        build_history,
+        history_lines,
+        lineage_records,
+        release_tags,
+        version_key,
+    )
+
+    if not _REPO.match(args.repo):
+        _err(f"error: --repo must be OWNER/NAME, not `{args.repo}`")
+        return 2
+    repo_dir = Path(args.path)
+    try:
+        tags = release_tags(repo_dir, args.tags)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        _err(f"error: {repo_dir}: not a git repository ({exc})")
+        return 2
+    except re.error as exc:
+        _err(f"error: --tags is not a regular expression: {exc}")
+        return 2
+    if args.since:
+        tags = [t for t in tags if version_key(t) >= version_key(args.since)]
+    if not tags and not args.include_head:
+        _err("error: no tag matches; give --tags PATTERN or --include-head")
+        return 2
+    written_ups: list[dict[str, Any]] = []
+    for path in args.catalog:
+        try:
+            written_ups.extend(r for r in read_catalog(path).records if _has_write_up(r))
+        except (OSError, ValueError) as exc:
+            _err(f"error: {exc}")
+            return 2
+
+    def progress(release, sites: int, seconds: float) -> None:
+        _err(f"history: {release.version} ({release.commit[:12]}): {sites} sites in {seconds:.1f}s")
+
+    started = time.monotonic()
+    try:
+        history = build_history(
+            repo_dir,
+            args.repo,
+            tags=tags,
+            head_ref="HEAD" if args.include_head else None,
+            progress=progress,
+        )
+    except subprocess.CalledProcessError as exc:
+        detail = (exc.stderr or b"").decode("utf-8", "replace").strip()
+        _err(f"error: git failed: {detail or exc}")
+        return 2
+    from bot.scan.history import attach_records
+
+    attached = attach_records(history, written_ups)
+    live, gone = lineage_records(history)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "history.ndjson").write_text("\n".join(history_lines(history, attached)) + "\n")
+    for name, rows in (("panic_sites.jsonl", live), ("removed_sites.jsonl", gone)):
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        (out / name).write_text(text, encoding="utf-8")
+    elapsed = time.monotonic() - started
+    _err(
+        f"history: {len(history.releases)} releases, {len(history.lineages)} lineages "
+        f"({len(live)} live, {len(gone)} removed, {sum(map(len, attached.values()))} write-ups "
+        f"attached) in {elapsed:.1f}s, written to {out}"
+    )
+    return 0
+
+
+def _has_write_up(record: dict[str, Any]) -> bool:
+    from bot.catalog.model import ATTR_BY_KEY, WRITE_UP_ATTRS
+
+    return any(record.get(k) for k, attr in ATTR_BY_KEY.items() if attr in WRITE_UP_ATTRS)

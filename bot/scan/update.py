@@ -30,11 +30,10 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
-from rapidfuzz import fuzz
-
 from bot.catalog.model import REMOVED_TAG_PREFIX
 from bot.catalog.patterns import normalise_message
 from bot.catalog.sites import pinned_url, site_id
+from bot.scan.history import message_similarity, path_affinity
 
 # A changed message is proposed when its similarity (rapidfuzz ratio, 0-100) reaches this.
 DEFAULT_CUTOFF = 85.0
@@ -72,7 +71,8 @@ class Proposal:
     """A record whose site seems to have changed; applied only when accepted."""
 
     record_ids: tuple[str, ...]
-    reason: str  # "message" (edited in place) or "file" (same message, other file)
+    # "message" (edited in place), "file" (same message, other file), "file-and-message"
+    reason: str
     score: float  # rapidfuzz ratio of the messages, 0-100
     old_file: str
     old_line: int | None
@@ -182,6 +182,50 @@ def _align(slots: list[_Slot], sites: list[_Site], shift: float) -> list[tuple[i
         i, j = i - 1, j - 1
     pairs.reverse()
     return pairs  # (slot index, site index)
+
+
+def _merge_commits(group: list[_Slot], out: list[dict[str, Any]]) -> list[_Slot]:
+    """One site described by records analysed at different commits (a seed written at an older
+    commit, and its skeleton at the newer one) is one slot, not two: the records of the commit
+    that counts most slots (the newest scan, usually) stand for the sites, and the others are
+    folded into them in line order."""
+    if len(group) < 2:
+        return group
+    by_commit: dict[str | None, list[_Slot]] = defaultdict(list)
+    for slot in group:
+        if slot.removed:
+            continue  # a site that left is another site, even with the same message
+        commits = {out[i].get("analyzedSha") for i in slot.indices}
+        by_commit[commits.pop() if len(commits) == 1 else None].append(slot)
+    if len(by_commit) < 2:
+        return group
+    primary_commit = max(
+        by_commit, key=lambda c: (len(by_commit[c]), c is not None, _newest(by_commit[c], out))
+    )
+    primary = by_commit.pop(primary_commit)
+    merged = [*primary, *(slot for slot in group if slot.removed)]
+    for slots in by_commit.values():
+        pairs = _align(slots, primary, 0.0) if len(slots) <= len(primary) else []
+        paired = set()
+        for a, b in pairs:
+            target = primary[b]
+            target.indices.extend(slots[a].indices)
+            target.removed = target.removed and slots[a].removed
+            paired.add(a)
+        merged.extend(slot for i, slot in enumerate(slots) if i not in paired)
+    merged.sort(key=lambda s: (s.line is None, s.line or 0))
+    return merged
+
+
+def _newest(slots: list[_Slot], out: list[dict[str, Any]]) -> int:
+    """How many of the slots' records are skeletons (the scan's own, so the newest commit)."""
+    return sum(1 for slot in slots for i in slot.indices if not _has_write_up(out[i]))
+
+
+def _has_write_up(record: Mapping[str, Any]) -> bool:
+    from bot.catalog.model import ATTR_BY_KEY, WRITE_UP_ATTRS
+
+    return any(record.get(k) for k, attr in ATTR_BY_KEY.items() if attr in WRITE_UP_ATTRS)
 
 
 def _file_shifts(
@@ -301,8 +345,9 @@ def update_catalog(
     slot_groups: dict[tuple[str, str], list[_Slot]] = defaultdict(list)
     for slot in slot_by_key.values():
         slot_groups[(slot.file_path, slot.key)].append(slot)
-    for group in slot_groups.values():
+    for key, group in slot_groups.items():
         group.sort(key=lambda s: (s.line is None, s.line or 0))
+        slot_groups[key] = _merge_commits(group, out)
 
     site_groups: dict[tuple[str, str], list[_Site]] = defaultdict(list)
     for item in scan:
@@ -323,12 +368,24 @@ def update_catalog(
     lonely_sites: list[_Site] = []
     for key in sorted(set(slot_groups) | set(site_groups)):
         slots, sites = slot_groups.get(key, []), site_groups.get(key, [])
-        pairs = _align(slots, sites, shifts.get(key[0], 0.0))
-        paired_slots = {a for a, _ in pairs}
+        # Live records take the sites first; a removed one comes back only for a site left
+        # over (a repeated message whose other occurrence left is not restored by line luck).
+        live = [s for s in slots if not s.removed]
+        gone = [s for s in slots if s.removed]
+        shift = shifts.get(key[0], 0.0)
+        pairs = _align(live, sites, shift)
         paired_sites = {b for _, b in pairs}
         for a, b in pairs:
-            _apply_pair(result, slots[a], sites[b])
-        lonely_slots.extend(s for i, s in enumerate(slots) if i not in paired_slots)
+            _apply_pair(result, live[a], sites[b])
+        paired_live = {a for a, _ in pairs}
+        lonely_slots.extend(s for i, s in enumerate(live) if i not in paired_live)
+        left = [b for b in range(len(sites)) if b not in paired_sites]
+        back = _align(gone, [sites[b] for b in left], shift)
+        for a, b in back:
+            _apply_pair(result, gone[a], sites[left[b]])
+            paired_sites.add(left[b])
+        paired_gone = {a for a, _ in back}
+        lonely_slots.extend(s for i, s in enumerate(gone) if i not in paired_gone)
         lonely_sites.extend(s for i, s in enumerate(sites) if i not in paired_sites)
 
     used_sites, proposed_slots = _propose(
@@ -415,22 +472,28 @@ def _propose(
 
     Returns the `id()`s of the new sites and of the slots that took part in a proposal.
     """
-    candidates: list[tuple[float, int, int, int, str]] = []
+    candidates: list[tuple[float, float, int, int, str]] = []
     for a, slot in enumerate(slots):
         if slot.removed or rejected_ids & set(_ids(result.records, slot)):
             continue
         for b, site in enumerate(sites):
-            if site.key == slot.key and site.file_path != slot.file_path:
+            same_file = site.file_path == slot.file_path
+            if site.key == slot.key and not same_file:
                 score, reason = 100.0, "file"
-            elif site.file_path == slot.file_path:
-                score = fuzz.ratio(slot.key, site.key, processor=None, score_cutoff=cutoff)
-                if not score:
-                    continue
-                reason = "message"
             else:
-                continue
-            distance = abs(site.line - (slot.line or 0))
-            candidates.append((score, -distance, a, b, reason))
+                # A message that grew (or shrank) at its end counts as close (see history).
+                score = message_similarity(slot.key, site.key, cutoff)
+                if score < cutoff:
+                    continue
+                reason = "message" if same_file else "file-and-message"
+            if same_file:
+                closeness = -abs(site.line - (slot.line or 0)) / 1000
+            else:
+                # Lines of two files say nothing about each other: the paths decide.
+                closeness = path_affinity(slot.file_path, site.file_path) - 1
+                if reason == "file-and-message" and closeness < -0.9:
+                    continue  # an edited message in an unrelated file: a different site
+            candidates.append((score, closeness, a, b, reason))
     # Best first; each record and each new site takes part in one proposal at most.
     candidates.sort(key=lambda c: (-c[0], -c[1], c[2], c[3]))
     slot_done: set[int] = set()
@@ -522,6 +585,13 @@ def record_diff(
     return "\n".join(chunks) + ("\n" if chunks else "")
 
 
+_REASON_WORDS = {
+    "message": "message edited",
+    "file": "same message in another file",
+    "file-and-message": "moved to another file and edited",
+}
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", "\\n")
 
@@ -550,7 +620,7 @@ def report_markdown(result: UpdateResult, accept_hint: str = "--accept RECORD_ID
         lines += ["## Changed (proposed; not applied unless accepted)", ""]
         for p in result.proposals:
             state = "accepted" if p.accepted else f"proposed; accept with `{accept_hint}`"
-            what = "message edited" if p.reason == "message" else "same message in another file"
+            what = _REASON_WORDS.get(p.reason, p.reason)
             lines += [
                 f"### {', '.join(p.record_ids)}: {what} (similarity {p.score:g}, {state})",
                 "",

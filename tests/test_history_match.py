@@ -1,0 +1,289 @@
+"""Matching and answering with the bundled catalog's release history (issue 12).
+
+The first three texts are the pastes quoted in the issue (real user reports; burn's tracker):
+an old crate layout with a garbled message, a crate that left the repository, and a check that
+was removed from burn-cubecl.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+
+import pytest
+
+from bot.app import Triage
+from bot.catalog.loader import load_bundled_catalog
+from bot.core.history import (
+    history_of,
+    message_consistent,
+    pasted_crate_file,
+    version_in_text,
+)
+from bot.match_command import analysis_json
+from bot.render.answer import build_answer
+from bot.render.terminal import render_text
+
+GARBLED_OLD_LAYOUT = (
+    "thread '<unnamed>' panicked at /home/u/.cargo/registry/src/"
+    "index.crates.io-6f17d22bba15001f/burn-tensor-0.16.0/src/repr/handle.rs:73:32:\n"
+    "│ ▏ │ handle for tensor TensorId { value: 560132 }\n"
+)
+GONE_CRATE = (
+    "thread 'main' panicked at C:\\Users\\u\\burn\\burn-compute\\src\\compute.rs:77:17:\n"
+    "Client already created for device BestAvailable\n"
+)
+REMOVED_CHECK = (
+    "thread 'main' panicked at /home/u/.cargo/registry/src/"
+    "index.crates.io-6f17d22bba15001f/burn-cubecl-0.18.0/src/ops/float_ops.rs:250:9:\n"
+    "Data type mismatch (lhs: F32, rhs: F16)\n"
+)
+
+
+@cache
+def _triage() -> Triage:
+    return Triage(load_bundled_catalog())
+
+
+def _json(text: str) -> dict:
+    triage = _triage()
+    return analysis_json("paste", triage.analyse(text), triage, text=text)
+
+
+def test_the_bundled_catalog_has_its_history():
+    history = history_of(load_bundled_catalog())
+    assert history is not None and history.repo == "tracel-ai/burn"
+    versions = [r.version for r in history.releases]
+    assert versions[0] == "0.13.0" and versions[-1] == "HEAD"
+    assert all(len(r.commit) == 40 for r in history.releases)
+
+
+def test_an_old_layout_with_a_garbled_message_is_answered_from_its_release():
+    out = _json(GARBLED_OLD_LAYOUT)
+    assert out["verdict"] == "match"
+    best = out["matches"][0]
+    assert (best["file_path"], best["error_message"]) == (
+        "crates/burn-ir/src/handle.rs",
+        "Should have handle for tensor {id:?}",
+    )
+    assert "release" in best["evidence"] and "line" in best["evidence"]
+    assert best["release"]["version"] == "0.16.0"
+    assert best["release"]["file_path"] == "crates/burn-tensor/src/repr/handle.rs"
+    assert best["release"]["line"] == 73
+    assert "/blob/dd628ec91c8dafa7f5767d85f822d46dec8f4707/" in best["release"]["url"]
+    assert best["current"]["file_path"] == "crates/burn-ir/src/handle.rs"
+
+
+def test_a_crate_that_left_the_repository_is_answered_as_its_own_removed_site():
+    out = _json(GONE_CRATE)
+    assert out["verdict"] == "removed-site"
+    best = out["matches"][0]
+    assert best["file_path"] == "crates/burn-compute/src/compute.rs"
+    assert best["removed_in"] == "0.14.0" and best["last_seen_in"] == "0.13.2"
+    assert best["compare_url"] == "https://github.com/tracel-ai/burn/compare/v0.13.2...v0.14.0"
+
+
+def test_a_check_removed_from_its_crate_is_not_answered_as_another_crates_site():
+    out = _json(REMOVED_CHECK)
+    assert out["verdict"] == "removed-site"
+    best = out["matches"][0]
+    assert best["file_path"].startswith("crates/burn-cubecl/")
+    assert "release" in best["evidence"] and "crate" in best["evidence"]
+    assert best["release"]["version"] == "0.18.0"
+    assert best["last_seen_in"] and best["removed_in"]
+
+
+def test_the_same_message_from_a_crate_that_never_held_it_is_not_confident():
+    text = (
+        "thread 'main' panicked at /home/u/.cargo/registry/src/"
+        "index.crates.io-6f17d22bba15001f/burn-train-0.18.0/src/learner/base.rs:120:9:\n"
+        "Data type mismatch (lhs: F32, rhs: F16)\n"
+    )
+    out = _json(text)
+    assert out["verdict"] == "uncatalogued-panic"
+    assert out["matches"] == []
+
+
+def test_a_current_paste_is_answered_as_before():
+    text = (
+        "thread 'main' panicked at crates/burn-ir/src/handle.rs:97:32:\n"
+        "Should have handle for tensor TensorId { value: 3 }\n"
+    )
+    out = _json(text)
+    assert out["verdict"] == "match"
+    best = out["matches"][0]
+    assert best["file_path"] == "crates/burn-ir/src/handle.rs"
+    assert "removed_in" not in best
+
+
+def test_the_answer_says_where_the_panic_was_then_and_is_now():
+    triage = _triage()
+    answer = build_answer(triage.analyse(GARBLED_OLD_LAYOUT), triage.catalog)
+    text = render_text(answer, color=False)
+    assert (
+        "In burn 0.16.0 this panic was raised at `crates/burn-tensor/src/repr/handle.rs:73`; "
+        "today it lives at `crates/burn-ir/src/handle.rs:97`."
+    ) in text
+    assert (
+        "https://github.com/tracel-ai/burn/blob/dd628ec91c8dafa7f5767d85f822d46dec8f4707/" in text
+    )
+
+
+def test_the_answer_to_a_removed_site_says_when_it_left():
+    triage = _triage()
+    answer = build_answer(triage.analyse(GONE_CRATE), triage.catalog)
+    text = render_text(answer, color=False)
+    assert (
+        "This panic was removed in burn 0.14.0 (last seen in 0.13.2): upgrading may fix it. "
+        "What changed: https://github.com/tracel-ai/burn/compare/v0.13.2...v0.14.0"
+    ) in text
+
+
+@pytest.mark.parametrize(
+    ("text", "version"),
+    [
+        ('[[package]]\nname = "burn-core"\nversion = "0.16.1"\n', "0.16.1"),
+        ("I am on burn 0.18 with wgpu", "0.18"),
+        ('burn = { version = "0.17.0", features = ["wgpu"] }', "0.17.0"),
+        ("no version here", None),
+    ],
+)
+def test_version_in_text(text, version):
+    assert version_in_text(text) == version
+
+
+def test_pasted_paths_name_their_crate():
+    crates = {"burn-tensor", "burn-compute"}
+    assert pasted_crate_file("/r/burn-tensor-0.16.0/src/repr/handle.rs", crates) == (
+        "burn-tensor",
+        "src/repr/handle.rs",
+    )
+    assert pasted_crate_file("C:\\u\\burn\\burn-compute\\src\\compute.rs", crates) == (
+        "burn-compute",
+        "src/compute.rs",
+    )
+    assert pasted_crate_file("/home/u/my-app/src/main.rs", crates) is None
+
+
+def test_garbled_messages_are_recognised_but_other_messages_are_not():
+    fmt = "Should have handle for tensor {:?}"
+    assert message_consistent("handle for tensor TensorId { value: 560132 }", fmt)
+    assert message_consistent("Should have handle for tensor TensorId { value: 1 }", fmt)
+    assert not message_consistent("Client already created for device Cpu", fmt)
+
+
+def test_json_stays_one_line_per_input():
+    assert "\n" not in json.dumps(_json(GONE_CRATE))
+
+
+def test_a_generic_message_from_a_released_crate_that_never_held_it_is_not_answered():
+    # burn-dataset 0.19.0 has no `Should read data` site in any release; burn-dispatch has.
+    text = (
+        "thread 'main' panicked at /home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f/"
+        "burn-dataset-0.19.0/src/source/huggingface/downloader.rs:300:14:\nShould read data\n"
+    )
+    out = _json(text)
+    assert out["verdict"] == "uncatalogued-panic"
+
+
+def test_a_removed_site_never_outranks_a_live_one_sharing_its_message():
+    # `Tensors are not approx eq:{}` was burn-tensor's (removed); burn-std's is live today.
+    text = (
+        "thread 'main' panicked at crates/burn-wgpu/src/lib.rs:127:5:\n"
+        "Tensors are not approx eq:\n  => Position 0: 1.5 != 2\n"
+    )
+    out = _json(text)
+    assert out["verdict"] == "match"
+    assert out["matches"][0]["file_path"] == "crates/burn-std/src/data/compare.rs"
+
+
+SYNTHETIC = [
+    json.dumps(
+        {
+            "history": 1,
+            "repo": "acme/widgets",
+            "releases": [
+                {"version": "0.1.0", "tag": "v0.1.0", "commit": "1" * 40},
+                {"version": "0.1.1", "tag": "v0.1.1", "commit": "2" * 40},
+                {"version": "0.2.0", "tag": "v0.2.0", "commit": "3" * 40},
+                {"version": "HEAD", "tag": None, "commit": "4" * 40},
+            ],
+        }
+    ),
+    json.dumps(
+        {
+            "lineage": "moved",
+            "records": ["seed"],
+            "spans": [
+                [
+                    0,
+                    1,
+                    "crates/w-core/src/repr/handle.rs",
+                    "Should have handle for tensor {:?}",
+                    "panic!",
+                ],
+                [
+                    2,
+                    3,
+                    "crates/w-ir/src/handle.rs",
+                    "Should have handle for tensor {id:?}",
+                    "panic!",
+                ],
+            ],
+            "lines": [70, 73, 90, 97],
+        }
+    ),
+    json.dumps(
+        {
+            "lineage": "gone",
+            "spans": [[0, 1, "crates/w-core/src/ops.rs", "Data type mismatch", "panic!"]],
+            "lines": [10, 12, 0, 0],
+        }
+    ),
+]
+
+
+def test_release_lookups_on_a_synthetic_history():
+    from bot.core.history import find_hit, parse_history, story_for
+
+    history = parse_history(SYNTHETIC)
+    assert history.releases_for("0.1") == [0, 1]
+    assert history.releases_for("0.1.1") == [1]
+    assert history.releases_for("0.1.7") == [0, 1]  # an unknown patch: its minor series
+    assert history.releases_for(None) == [0, 1, 2, 3]
+    hit = find_hit(
+        history,
+        ("w-core", "src/repr/handle.rs"),
+        73,
+        "handle for tensor TensorId { value: 5 }",
+        "0.1.1",
+    )
+    assert (history.lineages[hit.lineage].id, hit.release, hit.how) == ("moved", 1, "line")
+    # The pasted file never held the message at 0.1.x, its crate did: a crate hit.
+    hit = find_hit(history, ("w-core", "src/api.rs"), 5, "Data type mismatch", "0.1.0")
+    assert (history.lineages[hit.lineage].id, hit.how) == ("gone", "crate")
+    assert find_hit(history, ("w-core", "src/api.rs"), 5, "Data type mismatch", "0.2.0") is None
+    story = story_for(history, "seed", "0.1.1")
+    assert (story.then_file, story.then_line, story.now_file, story.now_line) == (
+        "crates/w-core/src/repr/handle.rs",
+        73,
+        "crates/w-ir/src/handle.rs",
+        97,
+    )
+    assert story.then_url == (
+        "https://github.com/acme/widgets/blob/" + "2" * 40 + "/crates/w-core/src/repr/handle.rs#L73"
+    )
+    gone = story_for(history, "gone", None)
+    assert (gone.removed_in, gone.last_seen_in, gone.now_file) == ("0.2.0", "0.1.1", None)
+    assert gone.compare_url == "https://github.com/acme/widgets/compare/v0.1.1...v0.2.0"
+
+
+def test_a_version_named_in_the_text_places_the_match_in_that_release():
+    text = (
+        "On burn 0.16.0 with the wgpu backend:\n"
+        "thread 'main' panicked at burn-tensor/src/repr/handle.rs:73:32:\n"
+        "Should have handle for tensor TensorId { value: 7 }\n"
+    )
+    best = _json(text)["matches"][0]
+    assert best["release"]["version"] == "0.16.0"
+    assert best["release"]["file_path"] == "crates/burn-tensor/src/repr/handle.rs"
