@@ -34,12 +34,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def analyse_input(triage, stream: BinaryIO) -> Analysis:
+def analyse_input(triage, stream: BinaryIO) -> tuple[Analysis, str | None]:
     """Analyse all of a file or stdin, a window at a time (bot.core.windows): memory stays
-    bounded and a panic in the middle of a 50 MB log is found. Invalid UTF-8 is replaced."""
+    bounded and a panic in the middle of a 50 MB log is found. Invalid UTF-8 is replaced.
+
+    Also returns the release the text names (`burn 0.18`, a Cargo.lock entry), the first one
+    any window names, to place a match in that release."""
+    from bot.core.history import version_in_text
     from bot.core.windows import analyse_windows
 
-    return analyse_windows(triage.analyse, stream)
+    versions: list[str] = []
+
+    def analyse(text: str) -> Analysis:
+        if not versions and (version := version_in_text(text)):
+            versions.append(version)
+        return triage.analyse(text)
+
+    analysis = analyse_windows(analyse, stream)
+    return analysis, (versions[0] if versions else None)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,16 +83,16 @@ def run(args: argparse.Namespace) -> int:
                     )
                     failed = True
                     continue
-                analysis = analyse_input(triage, stdin)
+                analysis, text_version = analyse_input(triage, stdin)
             else:
                 with open(path, "rb") as stream:
-                    analysis = analyse_input(triage, stream)
+                    analysis, text_version = analyse_input(triage, stream)
         except OSError as exc:
             print(f"triage-bot: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
             failed = True
             continue
         if args.json:
-            found = analysis_json(path, analysis, triage, text=text)
+            found = analysis_json(path, analysis, triage, text_version=text_version)
             print(json.dumps(found, ensure_ascii=False))
         else:
             if index:
@@ -91,10 +103,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def analysis_json(
-    input_name: str, analysis: Analysis, triage, text: str | None = None
+    input_name: str, analysis: Analysis, triage, text_version: str | None = None
 ) -> dict[str, Any]:
-    """The contract checked from outside: keep these names. `text` (the input) lets a version
-    named in it (`burn 0.18`, a Cargo.lock entry) place the match in that release."""
+    """The contract checked from outside: keep these names. `text_version` (a release the input
+    names: `burn 0.18`, a Cargo.lock entry) places the match in that release."""
     index = triage.matcher.index
     panics = []
     for item in analysis.panics:
@@ -109,9 +121,7 @@ def analysis_json(
                 "crate_version": loc.crate_version if loc else None,
             }
         )
-    from bot.core.history import story_json, story_of, version_in_text
-
-    text_version = version_in_text(text) if text else None
+    from bot.core.history import story_json, story_of
 
     matches = []
     for item in analysis.answered:

@@ -47,7 +47,7 @@ def _triage() -> Triage:
 
 def _json(text: str) -> dict:
     triage = _triage()
-    return analysis_json("paste", triage.analyse(text), triage, text=text)
+    return analysis_json("paste", triage.analyse(text), triage, text_version=version_in_text(text))
 
 
 def test_the_bundled_catalog_has_its_history():

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from burn_repo import BURN_REPO, SKIP_REASON, burn_repo_present
 
 from bot.catalog.sites import skeleton_record
 from bot.cli import main
@@ -20,7 +21,7 @@ from bot.scan.update import update_catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
-BURN_MIRROR = Path("/work/.mirror/tracel-ai+burn/repo")
+BURN_MIRROR = BURN_REPO
 REPO = "acme/widgets"
 OLD, NEW = "a" * 40, "b" * 40
 
@@ -87,11 +88,14 @@ def test_an_empty_message_never_becomes_a_record(tmp_path, capsys):
     assert [r["errorMessage"] for r in rows] == ["real"]
 
 
-def _loop(root: Path, catalog: Path, work: Path, commit: str, repo: str) -> list[str]:
+def _loop(
+    root: Path, catalog: Path, work: Path, commit: str, repo: str, config: Path | None = None
+) -> list[str]:
     """scan -> update -> validate, twice; returns the two update summaries."""
     scan_dir = work / "scan"
+    extra = ["--config", str(config)] if config else []
     assert main(["catalog", "scan", str(root), "--repo", repo, "--commit", commit,
-                 "--out", str(scan_dir)]) == 0  # fmt: skip
+                 "--out", str(scan_dir), *extra]) == 0  # fmt: skip
     scan = next(scan_dir.glob("scan-*.jsonl"))
     summaries = []
     current = catalog
@@ -115,17 +119,16 @@ def test_scan_update_validate_twice_on_the_fixture_crates(tmp_path, capsys):
     assert "moved 0" in summaries[1] and "removed 0" in summaries[1] and "new 0" in summaries[1]
 
 
-@pytest.mark.skipif(
-    not (BURN_MIRROR / "HEAD").exists(),
-    reason=f"burn's repository is not at {BURN_MIRROR} (CI has it; `fetch` tracel-ai/burn)",
-)
+@pytest.mark.skipif(not burn_repo_present(), reason=SKIP_REASON)
 def test_scan_update_validate_twice_on_burn_head(tmp_path, capsys):
     tree = tmp_path / "burn"
     extract_tree(BURN_MIRROR, "HEAD", tree)
     commit = git(BURN_MIRROR, "rev-parse", "HEAD").strip()
     catalog = tmp_path / "catalog"
     shutil.copytree(ROOT / "catalog", catalog)
-    summaries = _loop(tree, catalog, tmp_path / "w", commit, "tracel-ai/burn")
+    # with burn's builder setting, as the bundled check.rs reasons were scanned
+    config = catalog / "burn" / "scan.toml"
+    summaries = _loop(tree, catalog, tmp_path / "w", commit, "tracel-ai/burn", config)
     # Seeds and skeletons of one site are one slot: no live site is ever marked removed.
     second = tmp_path / "w" / "round2" / "catalog"
     for seed in (second / "seeds").glob("*.json"):

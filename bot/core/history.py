@@ -32,6 +32,7 @@ from typing import Any
 
 from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, PanicMatch
+from bot.core.caller import MACRO_BODY_TAG, TRACK_CALLER_TAG
 from bot.core.paths import normalise_path
 
 HISTORY_FILE_SUFFIX = ".ndjson"
@@ -357,6 +358,15 @@ def revise(matcher: Any, text: str, matches: list[PanicMatch]) -> list[PanicMatc
     return [_revise_one(matcher, history, m, text_version) for m in matches]
 
 
+def _printed_elsewhere(record: Any, pasted_crate: str) -> bool:
+    """Rust prints this record's panic at another place that may be the pasted one: any caller
+    for `#[track_caller]`; for a macro body, an invocation, which is in the macro's own crate
+    (burn-tensor's `check!` reasons, printed at the tensor op that called `check!`)."""
+    if TRACK_CALLER_TAG in record.tags:
+        return True
+    return MACRO_BODY_TAG in record.tags and f"crate:{pasted_crate}" in record.tags
+
+
 def _candidate(record_id: str, confidence: float, evidence: tuple, line_distance) -> Candidate:
     return Candidate(
         record_id=record_id,
@@ -388,6 +398,8 @@ def _revise_one(
             best is not None
             and match.matched
             and location.crate_version
+            # a caller-reported record is pasted with another location by design
+            and not _printed_elsewhere(records[best.record_id], pasted[0])
             and _crate_in_release(history, pasted[0], version)
             and not crate_ever_held(history, pasted[0], records[best.record_id].error_message)
         ):

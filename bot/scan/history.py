@@ -66,6 +66,8 @@ class SiteAt:
     kind: str
     message: str
     function: str | None = None  # the enclosing fn's name, when there is one
+    # how the printed location relates (`track-caller`, `macro-body`), from the scanner
+    tags: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -445,7 +447,7 @@ def scan_checkout(root: Path, *, runtime_only: bool = True) -> list[SiteAt]:
     for path, sites in by_file.items():
         functions = enclosing_functions((root / path).read_bytes(), (s.line for s in sites))
         out.extend(
-            SiteAt(s.file_path, s.line, s.kind, s.message_format, functions.get(s.line))
+            SiteAt(s.file_path, s.line, s.kind, s.message_format, functions.get(s.line), s.tags)
             for s in sites
         )
     out.sort(key=lambda s: (s.file_path, s.line, s.message))
@@ -602,6 +604,8 @@ def lineage_records(history: History) -> tuple[list[dict[str, Any]], list[dict[s
             commit=release.commit,
         )
         record["id"] = lineage.id
+        if state.tags:
+            record["tags"] = [*record["tags"], *state.tags]
         if last == newest:
             live.append(record)
             continue
