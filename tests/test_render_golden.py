@@ -355,9 +355,11 @@ def test_bare_site_says_only_what_the_catalog_knows(catalog):
     assert texts.BARE_SITE in body
     assert section.record.github_url in body
     # What can be known without a write-up: the kind of check, from the macro and message.
-    assert f"**{texts.FIRST_MEANING}** " + texts.KIND_PANIC.replace("{macro}", "panic!").replace(
-        "{crate}", "burn-autodiff"
-    ) in body
+    assert (
+        f"**{texts.FIRST_MEANING}** "
+        + texts.KIND_PANIC.replace("{macro}", "panic!").replace("{crate}", "burn-autodiff")
+        in body
+    )
 
 
 def test_multi_panic_root_first_capped_and_counted(catalog):
