@@ -7,6 +7,7 @@ user, a role, `@everyone` or `@here` (the text is neutralised and `allowed_menti
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -123,7 +124,12 @@ def _uncatalogued(answer: Answer) -> str:
 
 
 # Successively tighter caps (title, meaning, solution) until the first view fits.
-_FIRST_VIEW_CAPS = ((FIRST_TITLE_MAX, MEANING_MAX, SOLUTION_MAX), (100, 160, 200), (70, 120, 140))
+_FIRST_VIEW_CAPS = (
+    (FIRST_TITLE_MAX, MEANING_MAX, SOLUTION_MAX),
+    (120, 200, 260),
+    (100, 160, 200),
+    (70, 120, 140),
+)
 
 
 def _first_view(answer: Answer) -> list[dict[str, Any]]:
@@ -158,16 +164,19 @@ def _first_view_with(
                 lines.append(dc_words(section.caution))
             label = f"**{texts.FIRST_MEANING}** "
             if section.meaning_text:
-                meaning = fit(section.meaning_text, meaning_max, lambda r, t=label: t + dc_prose(r))
+                meaning = fit_clause(
+                    section.meaning_text, meaning_max, lambda r, t=label: t + dc_prose(r)
+                )
                 lines.append(meaning or "")
             elif section.meaning_words:
                 lines.append(label + dc_words(section.meaning_words))
             if section.best_solution:
                 label = f"**{texts.FIRST_SOLUTION}** "
                 best = one_line(section.best_solution)
-                lines.append(fit(best, solution_max, lambda r, t=label: t + dc_prose(r)) or "")
+                render = lambda r, t=label: t + dc_prose(r)  # noqa: E731
+                lines.append(fit_clause(best, solution_max, render) or "")
             elif section.bare and not section.solutions:
-                lines.append(dc_words(words(texts.FIRST_NO_SOLUTION)))
+                lines.append(dc_words(words(texts.FIRST_NO_SOLUTION_DISCORD)))
             if section.folded:
                 lines.append("⚠️ " + dc_words(_short_caution(section)))
         if section.source:
@@ -183,6 +192,22 @@ def _first_view_with(
         footer = plain(_footer(answer), backticks=False)
         embeds[-1]["footer"] = {"text": fit(footer, FOOTER_MAX, dc_plain) or ""}
     return embeds
+
+
+_CLAUSE_END = re.compile(r"[.;:](?=\s)")
+
+
+def fit_clause(raw: str, limit: int, render: Callable[[str], str]) -> str | None:
+    """`render(raw)` when it fits, else its longest leading clause or sentence that does (ended
+    with a full stop), else the longest prefix with an ellipsis: not a cut mid-word if avoidable."""
+    full = render(raw)
+    if ulen(full) <= limit:
+        return full
+    for end in reversed([m.start() for m in _CLAUSE_END.finditer(raw)]):
+        clause = raw[:end].rstrip(" ,") + "."
+        if len(clause) > 40 and ulen(render(clause)) <= limit:
+            return render(clause)
+    return fit(raw, limit, render)
 
 
 def _short_caution(section: Section) -> Words:

@@ -83,6 +83,7 @@ REMOVED_SITE = (
 FIRST_MEANING = "What it means:"
 FIRST_SOLUTION = "Try first:"
 FIRST_NO_SOLUTION = "No write-up yet for this panic site; the details below say what is known."
+FIRST_NO_SOLUTION_DISCORD = "No write-up yet for this panic site; Show more says what is known."
 MORE = "More: how it was matched, every solution and the details"
 MORE_DISCORD = "Show more"
 MORE_DISCORD_HINT = "Press “Show more” for every solution and the details."
