@@ -239,6 +239,7 @@ RENDERINGS = {
     "github.md": render_comment,
     "discord.json": lambda a: json.dumps(render_message(a), indent=2, ensure_ascii=False) + "\n",
     "discord_plain.txt": render_plain,
+    "discord_more.json": lambda a: json.dumps(render_more(a), indent=2, ensure_ascii=False) + "\n",
     "terminal.txt": lambda a: render_text(a, color=False),
 }
 

@@ -179,6 +179,8 @@ def _first_view_with(
                 lines.append(dc_words(words(texts.FIRST_NO_SOLUTION_DISCORD)))
             if section.folded:
                 lines.append("⚠️ " + dc_words(_short_caution(section)))
+            if section.record.removed_at and section.version_note:
+                lines.append(dc_words(section.version_note))  # the link shows older code
         if section.source:
             # The title links to the source too; below the root, the label alone is enough.
             link = safe_url(section.source.url, limit=URL_MAX) if root else None
@@ -362,6 +364,8 @@ def _section_parts(section: Section) -> list[Block]:
     if section.version_note:
         head.append(dc_words(section.version_note))
     if section.bare:
+        if section.meaning_words:  # the kind of check, when it is all there is to say
+            head.append(f"**{texts.FIRST_MEANING}** " + dc_words(section.meaning_words))
         facts = "\n".join("- " + dc_words(f) for f in section.facts)
         head.append(
             dc_words(section.bare_intro or words(texts.BARE_SITE)) + ("\n" + facts if facts else "")

@@ -175,6 +175,8 @@ def first_view_lines(section: Section, *, root: bool) -> list[str]:
             body.append(f"**{texts.FIRST_SOLUTION}** {md_prose(one_line(section.best_solution))}")
         elif section.bare and not section.solutions:
             body.append(md_words(words(texts.FIRST_NO_SOLUTION)))
+        if section.record.removed_at and section.version_note:
+            body.append(md_words(section.version_note))  # the link shows older code
     source = _source_line(section)
     if source:
         body.append(source)
@@ -208,7 +210,7 @@ def _section_blocks(section: Section, *, root: bool = True) -> list[Block]:
     if section.caution and not root:
         head.append("> " + md_words(section.caution))
     head.append(md_words(section.confidence))
-    if section.version_note:
+    if section.version_note and not (root and section.record.removed_at):
         head.append(md_words(section.version_note))
     if section.bare:
         facts = "\n".join("- " + md_words(f) for f in section.facts)
