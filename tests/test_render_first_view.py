@@ -200,3 +200,22 @@ def test_no_version_note_when_the_line_is_the_records(catalog):
     moved = make_panic("Can't differentiate avg pool 2d backward.")
     answer = build_answer(analysis(matched(moved, SEED_002, ["pattern"], distance=None)), catalog)
     assert answer.sections[0].version_note is None  # no location pasted: nothing to compare
+
+
+def test_the_enclosing_function_comes_from_the_source_excerpt(catalog):
+    from bot.render.answer import enclosing
+
+    assert enclosing(catalog.get(SEED_002)) == ("avg_pool2d_backward", None)
+    # The excerpt of 001 starts inside a long function: nothing is guessed.
+    assert enclosing(catalog.get("d59d5538758c7e08")) == (None, None)
+    record = Record(
+        id="e",
+        repo="o/r",
+        error_message="boom",
+        source_code='impl Foo for Bar {\n    pub fn go(&self) {\n        panic!("boom");\n    }\n}',
+        source_code_start=10,
+        line_number=12,
+    )
+    assert enclosing(record) == ("go", "impl Foo for Bar")
+    facts = [plain(f) for f in CASES["seed_000"](catalog).sections[0].facts]
+    assert "In `fn deform_conv2d_backward`" in facts

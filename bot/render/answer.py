@@ -651,8 +651,39 @@ def _extras(write_up: Any, bare: bool) -> tuple[Extra, ...]:
     return tuple(out)
 
 
+_FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+(\w+)")
+_IMPL = re.compile(r"^\s*impl\b([^{]*)")
+
+
+def enclosing(record: Record) -> tuple[str | None, str | None]:
+    """(function, impl) around the panic line, read from the record's source excerpt when it
+    has one (the scan does not record them yet); None for what the excerpt does not show."""
+    code, start, line = record.source_code, record.source_code_start, record.line_number
+    if not code or start is None or line is None or not start <= line:
+        return None, None
+    lines = code.replace("\r\n", "\n").split("\n")[: line - start + 1]
+    function = impl = None
+    for text in reversed(lines):
+        if function is None:
+            found = _FN.match(text)
+            if found:
+                function = found.group(1)
+                continue
+        elif impl is None:
+            found = _IMPL.match(text)
+            if found:
+                impl = shorten(one_line("impl" + found.group(1)), SHORT_LIMIT)
+                break
+    return function, impl
+
+
 def _facts(record: Record) -> tuple[Words, ...]:
     out: list[Words] = []
+    function, impl = enclosing(record)
+    if function and impl:
+        out.append(words(texts.FACT_IN_FN_IMPL, function=function, impl=impl))
+    elif function:
+        out.append(words(texts.FACT_IN_FN, function=function))
     if record.error_type:
         kind = _RAISED_BY.get(record.error_type, record.error_type)
         out.append(words(texts.FACT_RAISED_BY, kind=shorten(one_line(kind), SHORT_LIMIT)))

@@ -139,6 +139,8 @@ FAMILY_SITE = (
     "whose advice, written once for all its sites, follows. What the catalog knows:"
 )
 FACT_RAISED_BY = "Raised by `{kind}`"
+FACT_IN_FN = "In `fn {function}`"
+FACT_IN_FN_IMPL = "In `fn {function}` of `{impl}`"
 FACT_FILE = "File `{file}`, line {line}"
 FACT_FILE_NO_LINE = "File `{file}`"
 FACT_CRATE = "Crate `{crate}`"
