@@ -13,7 +13,7 @@ import contextlib
 import re
 import weakref
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from bot.catalog.model import Record
@@ -140,6 +140,8 @@ class Section:
     meaning_words: Words | None = None
     best_solution: str | None = None
     folded: FoldedWriteUp | None = None
+    # The write-up is the one an earlier section shows (same family): said, not repeated.
+    same_as: Words | None = None
 
     @property
     def record_id(self) -> str:
@@ -183,9 +185,7 @@ def build_answer(analysis: Analysis, catalog: CatalogLike, *, max_sections: int 
             continue
         answered_panics.add(id(item))
         sections.append(_section(item, best, record, catalog))
-    if sections:
-        sections[0] = _with_first_view(sections[0])
-    shown = sections[: max(1, max_sections)]
+    shown = _without_repeats(sections[: max(1, max_sections)])
     omitted = len(sections) - len(shown)
     # Panics neither answered nor a repeat of an answered record: the ones the catalog lacks.
     answered_records = {s.record.id for s in sections}
@@ -249,8 +249,32 @@ def _first_sentence(text: str | None) -> str | None:
     return shorten(flat[: end.start()] if end else flat, MEANING_LIMIT)
 
 
-def _with_first_view(section: Section) -> Section:
-    return section  # every section carries its first view; kept as a hook for the root
+def _without_repeats(sections: list[Section]) -> list[Section]:
+    """A section whose write-up (a family's, usually) an earlier section already shows points
+    to it instead of repeating it."""
+    out: list[Section] = []
+    for section in sections:
+        earlier = next(
+            (
+                o
+                for o in out
+                if section.documentation
+                and o.documentation == section.documentation
+                and o.solutions == section.solutions
+            ),
+            None,
+        )
+        if earlier is not None:
+            section = replace(
+                section,
+                documentation=None,
+                solutions=(),
+                example_fix=None,
+                extras=(),
+                same_as=words(texts.SAME_AS_ABOVE, message=earlier.panic_message),
+            )
+        out.append(section)
+    return out
 
 
 def _count_words(count: int, one: str, many: str) -> Words:

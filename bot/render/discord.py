@@ -370,6 +370,8 @@ def _section_parts(section: Section) -> list[Block]:
         head.append(
             dc_words(section.bare_intro or words(texts.BARE_SITE)) + ("\n" + facts if facts else "")
         )
+    if section.same_as:
+        head.append(dc_words(section.same_as))
     blocks = [Block(0, _cap("\n\n".join(head), DESCRIPTION_MAX // 2), tag="head")]
     if section.documentation:
         title = f"**{texts.UNVERIFIED_WRITE_UP if section.caution else texts.WHAT_IT_MEANS}**\n"

@@ -218,6 +218,8 @@ def _section_blocks(section: Section, *, root: bool = True) -> list[Block]:
             md_words(section.bare_intro or words(texts.BARE_SITE))
             + ("\n\n" + facts if facts else "")
         )
+    if section.same_as:
+        head.append(md_words(section.same_as))
     blocks.append(Block(_P_HEAD, "\n\n".join(head), tag="match"))
     write_up: list[Block] = []
     if section.documentation:

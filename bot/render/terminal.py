@@ -154,6 +154,8 @@ def _section(section: Section, style: _Style) -> str:
         facts = [_words(words_) for words_ in section.facts]
         intro = _words(section.bare_intro) if section.bare_intro else texts.BARE_SITE
         parts.append(intro + "\n" + "\n".join(_item("-", f) for f in facts))
+    if section.same_as:
+        parts.append(_words(section.same_as))
     if section.caution and not section.bare:
         parts.append(style.caution(texts.UNVERIFIED_WRITE_UP))
     folded = section.folded

@@ -81,6 +81,7 @@ REMOVED_SITE = (
 )
 # --- the first view: what a reporter reads first ------------------------------------------------
 FIRST_MEANING = "What it means:"
+SAME_AS_ABOVE = "Same explanation and solutions as for `{message}` above."
 FIRST_SOLUTION = "Try first:"
 FIRST_NO_SOLUTION = "No write-up yet for this panic site; the details below say what is known."
 FIRST_NO_SOLUTION_DISCORD = "No write-up yet for this panic site; Show more says what is known."
