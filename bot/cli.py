@@ -22,6 +22,7 @@ COMMAND_MODULES: dict[str, str] = {
     "handle-event": "bot.github.commands",
     "stats": "bot.stats_command",
     "doctor": "bot.doctor",
+    "backfill": "bot.github.backfill",
 }
 
 

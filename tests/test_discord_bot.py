@@ -217,9 +217,10 @@ async def test_paste_in_watched_channel_gets_an_answer(start: Starter) -> None:
         L.feedback_id("up", AVG_POOL),
         L.feedback_id("down", AVG_POOL),
         L.dismiss_id(int(env.alice["id"])),
+        f"triage:more:{AVG_POOL}",
     ]
     labels = [c["label"] for row in reply.body["components"] for c in row["components"]]
-    assert labels == [texts.HELPFUL, texts.WRONG_MATCH, texts.DISMISS]
+    assert labels == [texts.HELPFUL, texts.WRONG_MATCH, texts.DISMISS, texts.MORE_DISCORD]
     stored = await eventually(lambda: env.store.get_discord_reply(int(message["id"])))
     assert stored["record_ids"] == [AVG_POOL]
     assert stored["reply_id"] == int(env.reply_message(reply)["id"])
@@ -816,6 +817,23 @@ async def test_feedback_buttons_one_vote_per_user(start: Starter) -> None:
     assert env.store.feedback_counts(AVG_POOL) == (0, 1)
     await vote(up, env.bob)
     assert env.store.feedback_counts(AVG_POOL) == (1, 1)
+
+
+async def test_show_more_answers_whoever_presses_it_privately(start: Starter) -> None:
+    env = await start()
+    fake = env.fake
+    message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
+    reply = env.reply_message(await env.reply_to(message))
+    before = dict(reply)
+    click = await fake.click(reply, f"triage:more:{AVG_POOL}", user=env.bob)
+    callback = await fake.wait_callback(click)
+    assert callback.body["type"] == CHANNEL_MESSAGE
+    assert callback.body["data"]["flags"] & EPHEMERAL
+    more = callback.body["data"]["embeds"]
+    assert more and "Can't differentiate avg pool 2d backward." in more[0]["title"]
+    names = [f["name"] for f in more[0].get("fields", [])]
+    assert texts.SOLUTIONS in names and texts.RELATED_ERRORS in names
+    assert fake.messages[reply["id"]] == before  # the answer itself stays as it was
 
 
 async def test_only_the_author_or_a_moderator_dismisses(start: Starter) -> None:

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.catalog.families import Family, parse_families
 from bot.catalog.lint import (
+    CONTRADICTS_FAMILY,
     INFO,
     POSSIBLE_MISMATCH,
     WARNING,
@@ -14,6 +16,7 @@ from bot.catalog.lint import (
     lint_catalog,
     lint_records,
     mismatch_flags,
+    review_flags,
 )
 from bot.catalog.loader import load_catalog
 from bot.catalog.model import Record
@@ -68,23 +71,78 @@ def test_seed_000_is_flagged_possible_mismatch(bundled, bundled_findings):
 def test_seed_002_cut_off_related_error_is_dangling(bundled_findings):
     # 002's last related error is cut off mid-string in the page it was imported from
     mine = [f for f in bundled_findings if f.record_id == SEED_IDS["002"]]
-    assert [(f.code, f.level) for f in mine] == [("dangling-related-error", WARNING)]
-    assert '`unimplemented!("float_scatter with {other:?} update is not i`' in mine[0].message
+    assert ("dangling-related-error", WARNING) in [(f.code, f.level) for f in mine]
+    [dangling] = [f for f in mine if f.code == "dangling-related-error"]
+    assert '`unimplemented!("float_scatter with {other:?} update is not i`' in dangling.message
 
 
-@pytest.mark.parametrize("seed", ["001", "003"])
-def test_other_seeds_have_no_findings(bundled, bundled_findings, seed):
-    record_id = SEED_IDS[seed]
+def test_seed_001_has_no_findings(bundled, bundled_findings):
+    record_id = SEED_IDS["001"]
     assert codes(bundled_findings, record_id) == []
     assert bundled.flags(record_id) == frozenset()
     assert mismatch_flags(bundled.get(record_id)) == frozenset()
 
 
+@pytest.mark.parametrize(
+    ("seed", "claim"),
+    [
+        ("002", "does not implement the backward pass"),
+        ("003", "gradients through the interpolate (resize) op are not implemented"),
+    ],
+)
+def test_seeds_contradicting_their_family_are_flagged(bundled, bundled_findings, seed, claim):
+    # burn-autodiff's forward avg_pool2d/interpolate register a backward step that calls the
+    # inner backend's `*_backward`; only the autodiff backend's own `*_backward` is a stub.
+    record_id = SEED_IDS[seed]
+    (finding,) = [
+        f for f in bundled_findings if f.record_id == record_id and f.code == CONTRADICTS_FAMILY
+    ]
+    assert finding.code == CONTRADICTS_FAMILY and finding.level == WARNING
+    assert f"“{claim}”" in finding.message and "`unimplemented-op-backward`" in finding.message
+    assert bundled.flags(record_id) == frozenset({CONTRADICTS_FAMILY})
+    assert mismatch_flags(bundled.get(record_id)) == frozenset()  # it is about this error
+
+
+def test_contradiction_rule_comes_from_the_family_data():
+    family = Family(
+        id="f",
+        name="F",
+        message_formats=("Boom {}",),
+        contradicting_claims=("the moon is cheese",),
+    )
+    # parse through the real parser so the claims are compiled
+    (family,) = parse_families({"families": [family_dict(family)]})
+    saying = rec(error_message="Boom {}", documentation="As we know, the Moon is  cheese.")
+    silent = rec(id="r2", error_message="Boom {}", documentation="Something else entirely.")
+    assert review_flags(saying, [family]) == frozenset({CONTRADICTS_FAMILY})
+    assert review_flags(silent, [family]) == frozenset()
+    found = codes(lint_records([saying, silent], [family]))
+    assert found.count(CONTRADICTS_FAMILY) == 1
+    assert CONTRADICTS_FAMILY not in codes(lint_records([saying, silent]))  # no families
+    plain = Family(id="g", name="G", message_formats=("Boom {}",))
+    assert review_flags(saying, [plain]) == frozenset()
+
+
+def family_dict(family) -> dict:
+    return {
+        "id": family.id,
+        "name": family.name,
+        "messageFormats": list(family.message_formats),
+        "contradictingClaims": list(family.contradicting_claims),
+    }
+
+
 def test_bundled_summary_is_not_a_flood(bundled, bundled_findings):
     warnings = [f for f in bundled_findings if f.level == WARNING]
-    # 000's mismatch, 002's cut-off related error, and burn messages that are only placeholders
-    # or a few short words.
-    assert set(codes(warnings)) == {POSSIBLE_MISMATCH, "broad-pattern", "dangling-related-error"}
+    # 000's mismatch, 002's cut-off related error, 002's and 003's claims that their family's
+    # checked explanation contradicts, and burn messages that are only placeholders or a few
+    # short words.
+    assert set(codes(warnings)) == {
+        POSSIBLE_MISMATCH,
+        CONTRADICTS_FAMILY,
+        "broad-pattern",
+        "dangling-related-error",
+    }
     assert len(warnings) < 100
     duplicates = [f for f in bundled_findings if f.code == "duplicate-message"]
     assert duplicates and all(f.level == INFO for f in duplicates)

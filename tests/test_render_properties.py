@@ -16,7 +16,7 @@ from bot.catalog.model import Record
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.panic import Location, Panic
 from bot.render.answer import build_answer
-from bot.render.discord import render_message, render_plain
+from bot.render.discord import render_message, render_more, render_plain
 from bot.render.github import MARKER_PREFIX, parse_marker, render_comment, render_no_longer
 from bot.render.markup import ZW, safe_url, ulen
 from bot.render.terminal import render_text, render_verdict_line
@@ -313,12 +313,7 @@ def test_github_comment_is_safe_and_within_limits(case):
     assert parse_marker(gone)["kind"] == "no-longer"
 
 
-@SETTINGS
-@given(cases())
-def test_discord_message_is_safe_and_within_limits(case):
-    catalog, analysis, max_sections = case
-    answer = build_answer(analysis, catalog, max_sections=max_sections)
-    message = render_message(answer)
+def check_discord_message(message, answer) -> None:
     assert message["allowed_mentions"] == {"parse": []}
     assert ulen(message["content"]) <= 2000
     check_discord_markdown(message["content"])
@@ -346,6 +341,15 @@ def test_discord_message_is_safe_and_within_limits(case):
     assert total <= 6000
     if answer.sections:
         assert embeds, "the first answer is always sent"
+
+
+@SETTINGS
+@given(cases())
+def test_discord_message_is_safe_and_within_limits(case):
+    catalog, analysis, max_sections = case
+    answer = build_answer(analysis, catalog, max_sections=max_sections)
+    for message in (render_message(answer), render_more(answer)):
+        check_discord_message(message, answer)
     plain = render_plain(answer)
     assert 0 < ulen(plain) <= 2000
     check_discord_markdown(plain)
@@ -451,7 +455,7 @@ def test_github_trims_long_sections_first_and_keeps_the_answer():
 def test_discord_trims_to_6000_and_keeps_the_first_answer():
     catalog, analysis = huge_case()
     answer = build_answer(analysis, catalog)
-    message = render_message(answer)
+    message = render_more(answer)
     embeds = message["embeds"]
     assert embeds and embeds[0]["url"] == safe_url(answer.sections[0].source.url)
     total = sum(
@@ -481,5 +485,5 @@ def test_a_fence_inside_an_example_fix_cannot_close_the_block():
     body = render_comment(build_answer(analysis, catalog))
     check_github_markdown(body)
     assert "`````rust\nfn main() {}\n````\n```\n@\u200beveryone\n`````" in body
-    value = render_message(build_answer(analysis, catalog))["embeds"][0]["fields"][0]["value"]
+    value = render_more(build_answer(analysis, catalog))["embeds"][0]["fields"][0]["value"]
     check_discord_markdown(value)

@@ -10,6 +10,7 @@ A catalog file holds families as `{"families": [ {...}, ... ]}`. Each family:
     id                 text, required: a slug (`unimplemented-op-backward`); it is also the
                        label, and records name their family with `backgroundTag`
     name               text, required: a short title for people
+    summary            text: what the panic means, in one line (an answer's first view)
     repo               text: only records of this OWNER/NAME belong
     crates             list: only records whose file is in one of these crates belong
     messageFormats     list: Rust-format-like messages; `{}`, `{:?}`, `{name}` stand for any
@@ -18,6 +19,11 @@ A catalog file holds families as `{"families": [ {...}, ... ]}`. Each family:
     messagePatterns    list: regular expressions (RE2 syntax, checked like a record's
                        `messagePattern`); a record belongs when one is found in its message
     records            list: record ids that belong whatever their message
+    contradictingClaims
+                       list: regular expressions for claims that the family's explanation,
+                       checked against the code, shows to be wrong (`does not implement the
+                       backward pass`); lint flags a member record whose own write-up makes
+                       one, and its answer leads with the family's explanation instead
     documentation, triggerScenarios, commonSituations, exampleFix, handlingStrategy   text
     solutions, preventionTips, tags                                                   lists
 
@@ -47,6 +53,7 @@ _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,79}$")
 _TEXT_FIELDS = {
     "id": "id",
     "name": "name",
+    "summary": "summary",
     "repo": "repo",
     "documentation": "documentation",
     "triggerScenarios": "trigger_scenarios",
@@ -59,6 +66,7 @@ _LIST_FIELDS = {
     "messageFormats": "message_formats",
     "messagePatterns": "message_patterns",
     "records": "record_ids",
+    "contradictingClaims": "contradicting_claims",
     "solutions": "solutions",
     "preventionTips": "prevention_tips",
     "tags": "tags",
@@ -79,6 +87,7 @@ WRITE_UP_ATTRS = (
 class Family:
     id: str
     name: str
+    summary: str | None = None
     repo: str | None = None
     crates: tuple[str, ...] = ()
     message_formats: tuple[str, ...] = ()
@@ -92,9 +101,12 @@ class Family:
     handling_strategy: str | None = None
     prevention_tips: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    contradicting_claims: tuple[str, ...] = ()
     origin: str = field(default="", compare=False)
     # Compiled forms of messageFormats (anchored) and messagePatterns.
     _regexes: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    # Compiled contradictingClaims, case-insensitive.
+    _claims: tuple[Any, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def has_write_up(self) -> bool:
@@ -104,6 +116,15 @@ class Family:
         """Whether a message (a record's format string, or a pasted panic message) fits."""
         text = normalise_message(message)
         return any(regex.search(text) for regex in self._regexes)
+
+    def contradicting_claim(self, text: str) -> str | None:
+        """The first passage of `text` that makes a claim this family's explanation refutes."""
+        flat = " ".join(text.split())
+        for regex in self._claims:
+            found = regex.search(flat)
+            if found:
+                return found.group(0)
+        return None
 
     def admits(self, repo: str | None, crate: str | None, *, lenient: bool = False) -> bool:
         """Whether the family's repo and crate limits let a record of `repo`/`crate` in.
@@ -212,7 +233,14 @@ def _parse_one(item: Any, number: int, origin: str) -> Family:
         except PatternError as exc:
             raise _fail(origin, where, f"`messagePatterns`: {exc}") from None
         regexes.append(compile_safe(pattern))
-    return Family(**kwargs, origin=origin, _regexes=tuple(regexes))
+    claims = []
+    for pattern in kwargs.get("contradicting_claims", ()):
+        try:
+            check_pattern(pattern)
+        except PatternError as exc:
+            raise _fail(origin, where, f"`contradictingClaims`: {exc}") from None
+        claims.append(compile_safe("(?i)" + pattern))
+    return Family(**kwargs, origin=origin, _regexes=tuple(regexes), _claims=tuple(claims))
 
 
 def parse_families(data: Mapping[str, Any], origin: str = "") -> list[Family]:

@@ -22,6 +22,7 @@ WARNING = "warning"
 INFO = "info"
 
 POSSIBLE_MISMATCH = "possible-mismatch"
+CONTRADICTS_FAMILY = "contradicts-family"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +117,62 @@ def mismatch_flags(record: Record) -> frozenset[str]:
     if not record.has_write_up:
         return frozenset()
     return frozenset({POSSIBLE_MISMATCH}) if _mismatch(record) else frozenset()
+
+
+# ---------------------------------------------------------------------------------------------
+# Write-ups that contradict their family's code-checked explanation
+# ---------------------------------------------------------------------------------------------
+
+
+def _write_up_text(record: Record) -> str:
+    parts = [
+        record.documentation or "",
+        record.trigger_scenarios or "",
+        record.common_situations or "",
+        *record.solutions,
+    ]
+    return "\n".join(p for p in parts if p)
+
+
+def family_contradiction(record: Record, families: Iterable[Any]) -> tuple[Any, str] | None:
+    """(family, the contradicting passage) when the record's own write-up makes a claim that
+    its family lists under `contradictingClaims`, else None."""
+    if not record.has_write_up:
+        return None
+    from bot.catalog.families import family_of
+
+    family = family_of(record, list(families))
+    if family is None or not getattr(family, "contradicting_claims", ()):
+        return None
+    claim = family.contradicting_claim(_write_up_text(record))
+    return (family, claim) if claim else None
+
+
+def review_flags(record: Record, families: Iterable[Any] = ()) -> frozenset[str]:
+    """Every review flag of one record: `possible-mismatch`, `contradicts-family`."""
+    if not record.has_write_up:
+        return frozenset()
+    flags = set(mismatch_flags(record))
+    if family_contradiction(record, families):
+        flags.add(CONTRADICTS_FAMILY)
+    return frozenset(flags)
+
+
+def _check_contradiction(record: Record, families: list[Any]) -> list[LintFinding]:
+    found = family_contradiction(record, families)
+    if not found:
+        return []
+    family, claim = found
+    return [
+        LintFinding(
+            record.id,
+            record.origin,
+            CONTRADICTS_FAMILY,
+            f"the write-up says “{claim}”, which the explanation of its error family "
+            f"`{family.id}` (checked against the code) says is wrong; answers lead with the "
+            "family's explanation and fold this write-up away until it is corrected",
+        )
+    ]
 
 
 def _quote_list(names: list[str], limit: int = 6) -> str:
@@ -370,7 +427,8 @@ DANGLING_RELATED = "dangling-related-error"
 
 def _check_related(records: list[Record]) -> list[LintFinding]:
     """`relatedErrors` entries are messages (a record's `errorMessage`; a record id works too),
-    resolved as the answer resolves them: one that names no record is shown with no link."""
+    matched exactly. The answer can still link a cut-off entry that starts one record's message,
+    and leaves out one it cannot link; either way the entry should be written in full."""
     ids = {record.id for record in records}
     messages = {normalise_message(record.error_message) for record in records}
     findings: list[LintFinding] = []
@@ -384,8 +442,9 @@ def _check_related(records: list[Record]) -> list[LintFinding]:
                     record.origin,
                     DANGLING_RELATED,
                     f"related error `{' '.join(entry.split())[:120]}` is neither a record's "
-                    "errorMessage nor a record id in this catalog, so the answer shows it without "
-                    "a link; write the message as the code does, or add its record",
+                    "errorMessage nor a record id in this catalog (the answer links it only when "
+                    "it is the start of one record's message, and otherwise leaves it out); write "
+                    "the message as the code does, or add its record",
                 )
             )
     return findings
@@ -394,12 +453,15 @@ def _check_related(records: list[Record]) -> list[LintFinding]:
 # ---------------------------------------------------------------------------------------------
 
 
-def lint_records(records: Iterable[Record]) -> list[LintFinding]:
+def lint_records(records: Iterable[Record], families: Iterable[Any] = ()) -> list[LintFinding]:
     records = list(records)
+    families = list(families)
     findings: list[LintFinding] = []
     for record in records:
         findings.extend(_check_broad(record))
         findings.extend(_check_mismatch(record))
+        if families:
+            findings.extend(_check_contradiction(record, families))
         findings.extend(_check_url(record))
         findings.extend(_check_excerpt(record))
     findings.extend(_check_duplicates(records))
@@ -412,7 +474,7 @@ def lint_catalog(catalog: Iterable[Record]) -> list[LintFinding]:
 
     The loader's own warnings (unknown fields, kept as they are) are passed on as findings too.
     """
-    findings = lint_records(catalog)
+    findings = lint_records(catalog, getattr(catalog, "families", ()))
     for problem in getattr(catalog, "warnings", ()):
         findings.append(
             LintFinding(

@@ -80,10 +80,10 @@ class Catalog:
     def flags(self, record_id: str) -> frozenset[str]:
         """Review flags of a record, e.g. `possible-mismatch` when its write-up looks misfiled."""
         if record_id not in self._flags:
-            from bot.catalog.lint import mismatch_flags  # lint imports the loader's types
+            from bot.catalog.lint import review_flags  # lint imports the loader's types
 
             record = self.records.get(record_id)
-            self._flags[record_id] = mismatch_flags(record) if record else frozenset()
+            self._flags[record_id] = review_flags(record, self.families) if record else frozenset()
         return self._flags[record_id]
 
 

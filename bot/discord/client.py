@@ -137,6 +137,39 @@ class FeedbackButton(
         await bot.guarded(interaction, bot.on_feedback(interaction, self.vote, self.record_id))
 
 
+class ShowMoreButton(
+    discord.ui.DynamicItem[discord.ui.Button], template=r"triage:more:(?P<ids>[A-Za-z0-9_.,-]+)"
+):
+    """Show more: the rest of the answer, ephemeral, for whoever presses it (built in
+    bot/render/discord.py from the record ids the custom id carries)."""
+
+    def __init__(self, custom_id: str) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=texts.MORE_DISCORD, style=discord.ButtonStyle.primary, custom_id=custom_id
+            )
+        )
+        self.record_ids = custom_id.rsplit(":", 1)[-1].split(",")
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
+    ) -> ShowMoreButton:
+        return cls(f"triage:more:{match['ids']}")
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        from bot.render.discord import render_more_for_records
+
+        bot = interaction.client
+        assert isinstance(bot, TriageBot)
+        more = render_more_for_records(bot.triage.catalog, self.record_ids)
+        embeds = [discord.Embed.from_dict(e) for e in more["embeds"]]
+        work = interaction.response.send_message(
+            embeds=embeds, ephemeral=True, allowed_mentions=NONE
+        )
+        await bot.guarded(interaction, work)
+
+
 class DismissButton(
     discord.ui.DynamicItem[discord.ui.Button], template=r"triage:x:(?P<author>[0-9]+)"
 ):
@@ -246,7 +279,7 @@ class TriageBot(discord.Client):
     # ------------------------------------------------------------------ start-up
 
     async def setup_hook(self) -> None:
-        self.add_dynamic_items(FeedbackButton, DismissButton)
+        self.add_dynamic_items(FeedbackButton, DismissButton, ShowMoreButton)
         self.tree.add_command(panic_command)
         self.tree.add_command(error_command)
         self.tree.add_command(explain_menu)
@@ -297,7 +330,8 @@ class TriageBot(discord.Client):
         rendered = self.renderer(analysis, self.triage.catalog)
         embeds = [discord.Embed.from_dict(e) for e in rendered.get("embeds") or []]
         view = discord.ui.View(timeout=None)
-        ids = L.answered_ids(analysis)
+        # Vote only on the records the message shows (the renderer says which).
+        ids = tuple(rendered.get("record_ids") or L.answered_ids(analysis))
         for number, record_id in enumerate(ids[:4], start=1):
             suffix = texts.RECORD_NUMBER.format(number=number) if len(ids) > 1 else ""
             row = number - 1
@@ -309,6 +343,10 @@ class TriageBot(discord.Client):
             dismiss = DismissButton(author_id)
             dismiss.item.row = min(len(ids), 4)
             view.add_item(dismiss)
+        if rendered.get("show_more"):
+            more = ShowMoreButton(rendered["show_more"])
+            more.item.row = min(len(ids), 4)
+            view.add_item(more)
         return {
             "content": "\n".join(filter(None, [rendered.get("content"), *notes])) or None,
             "embeds": embeds,

@@ -7,11 +7,19 @@ user, a role, `@everyone` or `@here` (the text is neutralised and `allowed_menti
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from bot.render import texts
-from bot.render.answer import Answer, Extra, RelatedError, Section, answer_verdict
+from bot.render.answer import (
+    Answer,
+    Extra,
+    RelatedError,
+    Section,
+    answer_verdict,
+    pasted_location,
+)
 from bot.render.markup import (
     Block,
     Words,
@@ -48,19 +56,195 @@ PLAIN_URL_MAX = 400
 _P_DOC, _P_SOLUTIONS, _P_FIX, _P_RELATED, _P_WHEN, _P_PREVENTION, _P_CODE = 1, 2, 3, 4, 5, 6, 7
 
 
+FIRST_VIEW_MAX = 1000  # the first view's visible text, all embeds and the content together
+FIRST_TITLE_MAX = 150
+MEANING_MAX = 220
+SOLUTION_MAX = 300
+COLOUR_ANSWER = 0x2F81F7  # a write-up, or its family's
+COLOUR_BARE = 0x8B949E  # no write-up: only what the catalog knows
+COLOUR_CAUTION = 0xD29922  # a caution leads the answer
+COLOUR_UNCATALOGUED = 0x6E7681
+MORE_PREFIX = "triage:more"  # a Show more button's custom id: the prefix, then the record ids
+
+
 def render_message(answer: Answer) -> dict[str, Any]:
-    """{"content", "embeds", "allowed_mentions"} in the shape of Discord's message JSON."""
+    """{"content", "embeds", "allowed_mentions"} in the shape of Discord's message JSON, plus
+    `record_ids` (the records the message shows, the only ones its buttons may vote on) and
+    `show_more` (the custom id of the Show more button, or None)."""
     content_words: list[Words] = []
-    if not answer.sections:
-        content_words.append(answer_verdict(answer))
     if answer.intro:
         content_words.append(answer.intro)
     content_words.extend(answer.notes)
     content = "\n".join(dc_words(w) for w in content_words)
-    embeds = _embeds(answer)
+    if not answer.sections:
+        content = _uncatalogued(answer)
+    embeds = _first_view(answer)
+    ids = list(answer.record_ids)
     return {
         "content": shorten_rendered(content, CONTENT_MAX),
         "embeds": embeds,
+        "allowed_mentions": {"parse": []},
+        "record_ids": ids,
+        "show_more": more_custom_id(ids) if ids else None,
+    }
+
+
+def more_custom_id(record_ids: list[str] | tuple[str, ...]) -> str:
+    """`triage:more:ID,ID`: stateless, so the button still works after a restart."""
+    return f"{MORE_PREFIX}:{','.join(record_ids)}"[:100]
+
+
+def first_view_size(message: dict[str, Any]) -> int:
+    """The visible characters of a message's first view: content and every embed's text."""
+    return ulen(message.get("content") or "") + sum(
+        _embed_size(e) for e in message.get("embeds") or ()
+    )
+
+
+def _uncatalogued(answer: Answer) -> str:
+    if not answer.uncatalogued:
+        return dc_words(answer_verdict(answer))
+    lines = []
+    for item in answer.uncatalogued:
+        message = shorten(one_line(item.panic.message), 200)
+        if item.panic.location:
+            where = pasted_location(item.panic.location)
+            lines.append(dc_words(words(texts.NOT_FOUND, message=message, location=where)))
+        else:
+            lines.append(dc_words(words(texts.NOT_FOUND_NO_LOCATION, message=message)))
+        if item.nearest:
+            lines.append(dc_words(words(texts.NEAREST)))
+            for n in item.nearest:
+                near = words(
+                    texts.NEAREST_ITEM, id=n.record_id, message=n.message, percent=n.percent
+                )
+                lines.append("- " + dc_words(near))
+    lines.append(dc_words(words(texts.DRAFT_HINT)))
+    return "\n".join(lines)
+
+
+# Successively tighter caps (title, meaning, solution) until the first view fits.
+_FIRST_VIEW_CAPS = (
+    (FIRST_TITLE_MAX, MEANING_MAX, SOLUTION_MAX),
+    (120, 200, 260),
+    (100, 160, 200),
+    (70, 120, 140),
+)
+
+
+def _first_view(answer: Answer) -> list[dict[str, Any]]:
+    embeds: list[dict[str, Any]] = []
+    content = sum(ulen(dc_words(w)) + 1 for w in (answer.intro, *answer.notes) if w)
+    for caps in _FIRST_VIEW_CAPS:
+        embeds = _first_view_with(answer, *caps)
+        if content + sum(_embed_size(e) for e in embeds) <= FIRST_VIEW_MAX:
+            break
+    return embeds
+
+
+def _first_view_with(
+    answer: Answer, title_max: int, meaning_max: int, solution_max: int
+) -> list[dict[str, Any]]:
+    embeds = []
+    for number, section in enumerate(answer.sections[:EMBEDS_MAX]):
+        root = number == 0
+        embed: dict[str, Any] = {
+            "title": fit(
+                section.panic_message, title_max if root else title_max // 2 + 20, dc_plain
+            )
+            or dc_plain(texts.NO_MESSAGE),
+            "color": _colour(section),
+        }
+        url = safe_url(section.source.url, limit=URL_MAX) if section.source else None
+        if url:
+            embed["url"] = url
+        lines = []
+        if root:
+            if section.caution:
+                lines.append(dc_words(section.caution))
+            label = f"**{texts.FIRST_MEANING}** "
+            if section.meaning_text:
+                meaning = fit_clause(
+                    section.meaning_text, meaning_max, lambda r, t=label: t + dc_prose(r)
+                )
+                lines.append(meaning or "")
+            elif section.meaning_words:
+                lines.append(label + dc_words(section.meaning_words))
+            if section.best_solution:
+                label = f"**{texts.FIRST_SOLUTION}** "
+                best = one_line(section.best_solution)
+                render = lambda r, t=label: t + dc_prose(r)  # noqa: E731
+                lines.append(fit_clause(best, solution_max, render) or "")
+            elif section.bare and not section.solutions:
+                lines.append(dc_words(words(texts.FIRST_NO_SOLUTION_DISCORD)))
+            if section.folded:
+                lines.append("⚠️ " + dc_words(_short_caution(section)))
+            if section.record.removed_at and section.version_note:
+                lines.append(dc_words(section.version_note))  # the link shows older code
+        if section.source:
+            # The title links to the source too; below the root, the label alone is enough.
+            link = safe_url(section.source.url, limit=URL_MAX) if root else None
+            label = md_inline_code(section.source.label)
+            lines.append(
+                f"{texts.SOURCE}: [{label}]({link})" if link else f"{texts.SOURCE}: {label}"
+            )
+        embed["description"] = "\n".join(line for line in lines if line)
+        embeds.append(embed)
+    if embeds:
+        footer = plain(_footer(answer), backticks=False)
+        embeds[-1]["footer"] = {"text": fit(footer, FOOTER_MAX, dc_plain) or ""}
+    return embeds
+
+
+_CLAUSE_END = re.compile(r"[.;:](?=\s)")
+
+
+def fit_clause(raw: str, limit: int, render: Callable[[str], str]) -> str | None:
+    """`render(raw)` when it fits, else its longest leading clause or sentence that does (ended
+    with a full stop), else the longest prefix with an ellipsis: not a cut mid-word if avoidable."""
+    full = render(raw)
+    if ulen(full) <= limit:
+        return full
+    for end in reversed([m.start() for m in _CLAUSE_END.finditer(raw)]):
+        clause = raw[:end].rstrip(" ,") + "."
+        if len(clause) > 40 and ulen(render(clause)) <= limit:
+            return render(clause)
+    return fit(raw, limit, render)
+
+
+def _short_caution(section: Section) -> Words:
+    return words(texts.CONTRADICTS_SHORT)
+
+
+def _colour(section: Section) -> int:
+    if section.caution or section.folded:
+        return COLOUR_CAUTION
+    return COLOUR_BARE if section.bare and not section.solutions else COLOUR_ANSWER
+
+
+def render_more_for_records(catalog: Any, record_ids: list[str]) -> dict[str, Any]:
+    """Show more for a button that carries only record ids (stateless across restarts): each
+    record's full answer, built as if the user had quoted its message."""
+    from bot.core.analysis import Analysis, Candidate, PanicMatch
+    from bot.core.panic import Panic
+    from bot.render.answer import build_answer
+
+    items = []
+    for record_id in record_ids[:EMBEDS_MAX]:
+        record = catalog.get(record_id)
+        if record is None:
+            continue
+        candidate = Candidate(record.id, 1.0, (), 1.0, None)
+        items.append(PanicMatch(Panic.mentioned(record.error_message), (candidate,), True))
+    analysis = Analysis("match", tuple(items), "more")
+    return render_more(build_answer(analysis, catalog, max_sections=len(items)))
+
+
+def render_more(answer: Answer) -> dict[str, Any]:
+    """What Show more shows (ephemeral, to whoever pressed it): every part of each section."""
+    return {
+        "content": "",
+        "embeds": _embeds(answer),
         "allowed_mentions": {"parse": []},
     }
 
@@ -103,8 +287,8 @@ def render_plain(answer: Answer) -> str:
 
 
 def _footer(answer: Answer) -> Words:
-    # On Discord the buttons under the answer say it is wrong, not a `/triage` reply.
-    return (*(answer.footer or ()), *words(" "), *words(texts.WRONG_HINT_DISCORD))
+    # On Discord the buttons (and 👍/👎) under the answer vote, not a `/triage` reply.
+    return (*words(texts.VOTE_HINT_DISCORD), *words(" "), *(answer.footer or ()))
 
 
 def _md_escape(text: str) -> str:
@@ -125,7 +309,7 @@ def _embeds(answer: Answer) -> list[dict[str, Any]]:
     def build(kept: list[list[Block]], trimmed: bool) -> list[dict[str, Any]]:
         embeds = []
         for section, blocks in zip(sections, kept, strict=False):
-            embed: dict[str, Any] = {"title": _title(section)}
+            embed: dict[str, Any] = {"title": _title(section), "color": _colour(section)}
             url = safe_url(section.source.url, limit=URL_MAX) if section.source else None
             if url:
                 embed["url"] = url
@@ -170,19 +354,24 @@ def _section_parts(section: Section) -> list[Block]:
     head = []
     if section.caution:
         head.append(dc_words(section.caution))
-    lines = [dc_words(section.confidence)]
+    lines = []
     if section.source:
         url = safe_url(section.source.url, limit=URL_MAX)
         label = md_inline_code(section.source.label)
         lines.append(f"{texts.SOURCE}: [{label}]({url})" if url else f"{texts.SOURCE}: {label}")
-    head.append("\n".join(lines))
+    if lines:
+        head.append("\n".join(lines))
     if section.version_note:
         head.append(dc_words(section.version_note))
     if section.bare:
+        if section.meaning_words:  # the kind of check, when it is all there is to say
+            head.append(f"**{texts.FIRST_MEANING}** " + dc_words(section.meaning_words))
         facts = "\n".join("- " + dc_words(f) for f in section.facts)
         head.append(
             dc_words(section.bare_intro or words(texts.BARE_SITE)) + ("\n" + facts if facts else "")
         )
+    if section.same_as:
+        head.append(dc_words(section.same_as))
     blocks = [Block(0, _cap("\n\n".join(head), DESCRIPTION_MAX // 2), tag="head")]
     if section.documentation:
         title = f"**{texts.UNVERIFIED_WRITE_UP if section.caution else texts.WHAT_IT_MEANS}**\n"
@@ -208,6 +397,14 @@ def _section_parts(section: Section) -> list[Block]:
         _field(blocks, _P_RELATED, texts.RELATED_ERRORS, value)
     for extra in section.extras:
         _field(blocks, *_extra_field(extra))
+    if section.folded:
+        folded = section.folded
+        name = shorten(plain(folded.caution, backticks=False), FIELD_NAME_MAX)
+        parts = [dc_prose(folded.documentation)] if folded.documentation else []
+        if folded.solutions:
+            parts.append(_list_value(list(folded.solutions), _numbered) or "")
+        text = "\n".join(p for p in parts if p)
+        _field(blocks, _P_CODE, name, fit(text, FIELD_VALUE_MAX, lambda r: r) if text else None)
     if section.caution:
         # A flagged record's write-up may be about another error: every part says so.
         blocks[1:] = [

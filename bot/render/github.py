@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 
 from bot.render import texts
-from bot.render.answer import Answer, Extra, RelatedError, Section, answer_verdict
+from bot.render.answer import (
+    TITLE_LIMIT,
+    Answer,
+    Extra,
+    RelatedError,
+    Section,
+    answer_verdict,
+    pasted_location,
+)
 from bot.render.markup import (
     Block,
     Words,
@@ -15,6 +23,7 @@ from bot.render.markup import (
     md_words,
     one_line,
     safe_url,
+    shorten,
     trim_blocks,
     ulen,
     words,
@@ -52,31 +61,76 @@ def parse_marker(body: str) -> dict | None:
 
 
 def render_comment(answer: Answer) -> str:
-    """The comment body; its first line is the marker."""
+    """The comment body; its first line is the marker.
+
+    The first view (what shows without a click) is the panic as pasted, one line on what it
+    means, the best solution and the pinned source; everything else is inside `<details>`.
+    """
     head = marker(KIND_ANSWER, answer.record_ids, answer.fingerprint)
     if not answer.sections:
-        verdict = md_words(answer_verdict(answer))
-        if answer.panics:
-            verdict += "\n\n" + md_words(words(texts.UNCATALOGUED_HINT))
-        return _bounded(f"{head}\n{verdict}")
+        return _bounded(f"{head}\n{_uncatalogued(answer)}")
 
-    sections = [_section_blocks(s) for s in answer.sections]
+    sections = [_section_blocks(s, root=n == 0) for n, s in enumerate(answer.sections)]
+    several = len(answer.sections) > 1
 
     def assemble(kept: list[list[Block]], trimmed: bool) -> str:
         parts = [head]
-        if answer.intro:
-            parts.append(md_words(answer.intro))
-        for section, blocks in zip(answer.sections, kept, strict=False):
-            parts.append(_assemble_section(section, blocks))
-        notes = [md_words(n) for n in answer.notes]
+        intro = [md_words(w) for w in (answer.intro, *answer.notes) if w]
         if trimmed:
-            notes.append(md_words(words(texts.TRIMMED)))
-        parts.extend(notes)
+            intro.append(md_words(words(texts.TRIMMED)))
+        if intro:
+            parts.append(" ".join(intro))
+        more: list[str] = []
+        for section, blocks in zip(answer.sections, kept, strict=False):
+            parts.extend(b.text for b in blocks if b.tag in ("head", "fold"))
+            inner = [b.text for b in blocks if b.tag not in ("head", "fold")]
+            if inner:
+                title = f"#### {md_inline_code(section.panic_message)}\n\n" if several else ""
+                more.append(title + "\n\n".join(inner))
+        if more:
+            parts.append(_details(texts.MORE, "\n\n".join(more)))
         parts.append("---\n<sub>" + md_words(_footer(answer)) + "</sub>")
+        if answer.maintainers:
+            note = "\n\n".join(md_words(w) for w in answer.maintainers)
+            parts.append(_details(f"<sub>{texts.MAINTAINERS}</sub>", note))
         return "\n\n".join(parts)
 
     kept, trimmed = trim_blocks(sections, lambda k, t: ulen(assemble(k, t)), MAX_CHARS)
     return _bounded(assemble(kept, trimmed))
+
+
+def _details(summary: str, body: str) -> str:
+    return f"<details>\n<summary>{summary}</summary>\n\n{body}\n\n</details>"
+
+
+def _uncatalogued(answer: Answer) -> str:
+    """No catalogued panic: which one was not found, the nearest records, how to add one."""
+    if not answer.uncatalogued:
+        return md_words(answer_verdict(answer))
+    parts = []
+    for item in answer.uncatalogued:
+        parts.append(md_words(_not_found(item.panic)))
+        if item.nearest:
+            lines = [md_words(words(texts.NEAREST))]
+            lines += [
+                "- "
+                + md_words(
+                    words(texts.NEAREST_ITEM, id=n.record_id, message=n.message, percent=n.percent)
+                )
+                for n in item.nearest
+            ]
+            parts.append("\n".join(lines))
+        else:
+            parts.append(md_words(words(texts.NO_NEAREST)))
+    parts.append(md_words(words(texts.UNCATALOGUED_HINT)) + " " + md_words(words(texts.DRAFT_HINT)))
+    return "\n\n".join(parts)
+
+
+def _not_found(panic) -> Words:
+    message = shorten(one_line(panic.message), TITLE_LIMIT)
+    if panic.location:
+        return words(texts.NOT_FOUND, message=message, location=pasted_location(panic.location))
+    return words(texts.NOT_FOUND_NO_LOCATION, message=message)
 
 
 def render_no_longer(answer: Answer | None) -> str:
@@ -94,7 +148,7 @@ def _bounded(body: str) -> str:
 
 
 def _footer(answer: Answer) -> Words:
-    return (*(answer.footer or ()), *words(" "), *answer.wrong_hint)
+    return (*answer.wrong_hint, *words(" "), *(answer.footer or ()))
 
 
 def _source_line(section: Section) -> str:
@@ -103,16 +157,60 @@ def _source_line(section: Section) -> str:
     label = md_inline_code(section.source.label)
     url = safe_url(section.source.url)
     link = f"[{label}]({url})" if url else label
-    return f"{texts.SOURCE}: {link}"
+    return f"**{texts.SOURCE}:** {link}"
 
 
-def _section_blocks(section: Section) -> list[Block]:
-    head = [f"### {md_inline_code(section.title)}"]
-    if section.caution:
+def first_view_lines(section: Section, *, root: bool) -> list[str]:
+    """The panic as pasted, what it means, the best solution, the pinned source."""
+    lines = [f"### {md_inline_code(section.panic_message)}"]
+    body = []
+    if root:
+        if section.caution:
+            body.append(md_words(section.caution))
+        if section.meaning_text:
+            body.append(f"**{texts.FIRST_MEANING}** {md_prose(section.meaning_text)}")
+        elif section.meaning_words:
+            body.append(f"**{texts.FIRST_MEANING}** {md_words(section.meaning_words)}")
+        if section.best_solution:
+            body.append(f"**{texts.FIRST_SOLUTION}** {md_prose(one_line(section.best_solution))}")
+        elif section.bare and not section.solutions:
+            body.append(md_words(words(texts.FIRST_NO_SOLUTION)))
+        if section.record.removed_at and section.version_note:
+            body.append(md_words(section.version_note))  # the link shows older code
+    source = _source_line(section)
+    if source:
+        body.append(source)
+    if body:
+        lines.append("  \n".join(body))
+    return lines
+
+
+def _folded(section: Section) -> str | None:
+    folded = section.folded
+    if folded is None:
+        return None
+    inner = []
+    if folded.documentation:
+        inner.append(f"**{texts.WHAT_IT_MEANS}**\n\n{md_prose(folded.documentation)}")
+    if folded.solutions:
+        numbered = enumerate(folded.solutions, 1)
+        items = "\n".join(f"{n}. {md_prose(one_line(s))}" for n, s in numbered)
+        inner.append(f"**{texts.SOLUTIONS}**\n\n{items}")
+    if folded.example_fix:
+        inner.append(f"**{texts.EXAMPLE_FIX}**\n\n{md_code_block(folded.example_fix)}")
+    return _details(md_words(folded.caution), "\n\n".join(inner))
+
+
+def _section_blocks(section: Section, *, root: bool = True) -> list[Block]:
+    blocks = [Block(_P_HEAD, "\n\n".join(first_view_lines(section, root=root)), tag="head")]
+    folded = _folded(section)
+    if folded and root:
+        blocks.append(Block(_P_HEAD, folded, tag="fold"))
+    head = []
+    if section.caution and not root:
         head.append("> " + md_words(section.caution))
-    lines = [md_words(section.confidence), _source_line(section)]
-    head.append("  \n".join(line for line in lines if line))
-    if section.version_note:
+    head.append(md_words(section.confidence))
+    if section.version_note and not (root and section.record.removed_at):
         head.append(md_words(section.version_note))
     if section.bare:
         facts = "\n".join("- " + md_words(f) for f in section.facts)
@@ -120,10 +218,13 @@ def _section_blocks(section: Section) -> list[Block]:
             md_words(section.bare_intro or words(texts.BARE_SITE))
             + ("\n\n" + facts if facts else "")
         )
-    blocks = [Block(_P_HEAD, "\n\n".join(head), tag="head")]
+    if section.same_as:
+        head.append(md_words(section.same_as))
+    blocks.append(Block(_P_HEAD, "\n\n".join(head), tag="match"))
+    write_up: list[Block] = []
     if section.documentation:
         title = f"#### {texts.WHAT_IT_MEANS}\n\n"
-        blocks.append(
+        write_up.append(
             Block(
                 _P_DOC,
                 title + md_prose(section.documentation),
@@ -135,36 +236,28 @@ def _section_blocks(section: Section) -> list[Block]:
     if section.solutions:
         numbered = enumerate(section.solutions, 1)
         items = "\n".join(f"{n}. {md_prose(one_line(s))}" for n, s in numbered)
-        blocks.append(Block(_P_SOLUTIONS, f"#### {texts.SOLUTIONS}\n\n{items}", tag="write-up"))
+        write_up.append(Block(_P_SOLUTIONS, f"#### {texts.SOLUTIONS}\n\n{items}", tag="write-up"))
     if section.example_fix:
         fix = md_code_block(section.example_fix)
-        blocks.append(Block(_P_FIX, f"#### {texts.EXAMPLE_FIX}\n\n{fix}", tag="write-up"))
+        write_up.append(Block(_P_FIX, f"#### {texts.EXAMPLE_FIX}\n\n{fix}", tag="write-up"))
     if section.related:
         items = "\n".join("- " + _related(r) for r in section.related)
-        blocks.append(Block(_P_RELATED, f"#### {texts.RELATED_ERRORS}\n\n{items}", tag="write-up"))
+        write_up.append(
+            Block(_P_RELATED, f"#### {texts.RELATED_ERRORS}\n\n{items}", tag="write-up")
+        )
     if section.extras:
         body = "\n\n".join(_extra(e) for e in section.extras)
         only_source = all(extra.title == texts.SOURCE_CODE for extra in section.extras)
         summary = texts.SOURCE_CODE if only_source else texts.MORE_SUMMARY
-        blocks.append(
-            Block(
-                _P_EXTRAS,
-                f"<details>\n<summary>{summary}</summary>\n\n{body}\n\n</details>",
-                tag="write-up",
-            )
-        )
-    return blocks
-
-
-def _assemble_section(section: Section, blocks: list[Block]) -> str:
-    head = [b.text for b in blocks if b.tag != "write-up"]
-    write_up = [b.text for b in blocks if b.tag == "write-up"]
+        write_up.append(Block(_P_EXTRAS, _details(summary, body), tag="write-up"))
     if section.caution and write_up:
         # A flagged record's write-up stays folded: it may be about another error.
-        summary = texts.UNVERIFIED_WRITE_UP
-        inner = "\n\n".join(write_up)
-        write_up = [f"<details>\n<summary>{summary}</summary>\n\n{inner}\n\n</details>"]
-    return "\n\n".join(head + write_up)
+        inner = "\n\n".join(b.text for b in write_up)
+        write_up = [Block(_P_DOC, _details(texts.UNVERIFIED_WRITE_UP, inner), tag="write-up")]
+    blocks.extend(write_up)
+    if folded and not root:
+        blocks.append(Block(_P_EXTRAS, folded, tag="folded"))
+    return blocks
 
 
 def _related(item: RelatedError) -> str:

@@ -18,8 +18,9 @@ from bot.render.answer import (
     Section,
     analysis_verdict,
     answer_verdict,
+    panic_words,
 )
-from bot.render.markup import Words, one_line, plain, safe_url, term_clean
+from bot.render.markup import Words, one_line, plain, safe_url, term_clean, words
 
 WIDTH = 88
 INDENT = "  "
@@ -37,7 +38,7 @@ def render_verdict_line(analysis: Analysis, catalog: CatalogLike | None = None) 
 def render_text(answer: Answer, *, color: bool) -> str:
     style = _Style(color)
     if not answer.sections:
-        return _words(answer_verdict(answer)) + "\n"
+        return _uncatalogued(answer) + "\n"
     parts: list[str] = []
     if answer.intro:
         parts.append(_words(answer.intro))
@@ -47,9 +48,27 @@ def render_text(answer: Answer, *, color: bool) -> str:
         parts.append(_section(section, style))
     for note in answer.notes:
         parts.append(_words(note))
-    footer = [_words(answer.footer or ()), _words(answer.wrong_hint)]
-    parts.append(style.dim(" ".join(f for f in footer if f)))
+    # No footer: in a terminal there is nobody to react or reply to.
     return "\n\n".join(parts) + "\n"
+
+
+def _uncatalogued(answer: Answer) -> str:
+    """The verdict line, the nearest records of each panic not found, how to add one."""
+    parts = [_words(answer_verdict(answer))]
+    if not answer.uncatalogued:
+        return parts[0]
+    for item in answer.uncatalogued:
+        if not item.nearest:
+            continue
+        lines = [_words(panic_words(item.panic)), texts.NEAREST]
+        for near in item.nearest:
+            found = words(
+                texts.NEAREST_ITEM, id=near.record_id, message=near.message, percent=near.percent
+            )
+            lines.append(_item("-", _words(found)))
+        parts.append("\n".join(lines))
+    parts.append(_words(words(texts.DRAFT_HINT)))
+    return "\n\n".join(parts)
 
 
 class _Style:
@@ -113,9 +132,15 @@ def _code(code: str) -> str:
 
 
 def _section(section: Section, style: _Style) -> str:
-    head = [style.bold(term_clean(section.title))]
+    head = [style.bold(term_clean(section.panic_message))]
     if section.caution:
         head.append(style.caution(_words(section.caution)))
+    if section.meaning_text:
+        head.append(f"{texts.FIRST_MEANING} {term_clean(one_line(section.meaning_text))}")
+    elif section.meaning_words:
+        head.append(f"{texts.FIRST_MEANING} {_words(section.meaning_words)}")
+    if section.best_solution:
+        head.append(f"{texts.FIRST_SOLUTION} {term_clean(one_line(section.best_solution))}")
     head.append(_words(section.confidence))
     if section.source:
         url = safe_url(section.source.url)
@@ -129,8 +154,11 @@ def _section(section: Section, style: _Style) -> str:
         facts = [_words(words_) for words_ in section.facts]
         intro = _words(section.bare_intro) if section.bare_intro else texts.BARE_SITE
         parts.append(intro + "\n" + "\n".join(_item("-", f) for f in facts))
+    if section.same_as:
+        parts.append(_words(section.same_as))
     if section.caution and not section.bare:
         parts.append(style.caution(texts.UNVERIFIED_WRITE_UP))
+    folded = section.folded
     if section.documentation:
         parts.append(style.bold(texts.WHAT_IT_MEANS) + "\n" + _para(section.documentation))
     if section.solutions:
@@ -147,6 +175,12 @@ def _section(section: Section, style: _Style) -> str:
         parts.append(style.bold(texts.RELATED_ERRORS) + "\n" + "\n".join(items))
     for extra in section.extras:
         parts.append(_extra(extra, style))
+    if folded:
+        parts.append(style.caution(_words(folded.caution)))
+        if folded.documentation:
+            parts.append(_para(folded.documentation))
+        if folded.solutions:
+            parts.append("\n".join(_item(f"{n}.", s) for n, s in enumerate(folded.solutions, 1)))
     return "\n\n".join(parts)
 
 

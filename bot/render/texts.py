@@ -54,8 +54,12 @@ TRY_CATCH = "Catch the panic"
 SOURCE_CODE = "Source code around the panic"
 
 VERSION_NOTE = (
-    "Your paste shows `{crate}-{version}`; this record was analysed at commit `{sha}`{date}, "
-    "so the line may have moved."
+    "Your paste shows `{crate}-{version}` at line {line}; this record was analysed at commit "
+    "`{sha}`{date}, where the line is {record_line}, so the code has moved between the two."
+)
+VERSION_NOTE_NO_VERSION = (
+    "Your paste shows line {line}; this record was analysed at commit `{sha}`{date}, where the "
+    "line is {record_line}, so your code differs from that commit."
 )
 VERSION_NOTE_DATE = " ({date})"
 
@@ -89,12 +93,69 @@ HISTORY_REMOVED_THEN = (
     "{project} {removed_in} (last seen in {last_seen}): upgrading may fix it. What changed: "
     "{compare_url}"
 )
+# --- the first view: what a reporter reads first ------------------------------------------------
+FIRST_MEANING = "What it means:"
+SAME_AS_ABOVE = "Same explanation and solutions as for `{message}` above."
+FIRST_SOLUTION = "Try first:"
+FIRST_NO_SOLUTION = "No write-up yet for this panic site; the details below say what is known."
+FIRST_NO_SOLUTION_DISCORD = "No write-up yet for this panic site; Show more says what is known."
+MORE = "More: how it was matched, every solution and the details"
+MORE_DISCORD = "Show more"
+MORE_DISCORD_HINT = "Press “Show more” for every solution and the details."
+# A record whose own write-up contradicts its family's code-checked explanation (lint).
+CONTRADICTS_FAMILY = (
+    "Caution: this record's own write-up says “{claim}”, which the explanation above, checked "
+    "against the code, contradicts; it is kept here folded."
+)
+
+CONTRADICTS_SHORT = (
+    "This record's own write-up contradicts the checked explanation; it is under Show more."
+)
+
+# --- a bare site: the kind of check, from the macro and the message ------------------------------
+KIND_ASSERT_GUARD = {
+    "shape": "An `{macro}` on tensor shapes in `{crate}` failed: the shapes given do not fit "
+    "this operation.",
+    "dtype": "An `{macro}` on data types in `{crate}` failed: a tensor's dtype is not the one "
+    "this operation expects.",
+    "device": "An `{macro}` on devices in `{crate}` failed: the tensors are not on the device "
+    "this operation expects.",
+}
+KIND_ASSERT = "An `{macro}` in `{crate}` failed: a condition checked before going on did not hold."
+KIND_UNIMPLEMENTED_DTYPE = (
+    "An `{macro}` arm in `{crate}`: this operation is not implemented for the data type named "
+    "in the message."
+)
+KIND_UNIMPLEMENTED_BACKEND = (
+    "An `{macro}` in `{crate}`: this operation is not implemented by this backend."
+)
+KIND_UNIMPLEMENTED = "An `{macro}` in `{crate}`: this code path is not implemented."
+KIND_EXPECT_ON = {
+    "channel": "An `{macro}` on a channel in `{crate}` failed: the other end was closed, often "
+    "because the thread on it stopped or panicked first.",
+    "lock": "An `{macro}` on a lock in `{crate}` failed: the lock is poisoned, because a thread "
+    "panicked while holding it.",
+    "io": "An `{macro}` on a file or I/O operation in `{crate}` failed: the message says which "
+    "one and why.",
+}
+KIND_EXPECT = (
+    "An `{macro}` in `{crate}` failed: a value the code assumed present was missing or an error."
+)
+KIND_UNREACHABLE = (
+    "An `{macro}` in `{crate}` was reached: a state the code assumes impossible, so likely a bug "
+    "in `{crate}`."
+)
+KIND_PANIC_DTYPE = "A `{macro}` in `{crate}` for a data type this code does not handle."
+KIND_PANIC = "A `{macro}` in `{crate}`: the code stops on a state it does not handle."
+
 BARE_SITE = "No write-up yet for this panic site. What the catalog knows:"
 FAMILY_SITE = (
     "No write-up yet for this panic site. It belongs to the error family “{family}”, "
     "whose advice, written once for all its sites, follows. What the catalog knows:"
 )
 FACT_RAISED_BY = "Raised by `{kind}`"
+FACT_IN_FN = "In `fn {function}`"
+FACT_IN_FN_IMPL = "In `fn {function}` of `{impl}`"
 FACT_FILE = "File `{file}`, line {line}"
 FACT_FILE_NO_LINE = "File `{file}`"
 FACT_CRATE = "Crate `{crate}`"
@@ -113,7 +174,15 @@ FOOTER_ONE = "Automatic answer from the panic catalog, record `{ids}`."
 FOOTER_MANY = "Automatic answer from the panic catalog, records `{ids}`."
 # How to say the answer is wrong; one place, so it can change when the commands arrive.
 WRONG_HINT = "Reply `/triage wrong` if this answer is wrong."
+# Reporters vote with reactions (anyone can; the bot counts them); commands are for maintainers.
+REACT_HINT = "React 👍 if this helped or 👎 if it is wrong; reactions are counted."
+MAINTAINERS = "For maintainers"
+MAINTAINERS_COMMANDS = (
+    "Reply `/triage wrong` to remove this answer, `/triage match RECORD` to answer with another "
+    "record, `/triage why` to show the evidence, `/triage ignore` to stop answering this issue.",
+)
 WRONG_HINT_DISCORD = "Press “Wrong match” if this answer is wrong."
+VOTE_HINT_DISCORD = "Press Helpful or Wrong match, or react 👍/👎; votes are counted."
 
 # --- verdict lines (terminal, and the minimal GitHub text for uncatalogued panics) -------------
 NO_PANIC = "No panic found in the text."
@@ -125,6 +194,15 @@ PANIC_ITEM = "`{message}` at `{location}`"
 PANIC_ITEM_NO_LOCATION = "`{message}` (no location pasted)"
 MORE_PANICS = "and {count} more"
 UNCATALOGUED_HINT = "The bot answers only panics that are in its catalog."
+NOT_FOUND = "Not in the catalog: `{message}` at `{location}`."
+NOT_FOUND_NO_LOCATION = "Not in the catalog: `{message}` (no location pasted)."
+NEAREST = "Nearest records:"
+NEAREST_ITEM = "`{id}` `{message}` ({percent}% confidence, too low to answer with)"
+NO_NEAREST = "No catalog record comes close."
+DRAFT_HINT = (
+    "A maintainer can add it: `triage-bot stats` lists uncatalogued panics with a group id, and "
+    "`triage-bot catalog draft GROUP` drafts a record to fill in."
+)
 
 # --- GitHub: when an edit removes the panic the comment answered ---------------------------------
 NO_LONGER = "The panic this comment answered is no longer in the issue."

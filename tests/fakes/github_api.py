@@ -91,6 +91,8 @@ class Issue:
     pull_request: bool = False
     created_at: datetime = EPOCH
     updated_at: datetime = EPOCH
+    closed_at: datetime | None = None  # set with edit_issue(closed_at=...)
+    state_reason: str | None = None  # "completed" / "not_planned" / "reopened"
 
 
 @dataclass
@@ -462,9 +464,11 @@ class FakeGitHub:
             "comments": comments,
             "created_at": _iso(issue.created_at),
             "updated_at": _iso(issue.updated_at),
-            "closed_at": None,
+            "closed_at": _iso(issue.closed_at) if issue.closed_at else None,
             "author_association": "NONE",
         }
+        if issue.state_reason is not None:
+            data["state_reason"] = issue.state_reason
         if issue.pull_request:
             data["pull_request"] = {
                 "url": self._url(f"/repos/{repo.full_name}/pulls/{issue.number}"),

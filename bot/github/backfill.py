@@ -1,0 +1,233 @@
+"""`triage-bot backfill --repo OWNER/NAME [--since DATE]`: what happened before the bot came.
+
+Reads the repository's past issues through the API (oldest first, one page at a time), finds the
+catalogued panics in each issue's title and body, and stores which records each issue hit and
+whether it is open or closed (`Store.put_issue_records`, `Store.set_issue_open_state`). The
+first answer after installing the bot then already says "Also reported in #12 (closed)".
+
+Resumable: after each page the next page number is stored as a cursor (`backfill:OWNER/NAME`),
+so a run that is stopped (Ctrl-C, a network failure, GitHub down) goes on where it stopped. A
+rate limit is waited out as GitHub says (403/429 with `Retry-After`, or `X-RateLimit-Remaining:
+0` with `X-RateLimit-Reset`); a run also pauses on its own when the remaining budget is spent.
+Pull requests are skipped. Comments are not read (one request per issue would multiply the
+cost); the pipeline records them when it next handles the issue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from github import GithubException
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 6  # per page, for rate limits and GitHub's bad moments
+MAX_WAIT = 3600.0  # never sleep longer than this at once
+
+
+@dataclass
+class BackfillResult:
+    pages: int = 0  # pages read in this run
+    issues: int = 0  # issues (not pull requests) read in this run
+    matched: int = 0  # of which hit at least one catalogued record
+    waited: float = 0.0  # seconds spent waiting on rate limits
+    next_page: int = 0  # where a later run would go on
+    done: bool = False
+
+
+def cursor_name(repo: str) -> str:
+    return f"backfill:{repo.lower()}"
+
+
+def _read_cursor(store: Any, repo: str, since: str | None) -> int:
+    raw = store.get_cursor(cursor_name(repo))
+    if not raw:
+        return 0
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        return 0
+    if not isinstance(data, dict) or data.get("since") != since or data.get("done"):
+        return 0  # another window, or a finished run: start again from the first page
+    page = data.get("page")
+    return page if isinstance(page, int) and page >= 0 else 0
+
+
+def _write_cursor(store: Any, repo: str, since: str | None, page: int, done: bool) -> None:
+    value = json.dumps({"page": page, "since": since, "done": done})
+    store.set_cursor(cursor_name(repo), value)
+
+
+def issue_record_ids(triage: Any, text: str) -> tuple[tuple[str, ...], str]:
+    """The records an issue's text hits (root first) and the analysis fingerprint."""
+    analysis = triage.analyse(text)
+    ids: list[str] = []
+    for item in analysis.answered:
+        if item.best and item.best.record_id not in ids:
+            ids.append(item.best.record_id)
+    return tuple(ids), analysis.fingerprint
+
+
+def backfill(
+    clients: Any,
+    store: Any,
+    triage: Any,
+    repo: str,
+    *,
+    since: Any = None,
+    progress: Callable[[str], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.time,
+    max_pages: int | None = None,
+) -> BackfillResult:
+    """Read past issues from the cursor on; store what each hit. Raises when a page keeps
+    failing (the cursor keeps the progress made)."""
+    from bot.github.worker import RetryPolicy, classify
+
+    say = progress or (lambda _text: None)
+    since_key = since.isoformat() if since is not None else None
+    client = clients.client(repo)
+    kwargs: dict[str, Any] = {"state": "all", "sort": "created", "direction": "asc"}
+    if since is not None:
+        kwargs["since"] = since
+    listing = client.get_repo(repo).get_issues(**kwargs)
+    page = _read_cursor(store, repo, since_key)
+    result = BackfillResult(next_page=page)
+    if page:
+        say(f"resuming {repo} at page {page + 1}")
+    policy = RetryPolicy()
+    while max_pages is None or result.pages < max_pages:
+        items = None
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                items = listing.get_page(page)
+                break
+            except GithubException as exc:
+                failure = classify(exc, attempt, policy, clock())
+                if not failure.retry or attempt == MAX_ATTEMPTS:
+                    raise
+                wait = min(MAX_WAIT, failure.delay)
+                say(f"page {page + 1}: {failure.reason}; waiting {wait:.0f} s")
+                result.waited += wait
+                sleep(wait)
+        assert items is not None
+        if not items:
+            result.done = True
+            _write_cursor(store, repo, since_key, page, done=True)
+            break
+        for issue in items:
+            if issue.pull_request is not None:
+                continue
+            result.issues += 1
+            text = f"{issue.title or ''}\n\n{issue.body or ''}"
+            ids, fingerprint = issue_record_ids(triage, text)
+            if ids:
+                result.matched += 1
+                store.put_issue_records(repo, issue.number, ids, fingerprint)
+                store.set_issue_open_state(repo, issue.number, issue.state)
+        page += 1
+        result.pages += 1
+        result.next_page = page
+        _write_cursor(store, repo, since_key, page, done=False)
+        say(f"page {page}: {result.issues} issue(s) read, {result.matched} hit catalogued records")
+        _pause_if_spent(client, say, sleep, clock, result)
+    return result
+
+
+def _pause_if_spent(
+    client: Any,
+    say: Callable[[str], None],
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
+    result: BackfillResult,
+) -> None:
+    """Wait for the reset when the last response said the hourly budget is spent."""
+    remaining, _limit = getattr(client, "rate_limiting", (-1, -1))
+    if remaining != 0:
+        return
+    reset = float(getattr(client, "rate_limiting_resettime", 0) or 0)
+    wait = min(MAX_WAIT, max(1.0, reset - clock() + 1))
+    say(f"rate limit spent; waiting {wait:.0f} s for it to reset")
+    result.waited += wait
+    sleep(wait)
+
+
+# --- the command ----------------------------------------------------------------------------
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "backfill",
+        help="read a repository's past issues and record which catalog records they hit",
+        description="Reads past issues (oldest first, resumable) so the first answers already "
+        "know which earlier issues hit the same record.",
+    )
+    parser.add_argument("--repo", required=True, metavar="OWNER/NAME")
+    parser.add_argument(
+        "--since",
+        metavar="DATE",
+        help="only issues updated since DATE (YYYY-MM-DD); default: all",
+    )
+    parser.set_defaults(handler=cmd_backfill)
+
+
+def cmd_backfill(args: argparse.Namespace) -> int:
+    from bot.github.auth import GitHubClients
+    from bot.logging_setup import configure_logging
+    from bot.server import load_triage
+    from bot.settings import Settings, SettingsError
+    from bot.store import Store
+
+    if args.repo.count("/") != 1 or not all(args.repo.split("/")):
+        print("triage-bot: --repo must be OWNER/NAME", file=sys.stderr)
+        return 2
+    since = None
+    if args.since:
+        from datetime import UTC, datetime
+
+        try:
+            since = datetime.fromisoformat(args.since.replace("Z", "+00:00"))
+        except ValueError:
+            print(f"triage-bot: --since: not a date: {args.since!r}", file=sys.stderr)
+            return 2
+        since = since.replace(tzinfo=UTC) if since.tzinfo is None else since
+    try:
+        settings = Settings.load()
+        configure_logging(settings)
+        settings.require_github()
+    except SettingsError as exc:
+        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
+        return 2
+    store = Store(settings.triage_db)
+    clients = GitHubClients(settings)
+    try:
+        triage = load_triage(settings)
+        result = backfill(
+            clients,
+            store,
+            triage,
+            args.repo,
+            since=since,
+            progress=lambda text: print(text, file=sys.stderr, flush=True),
+        )
+    except GithubException as exc:
+        print(
+            f"triage-bot: backfill stopped: HTTP {exc.status}; run it again to go on",
+            file=sys.stderr,
+        )
+        return 1
+    finally:
+        clients.close()
+        store.close()
+    print(
+        f"backfilled {args.repo}: {result.issues} issue(s) read, {result.matched} hit catalogued "
+        "records"
+    )
+    return 0
