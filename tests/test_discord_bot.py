@@ -611,7 +611,7 @@ async def test_every_answer_the_bot_renders_is_one_discord_accepts(
     for record in triage.catalog:
         analysis = L.analysis_for_record(record.id, record.error_message)
         assert problems(env.bot.render(analysis, author_id=1, notes=[note])) == [], record.id
-    # an answer to many panics: four records with buttons, and Dismiss, in five rows
+    # an answer to many panics: a row of votes per record shown, and Dismiss and Show more
     records = [
         r for r in triage.catalog if r.file_path and r.line_number and "{" not in r.error_message
     ]
@@ -623,7 +623,8 @@ async def test_every_answer_the_bot_renders_is_one_discord_accepts(
     assert len(L.answered_ids(analysis)) >= 5
     rendered = env.bot.render(analysis, author_id=1)
     assert problems(rendered) == []
-    assert len(rendered["view"].to_components()) == 5
+    rows = rendered["view"].to_components()
+    assert 2 <= len(rows) <= 5 and all(len(row["components"]) <= 5 for row in rows)
     message = await env.fake.send_message(env.fake.watched, env.alice, paste)
     reply = await env.reply_to(message)
     assert reply.status == 200

@@ -19,7 +19,7 @@ from bot.catalog.loader import Catalog, load_bundled_catalog
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.panic import Frame, Location, Panic
 from bot.render import texts
-from bot.render.answer import Answer, build_answer
+from bot.render.answer import Answer, build_answer, version_note
 from bot.render.discord import render_message, render_more, render_plain
 from bot.render.github import (
     MARKER_PREFIX,
@@ -310,12 +310,20 @@ def test_version_note_only_when_the_pasted_line_differs(catalog):
         "Can't differentiate avg pool 2d backward.",
         registry_location("burn-autodiff", "0.18.0", "src/ops/module.rs", 1502),
     )
-    evidence = ["pattern", "location", "crate", "header"]
-    answer = build_answer(analysis(matched(moved, SEED_002, evidence, distance=4)), catalog)
-    note = "".join(s.text for s in answer.sections[0].version_note)
+    record = catalog.get(SEED_002)
+    note = "".join(s.text for s in version_note(moved, record))
     assert note == (
         "Your paste shows burn-autodiff-0.18.0 at line 1502; this record was analysed at commit "
         "d16f7ba (2026-09-05), where the line is 1498, so the code has moved between the two."
+    )
+    # In the answer, the release history says more where it knows the release: burn 0.18.0
+    # raised this panic at line 1333 (its tag's commit), today's line is 1498.
+    evidence = ["pattern", "location", "crate", "header"]
+    answer = build_answer(analysis(matched(moved, SEED_002, evidence, distance=4)), catalog)
+    shown = "".join(s.text for s in answer.sections[0].version_note)
+    assert shown.startswith(
+        "In burn 0.18.0 this panic was raised at crates/burn-autodiff/src/ops/module.rs:1333; "
+        "today it lives at crates/burn-autodiff/src/ops/module.rs:1498."
     )
     assert case_seed_003(catalog).sections[0].version_note is not None  # 1929 against 1933
     assert case_seed_001(catalog).sections[0].version_note is None  # the same line
