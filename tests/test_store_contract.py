@@ -229,6 +229,26 @@ def test_retry_later_waits_and_holds_back_the_issue(store, clock):
     assert again.id == first and again.attempts == 1
 
 
+def test_a_postponed_job_waits_without_counting_an_attempt(store, clock):
+    first = store.enqueue(job())
+    assert store.oldest_queued_age() == 0.0  # queued just now
+    clock.now += 12
+    assert store.oldest_queued_age() == 12.0
+    store.claim_job()
+    assert store.oldest_queued_age() == 0.0  # none queued while it runs
+    store.postpone_job(first, 20, "rate limited until 20 s from now")
+    postponed = store.get_job(first)
+    assert (postponed.state, postponed.attempts) == ("queued", 0)
+    assert postponed.last_error == "rate limited until 20 s from now"
+    assert store.claim_job() is None
+    clock.now += 21
+    assert store.claim_job().id == first
+
+
+def test_a_sound_store_passes_its_integrity_check(store):
+    store.check_integrity()  # raises when damaged (SQLite) or unreachable (PostgreSQL)
+
+
 def test_dead_letters_and_replay(store):
     one = store.enqueue(job(number=1))
     two = store.enqueue(job(number=2))
