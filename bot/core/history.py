@@ -129,6 +129,8 @@ class ReleaseHistory:
 
 
 def crate_and_inner(file_path: str) -> tuple[str | None, str]:
+    """(crate folder, path inside it): `crates/burn-ir/src/handle.rs` -> (burn-ir, src/handle.rs);
+    older layouts kept crates at the top (`burn-tensor/src/..`)."""
     parts = file_path.split("/")
     if len(parts) > 2 and parts[0] == "crates":
         return parts[1], "/".join(parts[2:])

@@ -35,6 +35,7 @@ from rapidfuzz import fuzz
 
 from bot.catalog.patterns import normalise_message
 from bot.catalog.sites import site_id
+from bot.core.history import crate_and_inner
 
 # Least similarity (rapidfuzz ratio, 0-100) for an edited message in the same file.
 EDIT_CUTOFF = 80.0
@@ -92,17 +93,6 @@ class Lineage:
 # ---------------------------------------------------------------------------------------------
 # Similarity helpers, shared with `catalog update`
 # ---------------------------------------------------------------------------------------------
-
-
-def crate_and_inner(file_path: str) -> tuple[str | None, str]:
-    """(crate folder, path inside it): `crates/burn-ir/src/handle.rs` -> (burn-ir, src/handle.rs);
-    older layouts kept crates at the top (`burn-tensor/src/..`)."""
-    parts = file_path.split("/")
-    if len(parts) > 2 and parts[0] == "crates":
-        return parts[1], "/".join(parts[2:])
-    if len(parts) > 1 and parts[1] == "src":
-        return parts[0], "/".join(parts[1:])
-    return None, file_path
 
 
 def message_similarity(old: str, new: str, cutoff: float = 0.0) -> float:
