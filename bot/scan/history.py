@@ -577,7 +577,7 @@ def lineage_records(history: History) -> tuple[list[dict[str, Any]], list[dict[s
     the first release without it (as `catalog update` tags it), `removed-in:<version>` and
     `last-seen-in:<version>`."""
     from bot.catalog.model import REMOVED_TAG_PREFIX
-    from bot.catalog.sites import skeleton_record
+    from bot.catalog.sites import skeleton_record, with_enclosing_fn
 
     newest = len(history.releases) - 1
     live: list[dict[str, Any]] = []
@@ -594,6 +594,7 @@ def lineage_records(history: History) -> tuple[list[dict[str, Any]], list[dict[s
             commit=release.commit,
         )
         record["id"] = lineage.id
+        record = with_enclosing_fn(record, state.function)
         if state.tags:
             record["tags"] = [*record["tags"], *state.tags]
         if last == newest:
