@@ -319,7 +319,15 @@ def is_runtime_path(file_path: str) -> bool:
     # A build script runs on the user's machine too: its panics reach issues.
     if crate is None or not (inner.startswith("src/") or inner == "build.rs"):
         return False
-    return not _TEST_HELPER_CRATE.search(crate) and crate not in ("xtask", "backend-comparison")
+    return not is_test_helper_crate(crate)
+
+
+def is_test_helper_crate(crate: str | None) -> bool:
+    """A crate that only tests or builds the others (burn-no-std-tests, *-testgen, xtask): its
+    panics never reach a user's issue."""
+    if crate is None:
+        return False
+    return bool(_TEST_HELPER_CRATE.search(crate)) or crate in ("xtask", "backend-comparison")
 
 
 def git(repo_dir: str | Path, *args: str) -> str:
