@@ -159,6 +159,7 @@ def test_skeletons_share_ids_with_the_panic_site_import() -> None:
         "errorType": "expect",
         "filePath": "src/data.rs",
         "lineNumber": 14,
+        "enclosingFn": "get",
         "githubUrl": pinned_url(REPO, SHA1, "src/data.rs", 14),
         "tags": ["rust", "panic-site"],
         "analyzedSha": SHA1,

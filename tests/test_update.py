@@ -198,7 +198,17 @@ def test_update_keeps_write_ups_and_moves_pinned_ranges() -> None:
     records = _by_id(result.records)
     avg = records["written-avg-pool"]
     changed = {k for k in set(avg) | set(WRITTEN_AVG) if avg.get(k) != WRITTEN_AVG.get(k)}
-    assert changed == {"lineNumber", "sourceCodeStart", "sourceCodeEnd", "githubUrl", "analyzedSha"}
+    assert changed == {
+        "lineNumber",
+        "sourceCodeStart",
+        "sourceCodeEnd",
+        "githubUrl",
+        "analyzedSha",
+        "enclosingFn",
+    }
+    # The write-up now names its enclosing fn, as the scan does (it follows the code).
+    assert avg["enclosingFn"] == "avg_pool2d_backward"
+    assert list(avg).index("enclosingFn") == list(avg).index("lineNumber") + 1
     assert (avg["lineNumber"], avg["sourceCodeStart"], avg["sourceCodeEnd"]) == (12, 7, 17)
     assert avg["githubUrl"] == f"https://github.com/{REPO}/blob/{SHA2}/{GRAD}#L7-L17"
     assert avg["analyzedSha"] == SHA2

@@ -25,6 +25,9 @@ FIELDS: tuple[tuple[str, str, str], ...] = (
     ("severity", "severity", "str"),
     ("filePath", "file_path", "str"),
     ("lineNumber", "line_number", "int"),
+    # The enclosing fn's name (`float_mul`): `catalog update` pairs repeated messages of one
+    # file by it before their order.
+    ("enclosingFn", "enclosing_fn", "str"),
     ("sourceCode", "source_code", "str"),
     ("sourceCodeStart", "source_code_start", "int"),
     ("sourceCodeEnd", "source_code_end", "int"),
@@ -92,6 +95,7 @@ class Record:
     severity: str | None = None
     file_path: str | None = None
     line_number: int | None = None
+    enclosing_fn: str | None = None
     source_code: str | None = None
     source_code_start: int | None = None
     source_code_end: int | None = None

@@ -38,6 +38,21 @@ def crate_of(file_path: str) -> str | None:
     return parts[1] if len(parts) > 2 and parts[0] == "crates" else None
 
 
+def with_enclosing_fn(record: dict[str, Any], name: str | None) -> dict[str, Any]:
+    """`record` with `enclosingFn` set after `lineNumber` (the canonical order), when known."""
+    if not name:
+        return record
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        if key != "enclosingFn":
+            out[key] = value
+        if key == "lineNumber":
+            out["enclosingFn"] = name
+    if "enclosingFn" not in out:
+        out["enclosingFn"] = name
+    return out
+
+
 def skeleton_record(
     *,
     repo: str,

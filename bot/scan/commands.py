@@ -31,9 +31,9 @@ def register_catalog(catalog_subparsers: Any) -> None:
         help="find the panic sites of a Rust checkout",
         description="Walk a Rust checkout and emit a skeleton record for every panic site with "
         "a literal message (panic!, unimplemented!, todo!, unreachable!, assert*! with a "
-        'message, .expect("...")). Tests, benches, examples and #[cfg(test)] code are left '
-        "out unless --include-tests. Records go to stdout as JSON lines, or with --out to "
-        "DIR/scan-<commit>.jsonl; progress goes to stderr.",
+        'message, .expect("...")). Tests, benches, examples, #[cfg(test)] code and test-helper '
+        "crates (*-tests, *-testgen, xtask) are left out unless --include-tests. Records go to "
+        "stdout as JSON lines, or with --out to DIR/scan-<commit>.jsonl; progress goes to stderr.",
     )
     scan.add_argument(
         "path",
@@ -44,7 +44,9 @@ def register_catalog(catalog_subparsers: Any) -> None:
     scan.add_argument("--commit", required=True, metavar="SHA", help="the checkout's commit")
     scan.add_argument("--out", metavar="DIR", help="write DIR/scan-<commit>.jsonl")
     scan.add_argument(
-        "--include-tests", action="store_true", help="also scan tests, benches and examples"
+        "--include-tests",
+        action="store_true",
+        help="also scan tests, benches, examples and test-helper crates",
     )
     scan.add_argument(
         "--config",
@@ -184,6 +186,12 @@ def cmd_scan(args: argparse.Namespace) -> int:
     sites = scan_tree(
         root, include_tests=args.include_tests, progress=_Progress(), builders=builders
     )
+    if not args.include_tests:
+        from bot.core.history import crate_and_inner
+        from bot.scan.history import is_test_helper_crate
+
+        # As `catalog history` does: test-helper crates (burn-no-std-tests) are tests too.
+        sites = [s for s in sites if not is_test_helper_crate(crate_and_inner(s.file_path)[0])]
     if args.format == "sites":
         rows: list[dict[str, Any]] = [s.as_panic_site(args.commit) for s in sites]
     else:

@@ -319,7 +319,15 @@ def is_runtime_path(file_path: str) -> bool:
     # A build script runs on the user's machine too: its panics reach issues.
     if crate is None or not (inner.startswith("src/") or inner == "build.rs"):
         return False
-    return not _TEST_HELPER_CRATE.search(crate) and crate not in ("xtask", "backend-comparison")
+    return not is_test_helper_crate(crate)
+
+
+def is_test_helper_crate(crate: str | None) -> bool:
+    """A crate that only tests or builds the others (burn-no-std-tests, *-testgen, xtask): its
+    panics never reach a user's issue."""
+    if crate is None:
+        return False
+    return bool(_TEST_HELPER_CRATE.search(crate)) or crate in ("xtask", "backend-comparison")
 
 
 def git(repo_dir: str | Path, *args: str) -> str:
@@ -577,7 +585,7 @@ def lineage_records(history: History) -> tuple[list[dict[str, Any]], list[dict[s
     the first release without it (as `catalog update` tags it), `removed-in:<version>` and
     `last-seen-in:<version>`."""
     from bot.catalog.model import REMOVED_TAG_PREFIX
-    from bot.catalog.sites import skeleton_record
+    from bot.catalog.sites import skeleton_record, with_enclosing_fn
 
     newest = len(history.releases) - 1
     live: list[dict[str, Any]] = []
@@ -594,6 +602,7 @@ def lineage_records(history: History) -> tuple[list[dict[str, Any]], list[dict[s
             commit=release.commit,
         )
         record["id"] = lineage.id
+        record = with_enclosing_fn(record, state.function)
         if state.tags:
             record["tags"] = [*record["tags"], *state.tags]
         if last == newest:

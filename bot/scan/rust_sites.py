@@ -33,6 +33,7 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from bot.catalog.importers import skeletons_from_sites
 from bot.catalog.patterns import parse_format
+from bot.catalog.sites import with_enclosing_fn
 
 RUST_LANGUAGE = Language(tree_sitter_rust.language())
 
@@ -93,6 +94,8 @@ class PanicSite:
     tags: tuple[str, ...] = ()
     # A whole-message pattern when the printed text wraps the message (a builder's wrapper)
     message_pattern: str = ""
+    # The innermost `fn` around the site ("" outside any): `catalog update` pairs by it
+    function: str = field(default="", compare=False)
 
     def as_panic_site(self, commit: str) -> dict[str, object]:
         """The panic-site list form (the fields of /work/shared/burn/panic_sites.jsonl)."""
@@ -865,6 +868,19 @@ def _has_track_caller(function: Node) -> bool:
     return False
 
 
+def enclosing_function(node: Node) -> str:
+    """The name of the innermost `fn` around `node`, or "" outside any (the same function
+    `bot.scan.history.enclosing_functions` finds by line)."""
+    current = node.parent
+    while current is not None:
+        if current.type == "function_item":
+            name = current.child_by_field_name("name")
+            if name is not None and name.text is not None:
+                return name.text.decode()
+        current = current.parent
+    return ""
+
+
 def scan_source(
     source: bytes | str,
     file_path: str,
@@ -903,7 +919,16 @@ def scan_source(
         reported = caller_reported(anchor)
         tags = tuple(dict.fromkeys(((reported,) if reported else ()) + extra_tags))
         scan.sites.append(
-            PanicSite(file_path, point.row + 1, point.column + 1, kind, message, tags, pattern)
+            PanicSite(
+                file_path,
+                point.row + 1,
+                point.column + 1,
+                kind,
+                message,
+                tags,
+                pattern,
+                enclosing_function(anchor),
+            )
         )
 
     for _index, captures in QueryCursor(_QUERY).matches(root):
@@ -1092,4 +1117,7 @@ def skeletons(sites: Iterable[PanicSite], *, repo: str, commit: str) -> list[dic
             record["tags"] = [*record["tags"], *site.tags]  # type: ignore[misc]
         if site.message_pattern:
             record["messagePattern"] = site.message_pattern
-    return records
+    return [
+        with_enclosing_fn(record, site.function)
+        for site, record in zip(ordered, records, strict=True)
+    ]

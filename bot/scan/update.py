@@ -14,7 +14,10 @@ Given the catalog's records and a fresh scan of a newer commit (skeleton records
   comes back loses the tag again.
 * new: a site no record describes gets a skeleton record.
 
-Only these fields are ever written: `lineNumber`, `githubUrl`, `analyzedSha`,
+Repeated identical messages of one file are paired by their enclosing fn (`enclosingFn`, when
+the record and the scan both name it) before their order in the file.
+
+Only these fields are ever written: `lineNumber`, `enclosingFn`, `githubUrl`, `analyzedSha`,
 `sourceCodeStart`/`sourceCodeEnd` (shifted with the line), the `removed-at:` tag, and, for an
 accepted proposal, `errorMessage` and `filePath`. Everything a person wrote stays untouched.
 """
@@ -32,14 +35,22 @@ from typing import Any
 
 from bot.catalog.model import REMOVED_TAG_PREFIX
 from bot.catalog.patterns import normalise_message
-from bot.catalog.sites import pinned_url, site_id
+from bot.catalog.sites import pinned_url, site_id, with_enclosing_fn
 from bot.scan.history import message_similarity, path_affinity
 
 # A changed message is proposed when its similarity (rapidfuzz ratio, 0-100) reaches this.
 DEFAULT_CUTOFF = 85.0
 # Fields `update` may write; everything else in a record is left exactly as it was.
 MANAGED_FIELDS = frozenset(
-    {"lineNumber", "githubUrl", "analyzedSha", "sourceCodeStart", "sourceCodeEnd", "tags"}
+    {
+        "lineNumber",
+        "enclosingFn",
+        "githubUrl",
+        "analyzedSha",
+        "sourceCodeStart",
+        "sourceCodeEnd",
+        "tags",
+    }
 )
 
 _RANGE_ANCHOR = re.compile(r"#L(\d+)-L(\d+)$")
@@ -138,6 +149,7 @@ class _Slot:
     key: str  # normalised message
     line: int | None
     removed: bool
+    function: str | None = None  # the records' `enclosingFn`, when one of them has it
 
 
 @dataclass(slots=True)
@@ -148,6 +160,33 @@ class _Site:
     key: str
     line: int
     kind: str | None
+    function: str | None = None  # the scan's `enclosingFn`
+
+
+def _pair(slots: list[_Slot], sites: list[_Site], shift: float) -> list[tuple[int, int]]:
+    """Pair repeated identical messages of one file: within the same enclosing fn first (when
+    both sides name it), then the rest by line order (`_align`). A shift measured on the file's
+    other sites says nothing about a function that was removed or added between two others."""
+    pairs: list[tuple[int, int]] = []
+    slots_by_fn: dict[str, list[int]] = defaultdict(list)
+    sites_by_fn: dict[str, list[int]] = defaultdict(list)
+    for a, slot in enumerate(slots):
+        if slot.function:
+            slots_by_fn[slot.function].append(a)
+    for b, site in enumerate(sites):
+        if site.function:
+            sites_by_fn[site.function].append(b)
+    for name in sorted(set(slots_by_fn) & set(sites_by_fn)):
+        olds, news = slots_by_fn[name], sites_by_fn[name]
+        for a, b in _align([slots[a] for a in olds], [sites[b] for b in news], shift):
+            pairs.append((olds[a], news[b]))
+    paired_slots = {a for a, _ in pairs}
+    paired_sites = {b for _, b in pairs}
+    rest_slots = [a for a in range(len(slots)) if a not in paired_slots]
+    rest_sites = [b for b in range(len(sites)) if b not in paired_sites]
+    rest = _align([slots[a] for a in rest_slots], [sites[b] for b in rest_sites], shift)
+    pairs.extend((rest_slots[a], rest_sites[b]) for a, b in rest)
+    return pairs
 
 
 def _align(slots: list[_Slot], sites: list[_Site], shift: float) -> list[tuple[int, int]]:
@@ -342,6 +381,9 @@ def update_catalog(
             slot_by_key[(path, key, line)] = slot
         slot.indices.append(index)
         slot.removed = slot.removed and removed_at(record) is not None
+        function = record.get("enclosingFn")
+        if slot.function is None and isinstance(function, str) and function:
+            slot.function = function
     slot_groups: dict[tuple[str, str], list[_Slot]] = defaultdict(list)
     for slot in slot_by_key.values():
         slot_groups[(slot.file_path, slot.key)].append(slot)
@@ -358,6 +400,7 @@ def update_catalog(
             key=normalise_message(item["errorMessage"]),
             line=item["lineNumber"],
             kind=item.get("errorType"),
+            function=item.get("enclosingFn") or None,
         )
         site_groups[(site.file_path, site.key)].append(site)
     for sites in site_groups.values():
@@ -373,14 +416,14 @@ def update_catalog(
         live = [s for s in slots if not s.removed]
         gone = [s for s in slots if s.removed]
         shift = shifts.get(key[0], 0.0)
-        pairs = _align(live, sites, shift)
+        pairs = _pair(live, sites, shift)
         paired_sites = {b for _, b in pairs}
         for a, b in pairs:
             _apply_pair(result, live[a], sites[b])
         paired_live = {a for a, _ in pairs}
         lonely_slots.extend(s for i, s in enumerate(live) if i not in paired_live)
         left = [b for b in range(len(sites)) if b not in paired_sites]
-        back = _align(gone, [sites[b] for b in left], shift)
+        back = _pair(gone, [sites[b] for b in left], shift)
         for a, b in back:
             _apply_pair(result, gone[a], sites[left[b]])
             paired_sites.add(left[b])
@@ -438,6 +481,7 @@ def _apply_pair(result: UpdateResult, slot: _Slot, site: _Site) -> None:
             result.restored.append(str(record.get("id")))
         _relocate(record, result.repo, result.commit, site.file_path, site.line)
         _follow_location_tags(record, site.record)
+        record = out[index] = _follow_function(record, site)
         if json.dumps(record, sort_keys=True) != before:
             result.changed.add(index)
     if moved:
@@ -451,6 +495,13 @@ def _apply_pair(result: UpdateResult, slot: _Slot, site: _Site) -> None:
 # Tags the scanner derives from the code around a site (where Rust prints its location): they
 # follow the code, as the line does.
 _LOCATION_TAGS = ("track-caller", "macro-body", "raised-at:")
+
+
+def _follow_function(record: dict[str, Any], site: _Site) -> dict[str, Any]:
+    """The record names the site's enclosing fn, as the scan does (it follows the code)."""
+    if site.function and record.get("enclosingFn") != site.function:
+        return with_enclosing_fn(record, site.function)
+    return record
 
 
 def _follow_location_tags(record: dict[str, Any], scanned: dict[str, Any]) -> None:
@@ -532,6 +583,7 @@ def _propose(
                 record["errorMessage"] = site.message
                 record["filePath"] = site.file_path
                 _relocate(record, result.repo, result.commit, site.file_path, site.line)
+                out[index] = _follow_function(record, site)
                 result.changed.add(index)
                 if record.get("messagePattern"):
                     result.warnings.append(
