@@ -922,8 +922,8 @@ class PgStore:
     ) -> None:
         """The issue's open/closed state; for a closed one also GitHub's state_reason, when it
         was closed and the pull request that fixed it. Reopening forgets how it was closed; a
-        close that does not name a fixing pull request keeps the one known (a webhook's closed
-        event does not carry it, backfill's timeline does)."""
+        close that leaves any of them out keeps what is known (a webhook's closed event names no
+        pull request, backfill's timeline does; the pipeline's hint carries only the state)."""
         if state != "closed":
             state_reason, closed_at, fixed_by = None, None, None
         with self._tx() as conn:
@@ -931,7 +931,10 @@ class PgStore:
                 "INSERT INTO issue_open_state (repo, number, state, state_reason, closed_at,"
                 " fixed_by, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s)"
                 " ON CONFLICT (repo, number) DO UPDATE SET state = excluded.state,"
-                " state_reason = excluded.state_reason, closed_at = excluded.closed_at,"
+                " state_reason = CASE WHEN excluded.state = 'closed'"
+                " THEN COALESCE(excluded.state_reason, issue_open_state.state_reason) END,"
+                " closed_at = CASE WHEN excluded.state = 'closed'"
+                " THEN COALESCE(excluded.closed_at, issue_open_state.closed_at) END,"
                 " fixed_by = CASE WHEN excluded.state = 'closed'"
                 " THEN COALESCE(excluded.fixed_by, issue_open_state.fixed_by) END,"
                 " updated_at = excluded.updated_at",

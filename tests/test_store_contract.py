@@ -419,6 +419,8 @@ def test_how_a_closed_issue_was_closed(store, clock):
     # a webhook's closed event names no pull request: the known one stays
     store.set_issue_open_state("o/r", 7, "closed", "completed", 1_772_000_500.0)
     assert closing()[0] == (7, "closed", "completed", 1_772_000_500.0, 2760)
+    store.set_issue_open_state("o/r", 7, "closed")  # only the state: the rest is kept
+    assert closing()[0] == (7, "closed", "completed", 1_772_000_500.0, 2760)
     # reopened: how it was closed is forgotten; closing again without a PR names none
     store.set_issue_open_state("o/r", 7, "open", "reopened", 1_772_000_600.0, 99)
     assert closing()[0] == (7, "open", None, None, None)
