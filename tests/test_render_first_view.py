@@ -9,7 +9,15 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_render_golden import CASES, SEED_002, SEED_003, analysis, make_panic, matched
+from test_render_golden import (
+    CASES,
+    SEED_002,
+    SEED_003,
+    analysis,
+    case_multi,
+    make_panic,
+    matched,
+)
 
 from bot.catalog.loader import load_bundled_catalog
 from bot.catalog.model import Record
@@ -57,6 +65,18 @@ def test_first_view_fits_on_github_and_discord(case, catalog):
     shown = github_first_view(render_comment(answer))
     assert len(shown) <= GITHUB_FIRST_VIEW_LINES, "\n".join(shown)
     assert first_view_size(render_message(answer)) <= DISCORD_FIRST_VIEW_CHARS
+
+
+def test_three_panics_with_the_production_default_fit_the_first_view(catalog):
+    answer = case_multi(catalog, max_sections=3)  # build_answer's default and production's
+    assert len(answer.sections) == 3
+    shown = github_first_view(render_comment(answer))
+    assert len(shown) <= GITHUB_FIRST_VIEW_LINES, "\n".join(shown)
+    assert first_view_size(render_message(answer)) <= DISCORD_FIRST_VIEW_CHARS
+    # each later panic is one line: the panic as pasted and its pinned source
+    for section in answer.sections[1:]:
+        line = f"### `{section.panic_message}` · [`{section.source.label}`]({section.source.url})"
+        assert line in shown
 
 
 @pytest.mark.parametrize("case", sorted(set(CASES) - {"uncatalogued"}))

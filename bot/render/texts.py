@@ -95,6 +95,7 @@ HISTORY_REMOVED_THEN = (
 )
 # --- the first view: what a reporter reads first ------------------------------------------------
 FIRST_MEANING = "What it means:"
+LATER_PANIC = "### {panic} · {source}"  # a later panic's first view: one line (GitHub)
 SAME_AS_ABOVE = "Same explanation and solutions as for `{message}` above."
 FIRST_SOLUTION = "Try first:"
 FIRST_NO_SOLUTION = "No write-up yet for this panic site; the details below say what is known."
