@@ -1,8 +1,9 @@
 """Other issues that hit the same catalog record. Pure.
 
-From the store's issue -> record history: "Also reported in #12 (closed), #40", the most relevant
-first, at most three. Optionally a duplicate-candidate label on an issue whose panic matches an
-open issue's (off by default). Nothing is ever closed.
+From the store's issue -> record history: "Also reported in #12 (closed as completed in March
+2026, fixed by #2760), #40", the most relevant first, at most three. Optionally a
+duplicate-candidate label on an issue whose panic matches an open issue's (off by default).
+Nothing is ever closed.
 
 TRIAGE_CONFIG (TOML), beside the other labels:
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,9 @@ class Related:
     shares_root: bool  # hits this issue's root (first) record
     shared: int  # how many of this issue's records it hits
     last_at: float
+    state_reason: str | None = None  # GitHub's: "completed", "not_planned" (closed only)
+    closed_at: float | None = None  # Unix time (closed only)
+    fixed_by: int | None = None  # the pull request that closed it, when GitHub says so
 
 
 def related_issues(
@@ -66,6 +71,9 @@ def related_issues(
             other,
             {"records": set(), "closed": False, "same": False, "last_at": 0.0},
         )
+        for key in ("state_reason", "closed_at", "fixed_by"):
+            if row.get(key) is not None:
+                entry[key] = row[key]
         entry["records"].add(row["record_id"])
         entry["closed"] = entry["closed"] or row.get("state") == "closed"
         entry["same"] = entry["same"] or bool(fingerprint and row.get("fingerprint") == fingerprint)
@@ -78,6 +86,9 @@ def related_issues(
             shares_root=root in entry["records"],
             shared=len(entry["records"]),
             last_at=entry["last_at"],
+            state_reason=entry.get("state_reason") if entry["closed"] else None,
+            closed_at=_number(entry.get("closed_at"), float) if entry["closed"] else None,
+            fixed_by=_number(entry.get("fixed_by"), int) if entry["closed"] else None,
         )
         for other, entry in by_issue.items()
     ]
@@ -100,12 +111,33 @@ def also_reported_line(related: Sequence[Related], limit: int = MAX_LISTED) -> s
     if not shown:
         return None
     items = [
-        (texts.ALSO_REPORTED_CLOSED if r.closed else texts.ALSO_REPORTED_OPEN).format(
-            number=r.number
-        )
+        texts.ALSO_REPORTED_CLOSED.format(number=r.number, closed=how_closed(r))
+        if r.closed
+        else texts.ALSO_REPORTED_OPEN.format(number=r.number)
         for r in shown
     ]
     return texts.ALSO_REPORTED.format(issues=", ".join(items))
+
+
+def how_closed(related: Related) -> str:
+    """`closed as completed in March 2026, fixed by #2760`, with what is known of it."""
+    how = texts.CLOSED_AS.get(related.state_reason or "", texts.CLOSED_PLAIN)
+    if related.closed_at is not None:
+        at = datetime.fromtimestamp(related.closed_at, UTC)
+        how = texts.CLOSED_IN.format(how=how, month=texts.MONTH_NAMES[at.month - 1], year=at.year)
+    if related.fixed_by is not None:
+        how = texts.CLOSED_FIXED_BY.format(how=how, pull=related.fixed_by)
+    return how
+
+
+def _number(value: Any, kind: type) -> Any:
+    """The store's value as `kind`, or None (Postgres may hand back Decimal or int for a float)."""
+    if value is None:
+        return None
+    try:
+        return kind(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 def duplicate_label(config: DuplicateConfig, related: Sequence[Related]) -> str | None:

@@ -153,6 +153,15 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX uncatalogued_group ON uncatalogued (norm_message, crate);
         """,
     ),
+    (
+        3,
+        # how a closed issue was closed: GitHub's state_reason, when, and the fixing pull request
+        """
+        ALTER TABLE issue_open_state ADD COLUMN state_reason TEXT;
+        ALTER TABLE issue_open_state ADD COLUMN closed_at REAL;
+        ALTER TABLE issue_open_state ADD COLUMN fixed_by INTEGER;
+        """,
+    ),
 ]
 
 JOB_STATES = ("queued", "running", "done", "dead")
@@ -753,19 +762,42 @@ class Store:
         marks = ",".join("?" for _ in record_ids)
         rows = self._query(
             "SELECT r.repo, r.number, r.record_id, r.position, r.fingerprint, r.first_at,"
-            " r.last_at, COALESCE(s.state, 'open') AS state FROM issue_records AS r"
+            " r.last_at, COALESCE(s.state, 'open') AS state, s.state_reason, s.closed_at,"
+            " s.fixed_by FROM issue_records AS r"
             " LEFT JOIN issue_open_state AS s ON s.repo = r.repo AND s.number = r.number"
             f" WHERE r.repo = ? AND r.record_id IN ({marks}) ORDER BY r.number",
             (repo.lower(), *record_ids),
         )
         return [dict(row) for row in rows]
 
-    def set_issue_open_state(self, repo: str, number: int, state: str) -> None:
+    def set_issue_open_state(
+        self,
+        repo: str,
+        number: int,
+        state: str,
+        state_reason: str | None = None,
+        closed_at: float | None = None,
+        fixed_by: int | None = None,
+    ) -> None:
+        """The issue's open/closed state; for a closed one also GitHub's state_reason, when it
+        was closed and the pull request that fixed it. Reopening forgets how it was closed; a
+        close that leaves any of them out keeps what is known (a webhook's closed event names no
+        pull request, backfill's timeline does; the pipeline's hint carries only the state)."""
+        if state != "closed":
+            state_reason, closed_at, fixed_by = None, None, None
         with self._tx() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO issue_open_state (repo, number, state, updated_at)"
-                " VALUES (?, ?, ?, ?)",
-                (repo.lower(), number, state, self.clock()),
+                "INSERT INTO issue_open_state (repo, number, state, state_reason, closed_at,"
+                " fixed_by, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (repo, number) DO UPDATE SET state = excluded.state,"
+                " state_reason = CASE WHEN excluded.state = 'closed'"
+                " THEN COALESCE(excluded.state_reason, issue_open_state.state_reason) END,"
+                " closed_at = CASE WHEN excluded.state = 'closed'"
+                " THEN COALESCE(excluded.closed_at, issue_open_state.closed_at) END,"
+                " fixed_by = CASE WHEN excluded.state = 'closed'"
+                " THEN COALESCE(excluded.fixed_by, issue_open_state.fixed_by) END,"
+                " updated_at = excluded.updated_at",
+                (repo.lower(), number, state, state_reason, closed_at, fixed_by, self.clock()),
             )
 
     def replace_uncatalogued(

@@ -108,7 +108,15 @@ class TriageStore(Protocol):
         self, repo: str, number: int, record_ids: Sequence[str], fingerprint: str | None
     ) -> None: ...
     def issues_for_records(self, repo: str, record_ids: Sequence[str]) -> list[dict[str, Any]]: ...
-    def set_issue_open_state(self, repo: str, number: int, state: str) -> None: ...
+    def set_issue_open_state(
+        self,
+        repo: str,
+        number: int,
+        state: str,
+        state_reason: str | None = None,
+        closed_at: float | None = None,
+        fixed_by: int | None = None,
+    ) -> None: ...
     def replace_uncatalogued(
         self,
         platform: str,

@@ -88,6 +88,35 @@ def test_backfill_reads_every_page_and_records_the_history(fake, tmp_path, triag
     assert all("state=all" not in s for s in said)
 
 
+def test_backfill_records_how_closed_issues_were_closed(fake, tmp_path, triage):
+    seven_issues(fake)  # #1 closed as completed on 14 March, by hand (no commit)
+    fixed = datetime(2026, 3, 20, 9, 30, tzinfo=UTC)
+    fake.close_by_pull(REPO, 3, 4, fixed, "ab" * 20)  # #3 closed by merging #4
+    early = fake.add_issue(REPO, "an older fix", "refactor", pull_request=True)  # 8
+    fake.close_by_pull(REPO, 5, early.number, datetime(2026, 1, 2, tzinfo=UTC), "cd" * 20)
+    # #5 was reopened after #8 and closed by hand months later: #8 did not fix it
+    fake.repo(REPO).issues[5].timeline.append(("closed", None, datetime(2026, 5, 1, tzinfo=UTC)))
+    fake.edit_issue(REPO, 5, closed_at=datetime(2026, 5, 1, tzinfo=UTC), state_reason="not_planned")
+    store, clients = setup(fake, tmp_path)
+    try:
+        backfill(clients, store, triage, REPO, sleep=_no_sleep)
+        rows = store.issues_for_records(REPO, [AVG_POOL, NEVER_CHECKPOINTED])
+    finally:
+        clients.close()
+        store.close()
+    closing = {r["number"]: (r["state"], r["state_reason"], r["closed_at"], r["fixed_by"])
+               for r in rows}  # fmt: skip
+    assert closing == {
+        1: ("closed", "completed", datetime(2026, 3, 14, tzinfo=UTC).timestamp(), None),
+        3: ("closed", "completed", fixed.timestamp(), 4),
+        5: ("closed", "not_planned", datetime(2026, 5, 1, tzinfo=UTC).timestamp(), None),
+        7: ("open", None, None, None),
+    }
+    # only closed issues that hit a record cost timeline requests (#5's has two pages)
+    timelines = sorted(c.path for c in fake.calls("GET", r"/timeline$"))
+    assert timelines == [f"/repos/{REPO}/issues/{n}/timeline" for n in (1, 3, 5, 5)]
+
+
 def test_backfill_waits_out_rate_limits(fake, tmp_path, triage):
     seven_issues(fake)
     fake.too_many_requests("GET", r"/issues$", retry_after=2)
@@ -142,9 +171,9 @@ def test_the_first_answer_after_a_backfill_names_the_earlier_issues(fake, tmp_pa
     seven_issues(fake)
     store, clients = setup(fake, tmp_path)
     try:
+        # #3 was fixed by the pull request #4 before the bot came: backfill reads how
+        fake.close_by_pull(REPO, 3, 4, datetime(2026, 3, 20, tzinfo=UTC), "ab" * 20)
         backfill(clients, store, triage, REPO, sleep=_no_sleep)
-        fake.edit_issue(REPO, 3, state="closed", state_reason="completed")
-        store.set_issue_open_state(REPO, 3, "closed")
         analysis = triage.analyse(NODE)
         answer = build_answer(analysis, triage.catalog)
         related = related_issues(
@@ -157,7 +186,7 @@ def test_the_first_answer_after_a_backfill_names_the_earlier_issues(fake, tmp_pa
         clients.close()
         store.close()
     body = add_line(render_comment(answer), also_reported_line(related))
-    assert "Also reported in #7, #3 (closed)." in body
+    assert "Also reported in #7, #3 (closed as completed in March 2026, fixed by #4)." in body
     check_golden("bare_site_history.github.md", body)
 
 

@@ -61,6 +61,26 @@ def test_most_relevant_first_and_at_most_three():
     assert also_reported_line(related, limit=0) is None
 
 
+def test_a_closed_issue_says_how_and_when_it_was_closed_and_what_fixed_it():
+    march = 1_772_712_000.0  # 2026-03-05 12:00 UTC
+    rows = [
+        {**row(7, "r1", state="closed"), "state_reason": "completed", "closed_at": march,
+         "fixed_by": 2760},
+        {**row(8, "r1", state="closed"), "state_reason": "not_planned", "closed_at": march},
+        {**row(9, "r1", state="closed"), "state_reason": "duplicate"},  # a reason not known
+        row(3, "r1"),
+    ]  # fmt: skip
+    related = related_issues(rows, 1, ["r1"], None)
+    assert also_reported_line(related, limit=4) == (
+        "Also reported in #3, #9 (closed), #8 (closed as not planned in March 2026),"
+        " #7 (closed as completed in March 2026, fixed by #2760)."
+    )
+    # an open issue says nothing about an earlier close, even if a row carried one
+    open_row = {**row(7, "r1"), "fixed_by": 5, "closed_at": march}
+    reopened = related_issues([open_row], 1, ["r1"], None)
+    assert also_reported_line(reopened) == "Also reported in #7."
+
+
 def test_an_issue_hitting_several_records_counts_once_and_closed_sorts_last():
     rows = [row(2, "r1"), row(2, "r2"), row(3, "r1", state="closed", last_at=99)]
     related = related_issues(rows, 1, ["r1", "r2"], None)
@@ -144,6 +164,8 @@ async def close(h: Harness, fake: FakeGitHub, number: int):
     payload = issue_payload("opened", number, "crash", fake.repo(REPO).issues[number].body)
     payload["action"] = "closed"
     payload["issue"]["state"] = "closed"
+    payload["issue"]["state_reason"] = "completed"
+    payload["issue"]["closed_at"] = "2026-03-05T12:00:00Z"
     response = await h.post("issues", payload)
     assert response.status == 200  # closing queues no job, it only updates the history
     await h.settle()
@@ -160,7 +182,11 @@ async def test_duplicates_across_issues(fake, tmp_path, triage):
         other = await report(h, fake, PANIC_AVG_POOL)  # another record: no line
         assert "Also reported in" not in answer_of(fake, other.number)
         third = await report(h, fake, PANIC)
-        line = f"Also reported in #{second.number}, #{first.number} (closed)."
+        # the closed delivery's state_reason and closed_at (a webhook names no fixing PR)
+        line = (
+            f"Also reported in #{second.number},"
+            f" #{first.number} (closed as completed in March 2026)."
+        )
         assert line in answer_of(fake, third.number)
         # the line sits above the footer
         body = answer_of(fake, third.number)

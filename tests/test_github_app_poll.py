@@ -180,6 +180,21 @@ async def test_polling_feeds_the_same_pipeline_and_keeps_a_cursor(token_fake, tm
         since, _ = read_cursor(store, REPO)
         assert since is not None and since >= fourth.since
         assert second.since <= since
+
+        # closing the crash's issue: the next poll records how and when
+        closed = datetime(2026, 3, 5, 12, tzinfo=UTC)
+        fake.edit_issue(REPO, crash.number, state="closed", state_reason="completed")
+        fake.edit_issue(REPO, crash.number, closed_at=closed)
+        assert crash.number in poll_once(clients, store, REPO).issues
+        await worker.drain()
+        hit = [item.best.record_id for item in triage.analyse(PANIC).answered if item.best]
+        rows = store.issues_for_records(REPO, hit)
+        (row,) = [r for r in rows if r["number"] == crash.number]
+        assert (row["state"], row["state_reason"], row["closed_at"]) == (
+            "closed",
+            "completed",
+            closed.timestamp(),
+        )
     finally:
         clients.close()
         store.close()

@@ -9,12 +9,20 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_render_golden import CASES, SEED_002, SEED_003, analysis, make_panic, matched
+from test_render_golden import (
+    CASES,
+    SEED_002,
+    SEED_003,
+    analysis,
+    case_multi,
+    make_panic,
+    matched,
+)
 
-from bot.catalog.loader import load_bundled_catalog
+from bot.catalog.loader import Catalog, load_bundled_catalog
 from bot.catalog.model import Record
 from bot.render import texts
-from bot.render.answer import build_answer, check_kind_words
+from bot.render.answer import build_answer, check_kind_words, source_link
 from bot.render.discord import first_view_size, render_message, render_more
 from bot.render.github import render_comment
 from bot.render.markup import plain
@@ -59,6 +67,18 @@ def test_first_view_fits_on_github_and_discord(case, catalog):
     assert first_view_size(render_message(answer)) <= DISCORD_FIRST_VIEW_CHARS
 
 
+def test_three_panics_with_the_production_default_fit_the_first_view(catalog):
+    answer = case_multi(catalog, max_sections=3)  # build_answer's default and production's
+    assert len(answer.sections) == 3
+    shown = github_first_view(render_comment(answer))
+    assert len(shown) <= GITHUB_FIRST_VIEW_LINES, "\n".join(shown)
+    assert first_view_size(render_message(answer)) <= DISCORD_FIRST_VIEW_CHARS
+    # each later panic is one line: the panic as pasted and its pinned source
+    for section in answer.sections[1:]:
+        line = f"### `{section.panic_message}` · [`{section.source.label}`]({section.source.url})"
+        assert line in shown
+
+
 @pytest.mark.parametrize("case", sorted(set(CASES) - {"uncatalogued"}))
 def test_first_view_is_the_panic_its_meaning_the_fix_and_the_source(case, catalog):
     answer = CASES[case](catalog)
@@ -99,6 +119,35 @@ def test_links_pin_the_full_commit_and_labels_show_seven(case, catalog):
         assert not HEX40.search(without_urls), "a fact printed a 40-character id"
     for section in answer.sections:
         assert re.search(r" @ [0-9a-f]{7}$", section.source.label)
+
+
+def test_a_short_sha_nothing_completes_is_said_not_linked(catalog):
+    record = catalog.get(SEED_003)
+    # A hand-written record with a short id and a githubUrl on a branch: no full SHA is known.
+    unknown = record.with_changes(
+        analyzed_sha="abc1234",
+        github_url="https://github.com/tracel-ai/burn/blob/main/crates/burn-autodiff/src/ops/module.rs",
+    )
+    source = source_link(unknown, catalog)
+    assert source.label == "module.rs:1933 @ abc1234" and source.url is None
+    # The same record with its full id (or a githubUrl pinned at one) is linked at that id.
+    full = "abc1234" + "0" * 33
+    assert source_link(unknown.with_changes(analyzed_sha=full), catalog).url == (
+        f"https://github.com/tracel-ai/burn/blob/{full}/crates/burn-autodiff/src/ops/module.rs#L1933"
+    )
+    pinned = unknown.with_changes(github_url=record.github_url)
+    assert BLOB.search(source_link(pinned, catalog).url).group(1) == record.analyzed_sha
+    # The answer says the short id as text, with no link at it anywhere
+    changed = Catalog({**catalog.records, unknown.id: unknown}, families=catalog.families)
+    panic = make_panic("Can't differentiate interpolate backward.")
+    answer = build_answer(analysis(matched(panic, unknown.id, ["pattern"])), changed)
+    for text in (
+        render_comment(answer),
+        render_text(answer, color=False),
+        str(render_more(answer)),
+    ):
+        assert "module.rs:1933 @ abc1234" in text
+        assert "/blob/abc1234" not in text and "/blob/main/" not in text
 
 
 def test_related_errors_are_whole_linked_and_at_the_records_commit(catalog):

@@ -153,7 +153,7 @@ def case_seed_003(catalog) -> Answer:
     return build_answer(analysis(matched(panic, SEED_003, evidence, distance=4)), catalog)
 
 
-def case_multi(catalog) -> Answer:
+def case_multi(catalog, max_sections: int = 2) -> Answer:
     # Root cause first; a repeat of it, an uncatalogued panic, and a third record past the cap.
     root = make_panic(
         "Can't differentiate avg pool 2d backward.",
@@ -176,7 +176,9 @@ def case_multi(catalog) -> Answer:
         unmatched(other),
         matched(third, SEED_001, ["pattern"], distance=None),
     )
-    return build_answer(analysis(*items, fingerprint="fedcba9876543210"), catalog, max_sections=2)
+    return build_answer(
+        analysis(*items, fingerprint="fedcba9876543210"), catalog, max_sections=max_sections
+    )
 
 
 def case_bare_site(catalog) -> Answer:

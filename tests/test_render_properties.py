@@ -411,7 +411,7 @@ def huge_case(count: int = 3):
             error_type="panic",
             file_path=f"crates/burn-x/src/f{n}.rs",
             line_number=10 + n,
-            analyzed_sha="d16f7ba2ed",
+            analyzed_sha="d16f7ba2ed0d41408189384044cc886fb4c8f957",
             documentation="Long <details> text ``` @here. " * 3000,
             solutions=tuple("Do this `@x` ~~~ thing. " * 200 for _ in range(20)),
             example_fix="let x = 1; // ``` ```` @y\n" * 2000,

@@ -401,6 +401,36 @@ def test_issue_records_and_open_state(store, clock):
     assert [r["number"] for r in store.issues_for_records("o/r", ["r1", "r2"])] == [2]
 
 
+def test_how_a_closed_issue_was_closed(store, clock):
+    store.put_issue_records("o/r", 7, ["r1"], "fp7")
+    store.put_issue_records("o/r", 8, ["r1"], "fp8")
+    store.set_issue_open_state("o/r", 7, "closed", "completed", 1_772_000_000.0, 2760)
+    store.set_issue_open_state("o/r", 8, "closed", "not_planned", 1_772_000_100.0)
+
+    def closing() -> list[tuple]:
+        rows = store.issues_for_records("o/r", ["r1"])
+        return [(r["number"], r["state"], r["state_reason"], r["closed_at"], r["fixed_by"])
+                for r in rows]  # fmt: skip
+
+    assert closing() == [
+        (7, "closed", "completed", 1_772_000_000.0, 2760),
+        (8, "closed", "not_planned", 1_772_000_100.0, None),
+    ]
+    # a webhook's closed event names no pull request: the known one stays
+    store.set_issue_open_state("o/r", 7, "closed", "completed", 1_772_000_500.0)
+    assert closing()[0] == (7, "closed", "completed", 1_772_000_500.0, 2760)
+    store.set_issue_open_state("o/r", 7, "closed")  # only the state: the rest is kept
+    assert closing()[0] == (7, "closed", "completed", 1_772_000_500.0, 2760)
+    # reopened: how it was closed is forgotten; closing again without a PR names none
+    store.set_issue_open_state("o/r", 7, "open", "reopened", 1_772_000_600.0, 99)
+    assert closing()[0] == (7, "open", None, None, None)
+    store.set_issue_open_state("o/r", 7, "closed", "completed", 1_772_000_700.0)
+    assert closing()[0] == (7, "closed", "completed", 1_772_000_700.0, None)
+    # an issue with no state recorded reads as open, with nothing about a close
+    store.put_issue_records("o/r", 9, ["r1"], None)
+    assert closing()[2] == (9, "open", None, None, None)
+
+
 def test_uncatalogued_panics(store, clock):
     item = {"norm_message": "boom", "crate": "burn-core", "message": "boom!", "location": "a.rs"}
     store.replace_uncatalogued("github", "o/r#1", [item], repo="o/r", number=1)

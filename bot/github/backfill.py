@@ -2,8 +2,10 @@
 
 Reads the repository's past issues through the API (oldest first, one page at a time), finds the
 catalogued panics in each issue's title and body, and stores which records each issue hit and
-whether it is open or closed (`Store.put_issue_records`, `Store.set_issue_open_state`). The
-first answer after installing the bot then already says "Also reported in #12 (closed)".
+whether it is open or closed (`Store.put_issue_records`, `Store.set_issue_open_state`); for a
+closed one also GitHub's state_reason, the close date and, from its timeline, the pull request
+that closed it (`fixing_pull`). The first answer after installing the bot then already says
+"Also reported in #12 (closed as completed in March 2026, fixed by #2760)".
 
 Resumable: after each page the next page number is stored as a cursor (`backfill:OWNER/NAME`),
 so a run that is stopped (Ctrl-C, a network failure, GitHub down) goes on where it stopped. A
@@ -131,7 +133,17 @@ def backfill(
             if ids:
                 result.matched += 1
                 store.put_issue_records(repo, issue.number, ids, fingerprint)
-                store.set_issue_open_state(repo, issue.number, issue.state)
+                if issue.state == "closed":
+                    store.set_issue_open_state(
+                        repo,
+                        issue.number,
+                        "closed",
+                        issue.state_reason,
+                        issue.closed_at.timestamp() if issue.closed_at else None,
+                        fixing_pull(issue, repo, say, sleep, clock, policy, result),
+                    )
+                else:
+                    store.set_issue_open_state(repo, issue.number, issue.state)
         page += 1
         result.pages += 1
         result.next_page = page
@@ -139,6 +151,58 @@ def backfill(
         say(f"page {page}: {result.issues} issue(s) read, {result.matched} hit catalogued records")
         _pause_if_spent(client, say, sleep, clock, result)
     return result
+
+
+FIX_WINDOW = 300.0  # seconds between a pull request's merge and the close it caused
+
+
+def fixing_pull(
+    issue: Any,
+    repo: str,
+    say: Callable[[str], None],
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
+    policy: Any,
+    result: BackfillResult,
+) -> int | None:
+    """The pull request that closed a closed issue, from its timeline (one more request, made
+    only for closed issues that hit a record): the issue's last close was by a commit (a
+    `closed` event with a `commit_id`) and a pull request of the same repository that
+    references it was merged at most FIX_WINDOW before that close; the latest such one. None
+    when GitHub does not say, or the timeline cannot be read (then the history has no "fixed
+    by")."""
+    from bot.github.worker import classify
+
+    events = None
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        try:
+            events = list(issue.get_timeline())
+            break
+        except GithubException as exc:
+            failure = classify(exc, attempt, policy, clock())
+            if not failure.retry or attempt == MAX_ATTEMPTS:
+                log.warning("timeline of %s#%s unreadable: %s", repo, issue.number, exc)
+                return None
+            wait = min(MAX_WAIT, failure.delay)
+            say(f"timeline of #{issue.number}: {failure.reason}; waiting {wait:.0f} s")
+            result.waited += wait
+            sleep(wait)
+    closes = [e for e in events or () if e.event == "closed"]
+    if not closes or not closes[-1].commit_id:  # the last close was by hand
+        return None
+    closed_at = closes[-1].created_at.timestamp()
+    best: tuple[float, int] | None = None
+    for event in events or ():
+        source = event.source if event.event == "cross-referenced" else None
+        pull = source.issue if source is not None else None
+        if pull is None or pull.pull_request is None or pull.pull_request.merged_at is None:
+            continue
+        if (pull.repository.full_name or "").lower() != repo.lower():
+            continue
+        merged = pull.pull_request.merged_at.timestamp()
+        if closed_at - FIX_WINDOW <= merged <= closed_at and (best is None or merged >= best[0]):
+            best = (merged, pull.number)
+    return best[1] if best else None
 
 
 def _pause_if_spent(

@@ -76,10 +76,14 @@ def poll_once(
         return True
 
     states: dict[int, str] = {}
+    closings: dict[int, tuple[str | None, float | None]] = {}
     commands: dict[int, list[dict]] = {}
     for issue in gh_repo.get_issues(state="all", sort="updated", direction="asc", since=since):
         updated = _utc(issue.updated_at)
         states[issue.number] = issue.state
+        if issue.state == "closed":
+            closed_at = issue.closed_at.timestamp() if issue.closed_at else None
+            closings[issue.number] = (issue.state_reason, closed_at)
         if note(f"i:{issue.number}", updated):
             numbers[issue.number] = None
     for comment in gh_repo.get_issues_comments(sort="updated", direction="asc", since=since):
@@ -97,6 +101,10 @@ def poll_once(
         commands.setdefault(number, []).extend(found)
 
     for number in numbers:
+        if number in closings:
+            # how it was closed, for "closed as completed in March 2026" (as a webhook delivery
+            # records it); the job's hint carries only the state, which keeps this
+            store.set_issue_open_state(repo, number, "closed", *closings[number])
         payload: dict = {"poll": True}
         if commands.get(number):
             payload["commands"] = commands[number]

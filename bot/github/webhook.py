@@ -7,6 +7,7 @@ import hmac
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -33,8 +34,9 @@ class Decision:
     action: str | None
     job: dict[str, Any] | None
     reason: str  # "queued", "ping", "ignored-event", "ignored-action", "ignored-bot"
-    # (repo, number, "open"|"closed") from any issue delivery, for the duplicates history
-    issue_state: tuple[str, int, str] | None = None
+    # (repo, number, "open"|"closed", state_reason, closed_at) from any issue delivery, for the
+    # duplicates history ("closed as completed in March 2026")
+    issue_state: tuple[str, int, str, str | None, float | None] | None = None
 
 
 def sign(secret: str, body: bytes) -> str:
@@ -163,7 +165,9 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _issue_state(payload: dict[str, Any]) -> tuple[str, int, str] | None:
+def _issue_state(
+    payload: dict[str, Any],
+) -> tuple[str, int, str, str | None, float | None] | None:
     repo = payload.get("repository")
     issue = payload.get("issue")
     if not isinstance(repo, dict) or not isinstance(issue, dict):
@@ -173,4 +177,18 @@ def _issue_state(payload: dict[str, Any]) -> tuple[str, int, str] | None:
         return None
     if state not in ("open", "closed"):
         return None
-    return full_name, number, state
+    reason = issue.get("state_reason")
+    if state != "closed" or reason not in ("completed", "not_planned"):
+        reason = None
+    return full_name, number, state, reason, _timestamp(issue.get("closed_at"))
+
+
+def _timestamp(value: Any) -> float | None:
+    """GitHub's ISO 8601 time (`2026-03-05T10:00:00Z`) as a Unix time, or None."""
+    if not isinstance(value, str) or len(value) > 40:
+        return None
+    try:
+        at = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (at if at.tzinfo else at.replace(tzinfo=UTC)).timestamp()

@@ -502,14 +502,14 @@ def source_link(
     own = full_sha(record.analyzed_sha, catalog)
     if own is None:
         found = _URL_SHA.search(record.github_url or "")
-        # A short id nothing completes is still a pinned link; lint's url checks point at it.
-        own = found.group(1).lower() if found else record.analyzed_sha
-    sha = own
+        own = found.group(1).lower() if found else None
+    # A short id nothing completes is said as text, never linked: every link names a full SHA.
+    sha = own or (one_line(record.analyzed_sha).strip() if record.analyzed_sha else None)
     if at_sha is not None:
         sha = at_sha
         line = line if own == at_sha else None
     url = None
-    if sha and path and record.repo:
+    if sha and _FULL_SHA.match(sha) and path and record.repo:
         url = f"https://github.com/{record.repo}/blob/{sha}/{path}"
         url = f"{url}#L{line}" if line else url
     if not path and not url:

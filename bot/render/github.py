@@ -151,18 +151,29 @@ def _footer(answer: Answer) -> Words:
     return (*answer.wrong_hint, *words(" "), *(answer.footer or ()))
 
 
-def _source_line(section: Section) -> str:
+def _source_link(section: Section) -> str:
     if not section.source:
         return ""
     label = md_inline_code(section.source.label)
     url = safe_url(section.source.url)
-    link = f"[{label}]({url})" if url else label
-    return f"**{texts.SOURCE}:** {link}"
+    return f"[{label}]({url})" if url else label
+
+
+def _source_line(section: Section) -> str:
+    link = _source_link(section)
+    return f"**{texts.SOURCE}:** {link}" if link else ""
 
 
 def first_view_lines(section: Section, *, root: bool) -> list[str]:
-    """The panic as pasted, what it means, the best solution, the pinned source."""
-    lines = [f"### {md_inline_code(section.panic_message)}"]
+    """The panic as pasted, what it means, the best solution, the pinned source. A later panic
+    is one line, the panic and its source, so three of them still fit the first screen."""
+    panic = md_inline_code(section.panic_message)
+    if not root:
+        source = _source_link(section)
+        if not source:
+            return [f"### {panic}"]
+        return [texts.LATER_PANIC.format(panic=panic, source=source)]
+    lines = [f"### {panic}"]
     body = []
     if root:
         if section.caution:

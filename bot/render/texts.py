@@ -95,6 +95,7 @@ HISTORY_REMOVED_THEN = (
 )
 # --- the first view: what a reporter reads first ------------------------------------------------
 FIRST_MEANING = "What it means:"
+LATER_PANIC = "### {panic} · {source}"  # a later panic's first view: one line (GitHub)
 SAME_AS_ABOVE = "Same explanation and solutions as for `{message}` above."
 FIRST_SOLUTION = "Try first:"
 FIRST_NO_SOLUTION = "No write-up yet for this panic site; the details below say what is known."
@@ -258,7 +259,16 @@ WHY_OVERRIDE_WRONG = "A maintainer marked record(s) {records} as wrong with /tri
 # --- duplicates: other issues that hit the same record (bot/duplicates.py) ---------------------
 ALSO_REPORTED = "Also reported in {issues}."
 ALSO_REPORTED_OPEN = "#{number}"
-ALSO_REPORTED_CLOSED = "#{number} (closed)"
+ALSO_REPORTED_CLOSED = "#{number} ({closed})"
+# how a closed issue was closed, from GitHub's state_reason; unknown or other reasons: "closed"
+CLOSED_AS = {"completed": "closed as completed", "not_planned": "closed as not planned"}
+CLOSED_PLAIN = "closed"
+CLOSED_IN = "{how} in {month} {year}"  # month from MONTH_NAMES, in UTC
+CLOSED_FIXED_BY = "{how}, fixed by #{pull}"
+MONTH_NAMES = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
 
 # --- Discord: an attachment too large to read whole (bot/discord/listener.py) ------------------
 ATTACHMENT_PARTLY_READ = (

@@ -93,6 +93,9 @@ class Issue:
     updated_at: datetime = EPOCH
     closed_at: datetime | None = None  # set with edit_issue(closed_at=...)
     state_reason: str | None = None  # "completed" / "not_planned" / "reopened"
+    merged_at: datetime | None = None  # a pull request's, set by close_by_pull
+    # timeline events: ("cross-referenced", pull number, at) / ("closed", commit sha or None, at)
+    timeline: list[tuple[str, Any, datetime]] = field(default_factory=list)
 
 
 @dataclass
@@ -259,6 +262,22 @@ class FakeGitHub:
             issue = self.repo(full_name).issues[number]
             for key, value in changes.items():
                 setattr(issue, key, value)
+            issue.updated_at = self.now()
+            return issue
+
+    def close_by_pull(
+        self, full_name: str, number: int, pull_number: int, at: datetime, commit_id: str
+    ) -> Issue:
+        """As when a merged pull request ("Fixes #N") closes an issue: the pull request is
+        merged at `at`, the issue's timeline gets its cross-reference and a `closed` event with
+        the merge commit, and the issue is closed as completed."""
+        with self.lock:
+            repo = self.repo(full_name)
+            pull, issue = repo.issues[pull_number], repo.issues[number]
+            pull.state, pull.merged_at, pull.closed_at = "closed", at, at
+            issue.timeline.append(("cross-referenced", pull_number, at))
+            issue.timeline.append(("closed", commit_id, at))
+            issue.state, issue.state_reason, issue.closed_at = "closed", "completed", at
             issue.updated_at = self.now()
             return issue
 
@@ -473,8 +492,34 @@ class FakeGitHub:
             data["pull_request"] = {
                 "url": self._url(f"/repos/{repo.full_name}/pulls/{issue.number}"),
                 "html_url": f"https://github.example/{repo.full_name}/pull/{issue.number}",
+                "merged_at": _iso(issue.merged_at) if issue.merged_at else None,
             }
         return data
+
+    def _timeline_json(self, repo: Repo, issue: Issue) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for kind, what, at in issue.timeline:
+            event: dict[str, Any] = {"event": kind, "actor": self._user_json(issue.user)}
+            event["created_at"] = _iso(at)
+            if kind == "cross-referenced":
+                source = self._issue_json(repo, repo.issues[what])
+                source["repository"] = self._repo_json(repo)
+                event["updated_at"] = _iso(at)
+                event["source"] = {"type": "issue", "issue": source}
+            else:
+                event_id = next(self._ids)
+                event.update(
+                    id=event_id,
+                    node_id=f"CE_{event_id}",
+                    url=self._url(f"/repos/{repo.full_name}/issues/events/{event_id}"),
+                    commit_id=what,
+                    commit_url=self._url(f"/repos/{repo.full_name}/commits/{what}")
+                    if what
+                    else None,
+                    state_reason=issue.state_reason if kind == "closed" else None,
+                )
+            out.append(event)
+        return out
 
     def _comment_json(self, repo: Repo, comment: Comment) -> dict[str, Any]:
         return {
@@ -942,6 +987,8 @@ class FakeGitHub:
             )
         if rest == "/reactions":
             return self._reactions(request, method, body, user, [])
+        if rest == "/timeline" and method == "GET":
+            return self._page(request, self._timeline_json(repo, issue))
         return self._error(404, "Not Found")
 
     def _reactions(
