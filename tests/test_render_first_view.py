@@ -266,5 +266,8 @@ def test_the_enclosing_function_comes_from_the_source_excerpt(catalog):
         line_number=12,
     )
     assert enclosing(record) == ("go", "impl Foo for Bar")
+    # without an excerpt, the function the scan recorded (enclosingFn)
+    scanned = Record(id="s", repo="o/r", error_message="boom", enclosing_fn="float_mul")
+    assert enclosing(scanned) == ("float_mul", None)
     facts = [plain(f) for f in CASES["seed_000"](catalog).sections[0].facts]
     assert "In `fn deform_conv2d_backward`" in facts

@@ -690,10 +690,11 @@ _IMPL = re.compile(r"^\s*impl\b([^{]*)")
 
 def enclosing(record: Record) -> tuple[str | None, str | None]:
     """(function, impl) around the panic line, read from the record's source excerpt when it
-    has one (the scan does not record them yet); None for what the excerpt does not show."""
+    has one; else the function the scan recorded (`enclosingFn`), with no impl."""
+    scanned = shorten(one_line(record.enclosing_fn), SHORT_LIMIT) if record.enclosing_fn else None
     code, start, line = record.source_code, record.source_code_start, record.line_number
     if not code or start is None or line is None or not start <= line:
-        return None, None
+        return scanned, None
     lines = code.replace("\r\n", "\n").split("\n")[: line - start + 1]
     function = impl = None
     for text in reversed(lines):
@@ -707,7 +708,7 @@ def enclosing(record: Record) -> tuple[str | None, str | None]:
             if found:
                 impl = shorten(one_line("impl" + found.group(1)), SHORT_LIMIT)
                 break
-    return function, impl
+    return function or scanned, impl
 
 
 def _facts(record: Record) -> tuple[Words, ...]:
