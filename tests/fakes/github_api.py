@@ -485,9 +485,9 @@ class FakeGitHub:
             "updated_at": _iso(issue.updated_at),
             "closed_at": _iso(issue.closed_at) if issue.closed_at else None,
             "author_association": "NONE",
+            # GitHub always sends it, null when the issue was never closed or reopened
+            "state_reason": issue.state_reason,
         }
-        if issue.state_reason is not None:
-            data["state_reason"] = issue.state_reason
         if issue.pull_request:
             data["pull_request"] = {
                 "url": self._url(f"/repos/{repo.full_name}/pulls/{issue.number}"),
