@@ -28,6 +28,7 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 _SOURCES = (
     *sorted((_PACKAGE / "catalog").glob("*.py")),
     _PACKAGE / "core" / "index.py",
+    _PACKAGE / "core" / "drift.py",
     _PACKAGE / "__init__.py",
 )
 

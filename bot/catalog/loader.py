@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from bot.catalog.model import Record, record_from_dict
+import orjson
+
+from bot.catalog.bulk import collector_paused
+from bot.catalog.model import Record, RecordTable, commits_named
 from bot.catalog.patterns import normalise_message
-from bot.catalog.validate import Problem, check_record
+from bot.catalog.validate import Problem, check_record, record_is_clean
 
 CATALOG_SUFFIXES = (".json", ".jsonl")
 # A catalog file larger than this is refused rather than read into memory.
@@ -30,14 +33,14 @@ class Catalog:
 
     def __init__(
         self,
-        records: dict[str, Record],
+        records: Mapping[str, Record],
         warnings: list[Problem] | None = None,
         families: list[Any] | None = None,
     ):
         self.records = records
         self.warnings = warnings or []
         self.families = families or []
-        self._by_message: dict[str, list[Record]] | None = None
+        self._by_message: dict[str, list[str]] | None = None
         self._flags: dict[str, frozenset[str]] = {}
         self._families: dict[str, Any] = {}
         # The matcher's index (bot.core.index.CatalogIndex), when built with the catalog
@@ -52,19 +55,43 @@ class Catalog:
     def __iter__(self) -> Iterator[Record]:
         return iter(self.records.values())
 
+    def sites(self) -> Iterator[tuple[str, str, str | None, str]]:
+        """(id, errorMessage, filePath, repo) of every record: what the matcher indexes, read
+        without building records that are never matched."""
+        if isinstance(self.records, RecordTable):
+            return self.records.sites()
+        return ((r.id, r.error_message, r.file_path, r.repo) for r in self.records.values())
+
+    def known_commits(self) -> set[str]:
+        """Every full commit id the records name, to complete short ones in links."""
+        if isinstance(self.records, RecordTable):
+            return self.records.commits()
+        found: set[str] = set()
+        for record in self.records.values():
+            found.update(commits_named(record.analyzed_sha, record.github_url))
+        return found
+
     def get(self, record_id: str) -> Record | None:
         return self.records.get(record_id)
 
     def by_message(self, text: str) -> list[Record]:
         """Records whose message is `text` (whitespace-insensitive), or the record with that id."""
         if self._by_message is None:
-            index: dict[str, list[Record]] = {}
-            for record in self.records.values():
-                index.setdefault(normalise_message(record.error_message), []).append(record)
+            index: dict[str, list[str]] = {}
+            for rid, message, _file_path, _repo in self.sites():
+                index.setdefault(normalise_message(message), []).append(rid)
             self._by_message = index
         if text in self.records:
             return [self.records[text]]
-        return list(self._by_message.get(normalise_message(text), ()))
+        return [self.records[rid] for rid in self._by_message.get(normalise_message(text), ())]
+
+    def by_message_start(self, prefix: str, repo: str) -> list[Record]:
+        """The repository's records whose message starts with `prefix` (whitespace collapsed)."""
+        return [
+            self.records[rid]
+            for rid, message, _file_path, record_repo in self.sites()
+            if record_repo == repo and " ".join(message.split()).startswith(prefix)
+        ]
 
     def family(self, record_id: str) -> Any | None:
         """The record's error family (bot.catalog.families.Family), or None."""
@@ -87,44 +114,25 @@ class Catalog:
         return self._flags[record_id]
 
 
-def _documents(path: Path) -> Iterator[tuple[int | None, Any]]:
-    """Yield (line, document) for each record-like JSON value in a file; raise on bad files."""
+def _documents(path: Path) -> Iterator[tuple[int | None, Any, str | None]]:
+    """Yield (line, document, the line's text) for each record-like JSON value in a file (no
+    text for a `.json` file); raise on bad files."""
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise CatalogError(
             [Problem(str(path), f"the file is {size} bytes; the limit is {MAX_FILE_BYTES}")]
         )
-    raw = path.read_bytes()
     try:
-        text = raw.decode("utf-8")
+        text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CatalogError(
             [Problem(str(path), f"the file is not UTF-8 text (byte {exc.start})")]
         ) from None
     if path.suffix == ".jsonl":
         numbered = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
-        try:
-            # One parse for the whole file is much faster than one per line; a line-by-line
-            # pass below runs only to say which line is broken.
-            documents = json.loads("[" + ",".join(line for _, line in numbered) + "]")
-        except json.JSONDecodeError:
-            documents = None
-        if documents is not None and len(documents) == len(numbered):
-            yield from ((n, doc) for (n, _), doc in zip(numbered, documents, strict=True))
-            return
-        for number, line in numbered:
-            try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CatalogError(
-                    [
-                        Problem(
-                            str(path),
-                            f"the line is not valid JSON: {exc.msg} (column {exc.colno})",
-                            number,
-                        )
-                    ]
-                ) from None
+        del text
+        for start in range(0, len(numbered), _BATCH_LINES):
+            yield from _parse_lines(path, numbered[start : start + _BATCH_LINES])
         return
     try:
         document = json.loads(text)
@@ -132,7 +140,51 @@ def _documents(path: Path) -> Iterator[tuple[int | None, Any]]:
         raise CatalogError(
             [Problem(str(path), f"the file is not valid JSON: {exc.msg}", exc.lineno)]
         ) from None
-    yield None, document
+    yield None, document, None
+
+
+# Lines of a `.jsonl` file parsed at once: one parse of many lines is much faster than one per
+# line, and batches keep the documents alive at a time few (their memory is reused).
+_BATCH_LINES = 4096
+
+
+def _parse_lines(
+    path: Path, numbered: list[tuple[int, str]]
+) -> Iterator[tuple[int | None, Any, str | None]]:
+    documents = _parse_array("[" + ",".join(line for _, line in numbered) + "]")
+    if documents is not None and len(documents) == len(numbered):
+        yield from ((n, doc, line) for (n, line), doc in zip(numbered, documents, strict=True))
+        return
+    # A line-by-line pass, only to say which line is broken.
+    for number, line in numbered:
+        try:
+            yield number, json.loads(line), line
+        except json.JSONDecodeError as exc:
+            raise CatalogError(
+                [
+                    Problem(
+                        str(path),
+                        f"the line is not valid JSON: {exc.msg} (column {exc.colno})",
+                        number,
+                    )
+                ]
+            ) from None
+
+
+def _parse_array(text: str) -> list[Any] | None:
+    """The JSON array in `text`, or None when it is not valid JSON.
+
+    orjson reads a large catalog about twice as fast; what it refuses and the standard
+    library accepts (NaN, integers past 64 bits) is read by the latter, so both give the same
+    documents."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
 
 
 def _records_in(document: Any) -> list[Any] | None:
@@ -153,17 +205,16 @@ def catalog_files(path: Path) -> list[Path]:
     return [path]
 
 
-def _site_key(record: Record) -> tuple[str, str, str] | None:
-    if not record.file_path:
-        return None
-    return (record.repo, record.file_path, normalise_message(record.error_message))
-
-
 def load_catalog(paths: Sequence[str | Path]) -> Catalog:
     """Load and check every record under `paths`; raise CatalogError listing all problems."""
+    with collector_paused():
+        return _load_catalog(paths)
+
+
+def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
     errors: list[Problem] = []
     warnings: list[Problem] = []
-    records: dict[str, Record] = {}
+    records = RecordTable()
     families: list[Any] = []
     history_files: list[Path] = []
     for given in paths:
@@ -177,14 +228,20 @@ def load_catalog(paths: Sequence[str | Path]) -> Catalog:
         if path.is_dir():
             history_files.extend(sorted(path.rglob("*.ndjson")))
         for file in catalog_files(path):
+            name = str(file)
             try:
-                for line, document in _documents(file):
+                for line, document, source in _documents(file):
+                    if record_is_clean(document) and document["id"] not in records:
+                        records.add(document, name, line, source)  # the common case, kept short
+                        continue
                     items = _records_in(document)
                     if items is None:
                         families.extend(_parse_families(document, str(file), errors))
                         continue
                     for item in items:
-                        _add_record(item, str(file), line, records, errors, warnings)
+                        # A line holding one record is kept as text (half the memory).
+                        text = source if items == [document] else None
+                        _add_record(item, name, line, text, records, errors, warnings)
             except CatalogError as exc:
                 errors.extend(exc.problems)
             except OSError as exc:
@@ -200,7 +257,8 @@ def _add_record(
     item: Any,
     file: str,
     line: int | None,
-    records: dict[str, Record],
+    source: str | None,
+    records: RecordTable,
     errors: list[Problem],
     warnings: list[Problem],
 ) -> None:
@@ -209,36 +267,40 @@ def _add_record(
     if problems:
         errors.extend(problems)
         return
-    origin = file if line is None else f"{file}:{line}"
-    record = record_from_dict(item, origin)
-    previous = records.get(record.id)
-    if previous is not None:
+    record_id = item["id"]
+    if record_id in records:
         errors.append(
             Problem(
                 file,
-                f"the id is used twice: here and in {previous.origin}",
+                f"the id is used twice: here and in {records.origin(record_id)}",
                 line,
                 "id",
-                record.id,
+                record_id,
             )
         )
         return
-    records[record.id] = record
+    records.add(item, file, line, source)
 
 
-def _drop_superseded_skeletons(records: dict[str, Record]) -> dict[str, Record]:
+def _drop_superseded_skeletons(records: RecordTable) -> RecordTable:
     """Where a written-up record and a bare site describe one site, keep only the write-up."""
-    written_ups = [r for r in records.values() if r.has_write_up]
-    written = {_site_key(r) for r in written_ups} - {None}
+    written = {
+        (repo, file_path, normalise_message(message))
+        for _rid, message, file_path, repo, write_up in records.summaries()
+        if write_up and file_path
+    }
     if not written:
         return records
     files = {key[1] for key in written}
     superseded = {
         rid
-        for rid, r in records.items()
-        if r.file_path in files and not r.has_write_up and _site_key(r) in written
+        for rid, message, file_path, repo, write_up in records.summaries()
+        if file_path in files
+        and not write_up
+        and (repo, file_path, normalise_message(message)) in written
     }
-    return {rid: r for rid, r in records.items() if rid not in superseded}
+    records.drop(superseded)
+    return records
 
 
 def _parse_families(document: dict, file: str, errors: list[Problem]) -> list[Any]:

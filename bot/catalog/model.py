@@ -6,7 +6,9 @@ The mapping is one table, `FIELDS`, so the two never drift apart.
 
 from __future__ import annotations
 
+import re
 import sys
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -156,31 +158,196 @@ class Record:
 _SHARED_VALUES = frozenset(
     {"repo", "errorType", "severity", "filePath", "analyzedSha", "backgroundTag"}
 )
-_PRESENT_KEYS: dict[tuple[str, ...], frozenset[str]] = {}
+
+
+# Per set of keys: how each value becomes an attribute (records of one file share their keys).
+_PLANS: dict[tuple[str, ...], tuple[frozenset[str], tuple[tuple[str, str, int], ...]]] = {}
+_PLAIN, _SHARED, _TUPLE, _INTERNED_TUPLE, _EXTRA = range(5)
+
+
+def _plan(keys: tuple[str, ...]) -> tuple[frozenset[str], tuple[tuple[str, str, int], ...]]:
+    plan = _PLANS.get(keys)
+    if plan is None:
+        steps = []
+        for key in keys:
+            attr = ATTR_BY_KEY.get(key)
+            if attr is None:
+                steps.append((key, key, _EXTRA))
+            elif attr in LIST_ATTRS:
+                steps.append((key, attr, _INTERNED_TUPLE if key == "tags" else _TUPLE))
+            elif key in _SHARED_VALUES:
+                steps.append((key, attr, _SHARED))
+            else:
+                steps.append((key, attr, _PLAIN))
+        plan = (frozenset(keys), tuple(steps))
+        if len(_PLANS) < 1024:  # hostile files could invent any number of key sets
+            _PLANS[keys] = plan
+    return plan
 
 
 def record_from_dict(data: dict[str, Any], origin: str = "") -> Record:
     """Build a Record from an already validated camelCase dict (see `validate.check_record`)."""
+    present, steps = _plan(tuple(data))
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
-    for key, value in data.items():
-        attr = ATTR_BY_KEY.get(key)
-        if attr is None:
-            extra[key] = value
-        elif attr in LIST_ATTRS:
-            items = value or ()
-            values[attr] = tuple(sys.intern(v) for v in items) if key == "tags" else tuple(items)
-        elif key in _SHARED_VALUES and type(value) is str:
-            values[attr] = sys.intern(value)
-        else:
+    intern = sys.intern
+    for key, attr, how in steps:
+        value = data[key]
+        if how == _PLAIN:
             values[attr] = value
-    keys = tuple(data)
-    present = _PRESENT_KEYS.get(keys)
-    if present is None:
-        present = _PRESENT_KEYS[keys] = frozenset(keys)
+        elif how == _SHARED:
+            values[attr] = intern(value) if type(value) is str else value
+        elif how == _TUPLE:
+            values[attr] = tuple(value or ())
+        elif how == _INTERNED_TUPLE:
+            values[attr] = tuple(intern(v) for v in value or ())
+        else:
+            extra[key] = value
     record = object.__new__(Record)
     record.__dict__.update(values, extra=extra, present=present, origin=origin)
     return record
+
+
+class RecordTable(MutableMapping[str, Record]):
+    """Records by id, each built from its checked document the first time it is asked for.
+
+    A catalog of a million bare sites is read to be matched against, and a match looks at a
+    few dozen records: building every Record up front was a third of the load time, and
+    keeping every parsed document twice the memory of its line of text. A record read from a
+    `.jsonl` line keeps that line and is parsed again when first asked for; the index reads
+    the fields it needs from `sites()`.
+    """
+
+    __slots__ = ("_built", "_commits", "_entries")
+
+    def __init__(self) -> None:
+        # id -> (document or its line of JSON, file, line, errorMessage, filePath, repo,
+        # has a write-up)
+        self._entries: dict[str, tuple] = {}
+        self._built: dict[str, Record] = {}
+        # Full commit ids the records name, to complete short ones in links.
+        self._commits: set[str] = set()
+
+    def add(
+        self, document: dict[str, Any], file: str, line: int | None, source: str | None = None
+    ) -> None:
+        """Add a checked document; `source`, when given, is the JSON text it was parsed from."""
+        file_path = document.get("filePath")
+        self._commits.update(commits_named(document.get("analyzedSha"), document.get("githubUrl")))
+        self._entries[document["id"]] = (
+            document if source is None else source,
+            file,
+            line,
+            document["errorMessage"],
+            sys.intern(file_path) if type(file_path) is str else None,
+            sys.intern(document["repo"]),
+            document_has_write_up(document),
+        )
+
+    def origin(self, record_id: str) -> str:
+        _source, file, line, *_rest = self._entries[record_id]
+        return file if line is None else f"{file}:{line}"
+
+    def drop(self, record_ids: set[str]) -> None:
+        for rid in record_ids:
+            self._entries.pop(rid, None)
+            self._built.pop(rid, None)
+
+    def sites(self) -> Iterator[tuple[str, str, str | None, str]]:
+        """(id, errorMessage, filePath, repo) of every record, without building it."""
+        for rid, entry in self._entries.items():
+            yield rid, entry[3], entry[4], entry[5]
+
+    def summaries(self) -> Iterator[tuple[str, str, str | None, str, bool]]:
+        """`sites()` with whether each record has a write-up."""
+        for rid, entry in self._entries.items():
+            yield rid, entry[3], entry[4], entry[5], entry[6]
+
+    def __getitem__(self, record_id: str) -> Record:
+        record = self._built.get(record_id)
+        if record is None:
+            source, file, line, *_rest = self._entries[record_id]
+            document = source if type(source) is dict else _parse_document(source)
+            origin = file if line is None else f"{file}:{line}"
+            record = self._built[record_id] = record_from_dict(document, origin)
+        return record
+
+    def commits(self) -> set[str]:
+        """Every full commit id the records name (their analysedSha and githubUrl)."""
+        return self._commits
+
+    def __setitem__(self, record_id: str, record: Record) -> None:
+        """Put a built record in (tests and tools edit catalogs in memory)."""
+        self._commits.update(commits_named(record.analyzed_sha, record.github_url))
+        self._entries[record_id] = (
+            None,
+            record.origin,
+            None,
+            record.error_message,
+            record.file_path,
+            record.repo,
+            record.has_write_up,
+        )
+        self._built[record_id] = record
+
+    def __delitem__(self, record_id: str) -> None:
+        del self._entries[record_id]
+        self._built.pop(record_id, None)
+
+    def __contains__(self, record_id: object) -> bool:
+        return record_id in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getstate__(self) -> tuple:
+        return self._entries, self._built, self._commits
+
+    def __setstate__(self, state: tuple) -> None:
+        self._entries, self._built, self._commits = state
+
+
+def _parse_document(text: str) -> dict[str, Any]:
+    """A line kept by `RecordTable.add`, parsed as the loader parsed it (it was checked then)."""
+    import json
+
+    import orjson
+
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)  # what orjson refuses and the standard library reads
+
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
+_URL_SHA = re.compile(r"/(?:blob|tree|raw)/([0-9a-fA-F]{40})/")
+
+
+def commits_named(analyzed_sha: Any, github_url: Any) -> tuple[str, ...]:
+    """The full commit ids a record names: its analysedSha and the one in its githubUrl."""
+    found: tuple[str, ...] = ()
+    sha = analyzed_sha.lower() if type(analyzed_sha) is str else ""
+    if _FULL_SHA.fullmatch(sha):
+        found = (sha,)
+    if type(github_url) is str and not (found and sha in github_url):
+        url = _URL_SHA.search(github_url)
+        if url:
+            found = (*found, url.group(1).lower())
+    return found
+
+
+WRITE_UP_KEYS = tuple(KEY_BY_ATTR[attr] for attr in WRITE_UP_ATTRS)
+_WRITE_UP_KEY_SET = frozenset(WRITE_UP_KEYS)
+
+
+def document_has_write_up(document: dict[str, Any]) -> bool:
+    """`Record.has_write_up` of a checked document."""
+    if _WRITE_UP_KEY_SET.isdisjoint(document):
+        return False  # a bare site: none of the keys at all
+    return any(document.get(key) for key in WRITE_UP_KEYS)
 
 
 def record_to_dict(record: Record) -> dict[str, Any]:

@@ -55,49 +55,84 @@ def _tokens(text: str) -> list[str]:
     return [t.lower() for t in _TOKEN.findall(text)]
 
 
-def _message_tokens(segments: list[Segment]) -> list[str | None]:
-    out: list[str | None] = []
-    for segment in segments:
-        if segment.is_placeholder:
-            if not out or out[-1] is not _PLACEHOLDER:
-                out.append(_PLACEHOLDER)
-        else:
-            out.extend(_tokens(segment.text))
-    return out
+@dataclass(frozen=True, slots=True)
+class MessageForm:
+    """A message format as drift compares it: computed once per record."""
+
+    tokens: tuple[str | None, ...]  # fixed tokens, `_PLACEHOLDER` for each placeholder run
+    fixed_total: int
+    words: frozenset[str]  # the fixed words
+    head: frozenset[str]  # ... of its opening clause
+
+    @classmethod
+    def of(cls, segments: list[Segment]) -> MessageForm:
+        tokens: list[str | None] = []
+        for segment in segments:
+            if segment.is_placeholder:
+                if not tokens or tokens[-1] is not _PLACEHOLDER:
+                    tokens.append(_PLACEHOLDER)
+            else:
+                tokens.extend(_tokens(segment.text))
+        ordered = [t for t in tokens if t is not _PLACEHOLDER and t[0].isalnum()]
+        return cls(
+            tokens=tuple(tokens),
+            fixed_total=sum(token is not _PLACEHOLDER for token in tokens),
+            words=frozenset(ordered),
+            head=frozenset(ordered[:MIN_SHARED_CLAUSE]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PastedForm:
+    """A pasted message as drift compares it: computed once per query."""
+
+    tokens: tuple[str, ...]
+    words: frozenset[str]
+
+    @classmethod
+    def of(cls, query: str) -> PastedForm:
+        tokens = tuple(_tokens(query)[:MAX_QUERY_TOKENS])
+        return cls(tokens=tokens, words=frozenset(tokens))
 
 
 def drift(query: str, segments: list[Segment]) -> Drift | None:
     """How `query` relates to the format `segments` when it is a drifted wording, else None."""
-    message = _message_tokens(segments)
-    fixed_total = sum(token is not _PLACEHOLDER for token in message)
-    if fixed_total < MIN_FIXED_TOKENS:
+    return drift_between(PastedForm.of(query), MessageForm.of(segments))
+
+
+def drift_between(pasted: PastedForm, form: MessageForm) -> Drift | None:
+    """`drift`, on forms computed beforehand (the matcher compares one query to many records)."""
+    if form.fixed_total < MIN_FIXED_TOKENS:
         return None
-    pasted = _tokens(query)[:MAX_QUERY_TOKENS]
-    ordered = [t for t in message if t is not _PLACEHOLDER and t[0].isalnum()]
-    words, seen = set(ordered), set(pasted)
+    words, head, seen = form.words, form.head, pasted.words
     # Cheap before aligning: most of the message's words are there, or most of its opening.
-    head = set(ordered[:MIN_SHARED_CLAUSE])
     if not words or (
         len(words & seen) < MIN_WORD_COVERAGE * len(words)
         and len(head & seen) < MIN_WORD_COVERAGE * len(head)
     ):
         return None
-    rows = _align(message, pasted)
-    edits = rows[-1][-1]
-    allowed = max(1, round(MAX_EDIT_SHARE * fixed_total))
+    allowed = max(1, round(MAX_EDIT_SHARE * form.fixed_total))
+    rows = _align(form.tokens, pasted.tokens, allowed)
+    edits = rows[-1][-1] if len(rows) == len(form.tokens) + 1 else allowed + 1
     if 0 < edits <= allowed:
-        return Drift(WHOLE_SCORE - 0.5 * edits / fixed_total, "whole")
-    shared, at_clause_end = _shared_prefix(message, rows)
+        return Drift(WHOLE_SCORE - 0.5 * edits / form.fixed_total, "whole")
+    shared, at_clause_end = _shared_prefix(form.tokens, rows)
     if shared >= MIN_SHARED_PREFIX and (
-        shared >= MIN_PREFIX_SHARE * fixed_total or (at_clause_end and shared >= MIN_SHARED_CLAUSE)
+        shared >= MIN_PREFIX_SHARE * form.fixed_total
+        or (at_clause_end and shared >= MIN_SHARED_CLAUSE)
     ):
         return Drift(PREFIX_SCORE, "prefix")
     return None
 
 
-def _align(message: list[str | None], pasted: list[str]) -> list[list[int]]:
+def _align(
+    message: tuple[str | None, ...], pasted: tuple[str, ...], allowed: int
+) -> list[list[int]]:
     """rows[i][j]: the fewest token edits turning message[:i] into pasted[:j], a placeholder
-    standing for any run of pasted tokens."""
+    standing for any run of pasted tokens.
+
+    Stops after a row whose every cell exceeds `allowed`: a row's least cell never decreases
+    further down, so the whole message is then too far and no longer start is shared."""
     width = len(pasted) + 1
     previous = list(range(width))
     rows = [previous]
@@ -115,10 +150,12 @@ def _align(message: list[str | None], pasted: list[str]) -> list[list[int]]:
                 current[j] = min(substitute, previous[j] + 1, current[j - 1] + 1)
         rows.append(current)
         previous = current
+        if min(current) > allowed:
+            break
     return rows
 
 
-def _shared_prefix(message: list[str | None], rows: list[list[int]]) -> tuple[int, bool]:
+def _shared_prefix(message: tuple[str | None, ...], rows: list[list[int]]) -> tuple[int, bool]:
     """Fixed tokens of the longest start of the message that a start of the paste matches
     exactly (placeholders filled), when the rest of the message is missing or differs; and
     whether the message goes on there with a new clause (`,` `.` `:` `;`)."""

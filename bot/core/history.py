@@ -47,15 +47,17 @@ AGAINST_CAP = 0.6
 NEAR_LINES = 3
 
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+# These start with the literal `burn` and check the word boundary behind it (`(?<!\wburn)`):
+# a leading `\b` would make the engine try every position of a long paste.
 # `burn 0.18`, `burn = "0.16.0"`, `burn v0.17.1`, `burn-core 0.13`
 _TEXT_VERSION = re.compile(
-    r"\bburn(?:-[a-z]+)?\s*(?:=\s*)?[\"']?\s*(?:version\s*)?v?(\d+\.\d+(?:\.\d+)?)\b",
+    r"burn(?<!\wburn)(?:-[a-z]+)?\s*(?:=\s*)?[\"']?\s*(?:version\s*)?v?(\d+\.\d+(?:\.\d+)?)\b",
     re.IGNORECASE,
 )
 # Cargo.lock: name = "burn-core"\nversion = "0.16.0"
 # Cargo.toml: burn = { version = "0.17.0", ... }
 _TOML_VERSION = re.compile(
-    r'\bburn(?:-[a-z]+)?\s*=\s*\{[^}\n]{0,80}?version\s*=\s*"v?(\d+\.\d+(?:\.\d+)?)'
+    r'burn(?<!\wburn)(?:-[a-z]+)?\s*=\s*\{[^}\n]{0,80}?version\s*=\s*"v?(\d+\.\d+(?:\.\d+)?)'
 )
 _LOCK_VERSION = re.compile(r'name\s*=\s*"burn(?:-[a-z-]+)?"\s*\n\s*version\s*=\s*"(\d+\.\d+\.\d+)"')
 
@@ -239,9 +241,25 @@ def message_quality(pasted: str, message: str) -> int:
     if _parts_in_order(query, parts):
         return 2
     literal = " ".join(parts)
+    need = max(12, -(-len(literal) // 2))  # the shortest run that counts
+    if not _may_share_run(literal, query, need):
+        return 0
     matcher = SequenceMatcher(None, literal, query, autojunk=False)
     run = matcher.find_longest_match(0, len(literal), 0, len(query)).size
-    return 1 if run >= 12 and run >= 0.5 * len(literal) else 0
+    return 1 if run >= need else 0
+
+
+def _may_share_run(literal: str, query: str, run: int) -> bool:
+    """False when `query` certainly shares no run of `run` characters with `literal`.
+
+    Cut the literal into pieces of `run // 2` characters from its start: any run of `run`
+    characters holds one whole piece, so a query holding none of them shares no such run.
+    """
+    piece = run // 2
+    return any(
+        literal[start : start + piece] in query
+        for start in range(0, len(literal) - piece + 1, piece)
+    )
 
 
 @lru_cache(maxsize=8192)
@@ -296,12 +314,18 @@ def find_hit(
     releases = set(history.releases_for(version))
     crate, inner = pasted
     best: tuple[tuple, ReleaseHit] | None = None
+    qualities: dict[str, int] = {}
     for index, release in _expand(history.by_file.get((crate, inner), ())):
         if release not in releases:
             continue
         lineage = history.lineages[index]
         state = lineage.state(release)
-        quality = message_quality(message, state[2]) if state is not None else 0
+        if state is None:
+            continue
+        # A lineage keeps its message over many releases: each wording is weighed once.
+        quality = qualities.get(state[2])
+        if quality is None:
+            quality = qualities[state[2]] = message_quality(message, state[2])
         if not quality:
             continue
         distance = abs(state[1] - line) if line is not None else 10**6

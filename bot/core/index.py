@@ -9,10 +9,13 @@ from __future__ import annotations
 import heapq
 import math
 import re
+from array import array
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 
+from bot.catalog.bulk import collector_paused
 from bot.catalog.loader import Catalog
 from bot.catalog.model import Record
 from bot.catalog.patterns import (
@@ -23,6 +26,7 @@ from bot.catalog.patterns import (
     parse_format,
 )
 from bot.core.crates import canonical_crate, crate_folders
+from bot.core.drift import MessageForm
 
 _WORD = re.compile(r"[A-Za-z0-9_']+")
 # Words that say little about which error this is. Kept short: burn's messages are terse.
@@ -101,6 +105,7 @@ class IndexedRecord:
     squashed_fragments: tuple[str, ...]
     _regex: object | None = None
     _prefix_regex: object | None = None
+    _drift_form: MessageForm | None = None
 
     @property
     def derived(self) -> bool:
@@ -125,6 +130,12 @@ class IndexedRecord:
         return self._prefix_regex
 
     @property
+    def drift_form(self) -> MessageForm:
+        if self._drift_form is None:
+            self._drift_form = MessageForm.of(self.segments)
+        return self._drift_form
+
+    @property
     def ends_with_placeholder(self) -> bool:
         return bool(self.segments) and self.segments[-1].is_placeholder
 
@@ -145,37 +156,80 @@ class CatalogIndex:
     """Everything the matcher looks up, computed once per catalog."""
 
     def __init__(self, catalog: Catalog):
+        with collector_paused():
+            self._build(catalog)
+
+    def _build(self, catalog: Catalog) -> None:
         self.catalog = catalog
         # Each record's full analysis (pattern, specificity, fragments) is built the first
         # time it is a candidate: start-up pays only for the word postings.
         self._entries: dict[str, IndexedRecord] = {}
         self._candidate_cache: dict[tuple[frozenset[str], int], tuple[str, ...]] = {}
-        postings: dict[str, list[str]] = defaultdict(list)
+        # Postings hold record numbers (positions in `record_ids`) in compact int arrays:
+        # a million records have five million postings, and numpy reads the arrays as they are.
+        postings: dict[str, array] = {}
+        record_ids: list[str] = []
         self.by_file: dict[str, list[str]] = defaultdict(list)
+        by_file = self.by_file
         # crate name -> repository folder, learned from the catalog's paths
         self.crate_folders: dict[str, str] = {}
-        for record in catalog:
-            rid = record.id
-            for token in _message_tokens(record.error_message):
-                postings[token].append(rid)
-            if record.file_path:
-                self.by_file[record.file_path].append(rid)
-                for crate, folder in crate_folders(record.file_path, record.repo):
-                    self.crate_folders.setdefault(crate, folder)
-        total = max(len(catalog), 1)
+        folders_seen: set[tuple[str, str]] = set()
+        sites = catalog.sites()
+        while chunk := list(islice(sites, _CHUNK_RECORDS)):
+            first = len(record_ids)
+            plain: list[str] = []  # the chunk's messages, "" for those tokenised one by one
+            others: list[tuple[int, str]] = []
+            for rid, message, file_path, repo in chunk:
+                if message.isascii() and "'" not in message and "\n" not in message:
+                    plain.append(message)
+                else:
+                    others.append((len(record_ids), message))
+                    plain.append("")
+                record_ids.append(rid)
+                if file_path:
+                    by_file[file_path].append(rid)
+                    if (file_path, repo) not in folders_seen:  # records share files
+                        folders_seen.add((file_path, repo))
+                        for crate, folder in crate_folders(file_path, repo):
+                            self.crate_folders.setdefault(crate, folder)
+            _post_words(postings, plain, first)
+            for number, message in others:
+                for token in _message_tokens(message):
+                    numbers = postings.get(token)
+                    if numbers is None:
+                        postings[token] = array("i", (number,))
+                    else:
+                        numbers.append(number)
+        total = max(len(record_ids), 1)
+        self.record_ids = record_ids
         self.project_prefixes = {
             name.split("-", 1)[0] for name in self.crate_folders if "-" in name
         }
-        self.postings = dict(postings)
-        self.idf = {token: math.log(1 + total / len(ids)) for token, ids in self.postings.items()}
+        self.postings = postings
+        self.idf = {token: math.log(1 + total / len(ids)) for token, ids in postings.items()}
         self.max_df = max(50, total // 100)
-        # Each record's total word weight, for ranking candidates by coverage.
-        self.record_weight: dict[str, float] = defaultdict(_unit_weight)
-        for token, ids in self.postings.items():
-            if len(ids) <= self.max_df:
+        if len(record_ids) >= ARRAY_POSTINGS_MIN_RECORDS:
+            from bot.core.postings import build_array_postings  # numpy: large catalogs only
+
+            # Built now, so that the load time counts it and the first answer does not.
+            build_array_postings(self)
+            return
+        self.record_weight = self.record_weights()
+
+    def record_weights(self) -> list[float]:
+        """Each record's total word weight (by record number), for ranking candidates by
+        coverage; 1 for a record without informative words."""
+        weights = [0.0] * len(self.record_ids)
+        # Added in word order, as `_rank_candidates` adds a text's words: a record whose words
+        # the text holds all gets the same float twice, a ratio of exactly 1 whatever the
+        # hash seed (in set order it could fall a hair short and lose a tie).
+        for token in sorted(self.postings):
+            numbers = self.postings[token]
+            if len(numbers) <= self.max_df:
                 weight = self.idf[token]
-                for rid in ids:
-                    self.record_weight[rid] = self.record_weight.get(rid, 0.0) + weight
+                for number in numbers:
+                    weights[number] += weight
+        return [weight or 1.0 for weight in weights]
 
     @classmethod
     def for_catalog(cls, catalog: Catalog) -> CatalogIndex:
@@ -252,17 +306,21 @@ class CatalogIndex:
             return rank_with_arrays(self, tokens, limit)
         postings = self.postings
         idf = self.idf
-        scores: dict[str, float] = defaultdict(float)
-        for token in tokens:
+        scores: dict[int, float] = defaultdict(float)
+        for token in sorted(tokens):  # the order `record_weights` adds them in
             weight = idf[token]
-            for rid in postings[token]:
-                scores[rid] += weight
-        totals = self.record_weight
+            for number in postings[token]:
+                scores[number] += weight
+        totals = self.__dict__.get("record_weight")
+        if totals is None:  # an index built for arrays, asked for the plain ranking
+            totals = self.record_weight = self.record_weights()
+        ids = self.record_ids
         # A record whose words the text barely covers is not worth verifying.
-        covered = [rid for rid, score in scores.items() if score >= MIN_COVERAGE * totals[rid]]
-        return heapq.nsmallest(
-            limit, covered, key=lambda rid: (-scores[rid] / totals[rid], -scores[rid], rid)
+        covered = [n for n, score in scores.items() if score >= MIN_COVERAGE * totals[n]]
+        best = heapq.nsmallest(
+            limit, covered, key=lambda n: (-scores[n] / totals[n], -scores[n], ids[n])
         )
+        return [ids[n] for n in best]
 
 
 # Word sets whose candidates are kept; the cache is emptied when full.
@@ -271,19 +329,50 @@ CANDIDATE_CACHE_SIZE = 4096
 ARRAY_POSTINGS_MIN_RECORDS = 50_000
 
 
-def _unit_weight() -> float:
-    return 1.0  # a record without informative words (a named function pickles; a lambda not)
-
-
 # Share of a record's word weight a text must contain for the record to be a candidate.
 MIN_COVERAGE = 0.4
 
 _PLACEHOLDER_TEXT = re.compile(r"\{[^{}]*\}")
+_WEIGHTLESS = STOPWORDS | frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+# Records tokenised together: one regex pass over many messages instead of one call each.
+_CHUNK_RECORDS = 32768
+_CHUNK_TOKEN = re.compile(r"[a-z0-9_]+|\n")
+_CHUNK_PLACEHOLDER = re.compile(r"\{[^{}\n]*\}")
+
+
+def _post_words(postings: dict[str, array], messages: list[str], first: int) -> None:
+    """Add the informative words of `messages` (ASCII, no `'`, no newline: `_message_tokens`
+    gives the same words for them) to `postings`, the i-th message as record `first + i`."""
+    text = "\n".join(messages).lower()
+    if "{" in text:
+        text = _CHUNK_PLACEHOLDER.sub(" ", text)
+    number = first
+    weightless = _WEIGHTLESS
+    for token in _CHUNK_TOKEN.findall(text):
+        if token == "\n":
+            number += 1
+        elif token not in weightless:
+            numbers = postings.get(token)
+            if numbers is None:
+                postings[token] = array("i", (number,))
+            elif numbers[-1] != number:  # a word twice in one message counts once
+                numbers.append(number)
 
 
 def _message_tokens(message: str) -> set[str]:
     """The informative words of a message format, placeholders left out."""
-    return {w for w in words(_PLACEHOLDER_TEXT.sub(" ", message)) if _word_weight(w) > 0}
+    if "{" in message:
+        message = _PLACEHOLDER_TEXT.sub(" ", message)
+    if not message.isascii() or "'" in message:
+        # Lowering first could make word characters of others (the Kelvin sign is a `k`).
+        return {w for w in words(message) if _word_weight(w) > 0}
+    # The same words as `words()`, lowered at once; weightless words are the stopwords and
+    # single characters (see `_word_weight`).
+    found = set(_WORD.findall(message.lower()))
+    found -= _WEIGHTLESS
+    return found
 
 
 def _index_record(record: Record) -> IndexedRecord:

@@ -20,7 +20,7 @@ from bot.catalog.patterns import normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Verdict
 from bot.core.caller import line_is_evidence, reports_caller
 from bot.core.cascade import answers_after_unwrap, is_uncatalogued_unwrap
-from bot.core.drift import drift
+from bot.core.drift import PastedForm, drift_between
 from bot.core.extract import extract_panics
 from bot.core.history import history_of
 from bot.core.history import revise as revise_with_history
@@ -36,6 +36,25 @@ MIN_SPECIFICITY = 0.15
 QUOTED_MIN_SPECIFICITY = 0.45
 FUZZY_CUTOFF = 88.0
 MAX_QUERY_CHARS = 1_000
+
+
+@dataclass(slots=True)
+class _Query:
+    """A pasted message as every candidate record is compared with it: prepared once."""
+
+    text: str
+    squashed: str
+    _drift_form: PastedForm | None = None
+
+    @classmethod
+    def of(cls, text: str) -> _Query:
+        return cls(text, squash(text))
+
+    @property
+    def drift_form(self) -> PastedForm:
+        if self._drift_form is None:
+            self._drift_form = PastedForm.of(self.text)
+        return self._drift_form
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +103,10 @@ class Matcher:
                     known.add(rid)
                     ids.append(rid)
         scored: list[tuple[float, Candidate]] = []
+        prepared = _Query.of(query)
         for rid in ids:
             entry = self.index.entry(rid)
-            found = self._score(panic, query, location_path, entry, in_sentence)
+            found = self._score(panic, prepared, location_path, entry, in_sentence)
             if found is not None:
                 scored.append(found)
         ranked = _rank(scored)
@@ -107,7 +127,7 @@ class Matcher:
     def _score(
         self,
         panic: Panic,
-        query: str,
+        query: _Query,
         location_path: str | None,
         entry: IndexedRecord,
         in_sentence: bool,
@@ -263,11 +283,14 @@ def _is_test_file(path: str) -> bool:
     return "/tests/" in f"/{path}" or name.endswith(("_test.rs", "_tests.rs")) or name == "tests.rs"
 
 
-def _score_message(query: str, entry: IndexedRecord, in_sentence: bool = False) -> _MessageScore:
+def _score_message(
+    prepared: _Query, entry: IndexedRecord, in_sentence: bool = False
+) -> _MessageScore:
     """How well a pasted message matches a record's message, and how we know."""
+    query = prepared.text
     if not query:
         return _MessageScore(0.0, ())
-    if entry.may_match(squash(query)):
+    if entry.may_match(prepared.squashed):
         found = _fullmatch(entry.regex, query, entry)
         if found:
             return _MessageScore(1.0, ("pattern",))
@@ -291,7 +314,8 @@ def _score_message(query: str, entry: IndexedRecord, in_sentence: bool = False) 
     ratio = _fuzzy(query, entry)
     if ratio >= FUZZY_CUTOFF:
         return _MessageScore(ratio / 100 * 0.95, ("fuzzy",))
-    drifted = drift(query, entry.segments)  # compared on the fixed text, placeholders filled
+    # compared on the fixed text, placeholders filled
+    drifted = drift_between(prepared.drift_form, entry.drift_form)
     if drifted is not None:
         return _MessageScore(drifted.score, ("fuzzy",) if drifted.kind == "whole" else ("prefix",))
     return _MessageScore(0.0, ())

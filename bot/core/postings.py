@@ -4,8 +4,9 @@ With 100k records and more, one query's words reach tens of thousands of posting
 their weights one by one in Python is most of a match. Here each word's postings are an array
 of record numbers; the weights are added into one scratch array, word by word in the same
 order as the plain loop in `CatalogIndex._rank_candidates`, so every sum, the coverage filter
-and the ranking are the same to the last bit. Built on a catalog's first query; imported only
-for large catalogs (numpy's import would cost a small catalog's start-up).
+and the ranking are the same to the last bit. Built with a large catalog's index (so its load
+time counts them); imported only for large catalogs (numpy's import would cost a small
+catalog's start-up).
 """
 
 from __future__ import annotations
@@ -22,20 +23,25 @@ if TYPE_CHECKING:
 
 class ArrayPostings:
     def __init__(self, index: CatalogIndex):
-        record_ids = list(index.catalog.records)
-        number = {rid: n for n, rid in enumerate(record_ids)}
-        self.record_ids = record_ids
+        self.record_ids = index.record_ids
+        count = len(index.record_ids)
+        idf = index.idf
+        # The postings' int arrays, read in place.
         self.arrays = {
-            token: np.fromiter((number[rid] for rid in ids), dtype=np.int32, count=len(ids))
-            for token, ids in index.postings.items()
-            if len(ids) <= index.max_df
+            token: np.frombuffer(numbers, dtype=np.int32)
+            for token, numbers in index.postings.items()
+            if len(numbers) <= index.max_df
         }
-        totals = np.ones(len(record_ids), dtype=np.float64)
-        for rid, weight in index.record_weight.items():
-            totals[number[rid]] = weight
+        # Each record's total word weight: the sum of its words' weights, added in the same
+        # order as `CatalogIndex.record_weights` adds them (so the same float), 1 without words.
+        totals = np.zeros(count, dtype=np.float64)
+        for token in sorted(self.arrays):
+            # a record holds a word once: no repeated numbers in one array
+            totals[self.arrays[token]] += idf[token]
+        totals[totals == 0.0] = 1.0
         self.totals = totals
         self.thresholds = _min_coverage() * totals
-        self.scores = np.zeros(len(record_ids), dtype=np.float64)
+        self.scores = np.zeros(count, dtype=np.float64)
         self.lock = threading.Lock()  # one scratch array: one query at a time
 
 
@@ -48,16 +54,22 @@ def _min_coverage() -> float:
 _BUILD_LOCK = threading.Lock()
 
 
-def rank_with_arrays(index: CatalogIndex, tokens: frozenset[str], limit: int) -> list[str]:
-    """`CatalogIndex._rank_candidates`, with the weights summed over arrays."""
+def build_array_postings(index: CatalogIndex) -> ArrayPostings:
+    """The index's arrays, built once."""
     arrays = index.__dict__.get("_array_postings")
     if arrays is None:
         with _BUILD_LOCK:
             arrays = index.__dict__.get("_array_postings")
             if arrays is None:
                 arrays = index.__dict__["_array_postings"] = ArrayPostings(index)
+    return arrays
+
+
+def rank_with_arrays(index: CatalogIndex, tokens: frozenset[str], limit: int) -> list[str]:
+    """`CatalogIndex._rank_candidates`, with the weights summed over arrays."""
+    arrays = build_array_postings(index)
     idf = index.idf
-    ordered = [(arrays.arrays[token], idf[token]) for token in tokens]
+    ordered = [(arrays.arrays[token], idf[token]) for token in sorted(tokens)]
     with arrays.lock:
         scores = arrays.scores
         for numbers, weight in ordered:

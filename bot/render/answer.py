@@ -460,16 +460,8 @@ def _known_shas(catalog: CatalogLike | None) -> tuple[str, ...]:
         return _SHA_INDEX[catalog]
     except (KeyError, TypeError):
         pass
-    found: set[str] = set()
-    records = getattr(catalog, "records", None)
-    for record in records.values() if isinstance(records, dict) else ():
-        sha = (record.analyzed_sha or "").lower()
-        if _FULL_SHA.match(sha):
-            found.add(sha)
-        url = _URL_SHA.search(record.github_url or "")
-        if url:
-            found.add(url.group(1).lower())
-    shas = tuple(sorted(found))
+    known = getattr(catalog, "known_commits", None)
+    shas = tuple(sorted(known())) if known is not None else ()
     with contextlib.suppress(TypeError):  # a catalog that cannot be weakly referenced
         _SHA_INDEX[catalog] = shas
     return shas
@@ -628,15 +620,9 @@ def _related_record(message: str, record: Record, catalog: CatalogLike) -> Recor
     found = [r for r in catalog.by_message(message) if r.id != record.id]
     if not found:
         prefix = one_line(_MACRO_PREFIX.sub("", message)).rstrip("\"'); ")
-        records = getattr(catalog, "records", None)
-        if len(prefix) >= 12 and isinstance(records, dict):
-            found = [
-                r
-                for r in records.values()
-                if r.id != record.id
-                and r.repo == record.repo
-                and one_line(r.error_message).startswith(prefix)
-            ]
+        by_start = getattr(catalog, "by_message_start", None)
+        if len(prefix) >= 12 and by_start is not None:
+            found = [r for r in by_start(prefix, record.repo) if r.id != record.id]
     found.sort(key=lambda r: (r.file_path != record.file_path, r.crate != record.crate, r.id))
     return found[0] if found else None
 
