@@ -11,9 +11,9 @@ from typing import Any
 import orjson
 
 from bot.catalog.bulk import collector_paused
-from bot.catalog.model import Record, RecordTable, commits_named
+from bot.catalog.model import DocumentBatch, Record, RecordTable, commits_named
 from bot.catalog.patterns import normalise_message
-from bot.catalog.validate import Problem, check_record, record_is_clean
+from bot.catalog.validate import Problem, batch_is_clean, check_record, record_is_clean
 
 CATALOG_SUFFIXES = (".json", ".jsonl")
 # A catalog file larger than this is refused rather than read into memory.
@@ -114,9 +114,9 @@ class Catalog:
         return self._flags[record_id]
 
 
-def _documents(path: Path) -> Iterator[tuple[int | None, Any, str | None]]:
-    """Yield (line, document, the line's text) for each record-like JSON value in a file (no
-    text for a `.json` file); raise on bad files."""
+def _document_batches(path: Path) -> Iterator[DocumentBatch]:
+    """The record-like JSON values of a file, in batches (one for a `.json` file); raise
+    CatalogError on a bad file, after the batch of the lines before a broken one."""
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise CatalogError(
@@ -128,19 +128,28 @@ def _documents(path: Path) -> Iterator[tuple[int | None, Any, str | None]]:
         raise CatalogError(
             [Problem(str(path), f"the file is not UTF-8 text (byte {exc.start})")]
         ) from None
-    if path.suffix == ".jsonl":
-        numbered = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
-        del text
-        for start in range(0, len(numbered), _BATCH_LINES):
-            yield from _parse_lines(path, numbered[start : start + _BATCH_LINES])
+    if path.suffix != ".jsonl":
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CatalogError(
+                [Problem(str(path), f"the file is not valid JSON: {exc.msg}", exc.lineno)]
+            ) from None
+        yield DocumentBatch([None], [document], [None])
         return
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CatalogError(
-            [Problem(str(path), f"the file is not valid JSON: {exc.msg}", exc.lineno)]
-        ) from None
-    yield None, document, None
+    lines = text.splitlines()
+    del text
+    if all(map(str.strip, lines)):
+        numbers: Sequence[int] = range(1, len(lines) + 1)  # no blank line: the usual file
+    else:
+        numbers = [n for n, line in enumerate(lines, start=1) if line.strip()]
+        lines = [lines[n - 1] for n in numbers]
+    for start in range(0, len(lines), _BATCH_LINES):
+        end = start + _BATCH_LINES
+        batch, error = _parse_lines(path, numbers[start:end], lines[start:end])
+        yield batch
+        if error is not None:
+            raise error
 
 
 # Lines of a `.jsonl` file parsed at once: one parse of many lines is much faster than one per
@@ -149,26 +158,23 @@ _BATCH_LINES = 4096
 
 
 def _parse_lines(
-    path: Path, numbered: list[tuple[int, str]]
-) -> Iterator[tuple[int | None, Any, str | None]]:
-    documents = _parse_array("[" + ",".join(line for _, line in numbered) + "]")
-    if documents is not None and len(documents) == len(numbered):
-        yield from ((n, doc, line) for (n, line), doc in zip(numbered, documents, strict=True))
-        return
+    path: Path, numbers: Sequence[int], lines: list[str]
+) -> tuple[DocumentBatch, CatalogError | None]:
+    documents = _parse_array("[" + ",".join(lines) + "]")
+    if documents is not None and len(documents) == len(lines):
+        return DocumentBatch(numbers, documents, lines), None
     # A line-by-line pass, only to say which line is broken.
-    for number, line in numbered:
+    parsed = DocumentBatch([], [], [])
+    for number, line in zip(numbers, lines, strict=True):
         try:
-            yield number, json.loads(line), line
+            document = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise CatalogError(
-                [
-                    Problem(
-                        str(path),
-                        f"the line is not valid JSON: {exc.msg} (column {exc.colno})",
-                        number,
-                    )
-                ]
-            ) from None
+            message = f"the line is not valid JSON: {exc.msg} (column {exc.colno})"
+            return parsed, CatalogError([Problem(str(path), message, number)])
+        parsed.lines.append(number)
+        parsed.documents.append(document)
+        parsed.texts.append(line)
+    return parsed, None
 
 
 def _parse_array(text: str) -> list[Any] | None:
@@ -230,18 +236,15 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
         for file in catalog_files(path):
             name = str(file)
             try:
-                for line, document, source in _documents(file):
-                    if record_is_clean(document) and document["id"] not in records:
-                        records.add(document, name, line, source)  # the common case, kept short
-                        continue
-                    items = _records_in(document)
-                    if items is None:
-                        families.extend(_parse_families(document, str(file), errors))
-                        continue
-                    for item in items:
-                        # A line holding one record is kept as text (half the memory).
-                        text = source if items == [document] else None
-                        _add_record(item, name, line, text, records, errors, warnings)
+                for batch in _document_batches(file):
+                    if batch_is_clean(batch.documents) and records.add_batch(batch, name):
+                        continue  # the common case: checked and added a column at a time
+                    for line, document, source in zip(
+                        batch.lines, batch.documents, batch.texts, strict=True
+                    ):
+                        _add_document(
+                            line, document, source, name, records, families, errors, warnings
+                        )
             except CatalogError as exc:
                 errors.extend(exc.problems)
             except OSError as exc:
@@ -251,6 +254,30 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
     catalog = Catalog(_drop_superseded_skeletons(records), warnings, families)
     catalog.history_files = history_files
     return catalog
+
+
+def _add_document(
+    line: int | None,
+    document: Any,
+    source: str | None,
+    file: str,
+    records: RecordTable,
+    families: list[Any],
+    errors: list[Problem],
+    warnings: list[Problem],
+) -> None:
+    """Add the records (or families) one JSON value holds."""
+    if record_is_clean(document) and document["id"] not in records:
+        records.add(document, file, line, source)
+        return
+    items = _records_in(document)
+    if items is None:
+        families.extend(_parse_families(document, file, errors))
+        return
+    for item in items:
+        # A line holding one record is kept as text (half the memory).
+        text = source if items == [document] else None
+        _add_record(item, file, line, text, records, errors, warnings)
 
 
 def _add_record(
@@ -285,19 +312,17 @@ def _add_record(
 def _drop_superseded_skeletons(records: RecordTable) -> RecordTable:
     """Where a written-up record and a bare site describe one site, keep only the write-up."""
     written = {
-        (repo, file_path, normalise_message(message))
-        for _rid, message, file_path, repo, write_up in records.summaries()
-        if write_up and file_path
+        (record.repo, record.file_path, normalise_message(record.error_message))
+        for record in map(records.__getitem__, records.written_up())
+        if record.file_path
     }
     if not written:
         return records
-    files = {key[1] for key in written}
     superseded = {
-        rid
-        for rid, message, file_path, repo, write_up in records.summaries()
-        if file_path in files
-        and not write_up
-        and (repo, file_path, normalise_message(message)) in written
+        record.id
+        for record in map(records.__getitem__, records.at_files({key[1] for key in written}))
+        if not record.has_write_up
+        and (record.repo, record.file_path, normalise_message(record.error_message)) in written
     }
     records.drop(superseded)
     return records

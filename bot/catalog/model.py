@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 # (name in files, attribute, expected JSON type). Order is the canonical order for writing.
@@ -208,6 +210,16 @@ def record_from_dict(data: dict[str, Any], origin: str = "") -> Record:
     return record
 
 
+@dataclass(slots=True)
+class DocumentBatch:
+    """JSON documents read together from a catalog file, with their lines and texts (None
+    for a `.json` file's document)."""
+
+    lines: Sequence[int | None]
+    documents: list[Any]
+    texts: list[str | None]
+
+
 class RecordTable(MutableMapping[str, Record]):
     """Records by id, each built from its checked document the first time it is asked for.
 
@@ -218,7 +230,7 @@ class RecordTable(MutableMapping[str, Record]):
     the fields it needs from `sites()`.
     """
 
-    __slots__ = ("_built", "_commits", "_entries")
+    __slots__ = ("_built", "_commits", "_entries", "_written_up")
 
     def __init__(self) -> None:
         # id -> (document or its line of JSON, file, line, errorMessage, filePath, repo,
@@ -227,12 +239,15 @@ class RecordTable(MutableMapping[str, Record]):
         self._built: dict[str, Record] = {}
         # Full commit ids the records name, to complete short ones in links.
         self._commits: set[str] = set()
+        self._written_up: set[str] = set()
 
     def add(
         self, document: dict[str, Any], file: str, line: int | None, source: str | None = None
     ) -> None:
         """Add a checked document; `source`, when given, is the JSON text it was parsed from."""
         file_path = document.get("filePath")
+        if document_has_write_up(document):
+            self._written_up.add(document["id"])
         self._commits.update(commits_named(document.get("analyzedSha"), document.get("githubUrl")))
         self._entries[document["id"]] = (
             document if source is None else source,
@@ -243,6 +258,59 @@ class RecordTable(MutableMapping[str, Record]):
             sys.intern(document["repo"]),
             document_has_write_up(document),
         )
+
+    def add_batch(self, batch: DocumentBatch, file: str) -> bool:
+        """Add a batch whose documents `validate.batch_is_clean` passed, a field at a time;
+        False (nothing added) when an id is repeated, in the batch or in the table."""
+        documents = batch.documents
+        ids = list(map(itemgetter("id"), documents))
+        if len(set(ids)) != len(ids) or not self._entries.keys().isdisjoint(ids):
+            return False  # the record-by-record path says which
+        keys = documents[0].keys()
+
+        def column(key: str) -> list[Any]:
+            return list(map(itemgetter(key), documents)) if key in keys else [None] * len(ids)
+
+        file_paths = column("filePath")
+        if None in file_paths:
+            file_paths = [sys.intern(path) if path else None for path in file_paths]
+        else:
+            file_paths = list(map(sys.intern, file_paths))
+        if _WRITE_UP_KEY_SET.isdisjoint(keys):
+            write_ups: Iterable[bool] = repeat(False)
+        else:
+            write_ups = list(map(document_has_write_up, documents))
+            self._written_up.update(rid for rid, w in zip(ids, write_ups, strict=True) if w)
+        sources = documents if None in batch.texts else batch.texts
+        self._entries.update(
+            zip(
+                ids,
+                zip(
+                    sources,
+                    repeat(file),
+                    batch.lines,
+                    column("errorMessage"),
+                    file_paths,
+                    map(sys.intern, column("repo")),
+                    write_ups,
+                    strict=False,  # `repeat` is endless
+                ),
+                strict=True,
+            )
+        )
+        for sha in set(column("analyzedSha")):
+            self._commits.update(commits_named(sha, None))
+        urls = "\n".join(filter(None, column("githubUrl")))
+        self._commits.update(map(str.lower, _URL_SHA.findall(urls)))
+        return True
+
+    def written_up(self) -> list[str]:
+        """The ids of records with a write-up (explanation, solutions, ...)."""
+        return [rid for rid in self._written_up if rid in self._entries]
+
+    def at_files(self, file_paths: set[str]) -> list[str]:
+        """The ids of records in one of `file_paths`."""
+        return [rid for rid, entry in self._entries.items() if entry[4] in file_paths]
 
     def origin(self, record_id: str) -> str:
         _source, file, line, *_rest = self._entries[record_id]
@@ -257,11 +325,6 @@ class RecordTable(MutableMapping[str, Record]):
         """(id, errorMessage, filePath, repo) of every record, without building it."""
         for rid, entry in self._entries.items():
             yield rid, entry[3], entry[4], entry[5]
-
-    def summaries(self) -> Iterator[tuple[str, str, str | None, str, bool]]:
-        """`sites()` with whether each record has a write-up."""
-        for rid, entry in self._entries.items():
-            yield rid, entry[3], entry[4], entry[5], entry[6]
 
     def __getitem__(self, record_id: str) -> Record:
         record = self._built.get(record_id)
@@ -288,6 +351,10 @@ class RecordTable(MutableMapping[str, Record]):
             record.repo,
             record.has_write_up,
         )
+        if record.has_write_up:
+            self._written_up.add(record_id)
+        else:
+            self._written_up.discard(record_id)
         self._built[record_id] = record
 
     def __delitem__(self, record_id: str) -> None:
@@ -304,10 +371,10 @@ class RecordTable(MutableMapping[str, Record]):
         return len(self._entries)
 
     def __getstate__(self) -> tuple:
-        return self._entries, self._built, self._commits
+        return self._entries, self._built, self._commits, self._written_up
 
     def __setstate__(self, state: tuple) -> None:
-        self._entries, self._built, self._commits = state
+        self._entries, self._built, self._commits, self._written_up = state
 
 
 def _parse_document(text: str) -> dict[str, Any]:
@@ -332,10 +399,8 @@ def commits_named(analyzed_sha: Any, github_url: Any) -> tuple[str, ...]:
     sha = analyzed_sha.lower() if type(analyzed_sha) is str else ""
     if _FULL_SHA.fullmatch(sha):
         found = (sha,)
-    if type(github_url) is str and not (found and sha in github_url):
-        url = _URL_SHA.search(github_url)
-        if url:
-            found = (*found, url.group(1).lower())
+    if type(github_url) is str:
+        found = (*found, *map(str.lower, _URL_SHA.findall(github_url)))
     return found
 
 

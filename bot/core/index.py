@@ -167,7 +167,13 @@ class CatalogIndex:
         self._candidate_cache: dict[tuple[frozenset[str], int], tuple[str, ...]] = {}
         # Postings hold record numbers (positions in `record_ids`) in compact int arrays:
         # a million records have five million postings, and numpy reads the arrays as they are.
-        postings: dict[str, array] = {}
+        large = len(catalog) >= ARRAY_POSTINGS_MIN_RECORDS
+        if large:
+            from bot.core.postings import ArrayPostingsBuilder  # numpy: large catalogs only
+
+            builder: PostingsBuilder = ArrayPostingsBuilder(_WEIGHTLESS)
+        else:
+            builder = PostingsBuilder()
         record_ids: list[str] = []
         self.by_file: dict[str, list[str]] = defaultdict(list)
         by_file = self.by_file
@@ -177,29 +183,28 @@ class CatalogIndex:
         sites = catalog.sites()
         while chunk := list(islice(sites, _CHUNK_RECORDS)):
             first = len(record_ids)
-            plain: list[str] = []  # the chunk's messages, "" for those tokenised one by one
-            others: list[tuple[int, str]] = []
-            for rid, message, file_path, repo in chunk:
-                if message.isascii() and "'" not in message and "\n" not in message:
-                    plain.append(message)
-                else:
-                    others.append((len(record_ids), message))
-                    plain.append("")
-                record_ids.append(rid)
+            ids, messages, file_paths, repos = zip(*chunk, strict=True)
+            record_ids.extend(ids)
+            text = "\n".join(messages)
+            if text.isascii() and text.count("\n") == len(messages) - 1:
+                builder.add_words(_chunk_words(text), first)  # the usual chunk
+            else:
+                # Messages `_chunk_words` cannot read (non-ASCII, a newline) one by one.
+                readable = list(map(_chunk_readable, messages))
+                plain = [m if ok else "" for m, ok in zip(messages, readable, strict=True)]
+                builder.add_words(_chunk_words("\n".join(plain)), first)
+                for number, (message, ok) in enumerate(zip(messages, readable, strict=True), first):
+                    if not ok:
+                        builder.add_record(number, _message_tokens(message))
+            for rid, file_path in zip(ids, file_paths, strict=True):
                 if file_path:
                     by_file[file_path].append(rid)
-                    if (file_path, repo) not in folders_seen:  # records share files
-                        folders_seen.add((file_path, repo))
-                        for crate, folder in crate_folders(file_path, repo):
-                            self.crate_folders.setdefault(crate, folder)
-            _post_words(postings, plain, first)
-            for number, message in others:
-                for token in _message_tokens(message):
-                    numbers = postings.get(token)
-                    if numbers is None:
-                        postings[token] = array("i", (number,))
-                    else:
-                        numbers.append(number)
+            for file_path, repo in set(zip(file_paths, repos, strict=True)) - folders_seen:
+                folders_seen.add((file_path, repo))  # records share files
+                if file_path:
+                    for crate, folder in crate_folders(file_path, repo):
+                        self.crate_folders.setdefault(crate, folder)
+        postings = builder.finish()
         total = max(len(record_ids), 1)
         self.record_ids = record_ids
         self.project_prefixes = {
@@ -208,8 +213,8 @@ class CatalogIndex:
         self.postings = postings
         self.idf = {token: math.log(1 + total / len(ids)) for token, ids in postings.items()}
         self.max_df = max(50, total // 100)
-        if len(record_ids) >= ARRAY_POSTINGS_MIN_RECORDS:
-            from bot.core.postings import build_array_postings  # numpy: large catalogs only
+        if large:
+            from bot.core.postings import build_array_postings
 
             # Built now, so that the load time counts it and the first answer does not.
             build_array_postings(self)
@@ -338,39 +343,72 @@ _WEIGHTLESS = STOPWORDS | frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 # Records tokenised together: one regex pass over many messages instead of one call each.
 _CHUNK_RECORDS = 32768
-_CHUNK_TOKEN = re.compile(r"[a-z0-9_]+|\n")
+# A word as `words()` finds it, its leading and trailing `'` stripped: `'can't'` -> `can't`.
+_CHUNK_WORD = r"[a-z0-9_]+(?:'+[a-z0-9_]+)*"
+_CHUNK_TOKEN = re.compile(_CHUNK_WORD + r"|\n")
+_LOWER_WORD = re.compile(_CHUNK_WORD)
 _CHUNK_PLACEHOLDER = re.compile(r"\{[^{}\n]*\}")
 
 
-def _post_words(postings: dict[str, array], messages: list[str], first: int) -> None:
-    """Add the informative words of `messages` (ASCII, no `'`, no newline: `_message_tokens`
-    gives the same words for them) to `postings`, the i-th message as record `first + i`."""
-    text = "\n".join(messages).lower()
+def _chunk_readable(message: str) -> bool:
+    """`_chunk_words` gives `_message_tokens`'s words for this message (ASCII: lowering makes
+    no new word characters; no newline: one message a line)."""
+    return message.isascii() and "\n" not in message
+
+
+def _chunk_words(text: str) -> list[str]:
+    """The words of newline-separated messages, lowered, placeholders left out, with a
+    `"\\n"` token between messages."""
+    text = text.lower()
     if "{" in text:
         text = _CHUNK_PLACEHOLDER.sub(" ", text)
-    number = first
-    weightless = _WEIGHTLESS
-    for token in _CHUNK_TOKEN.findall(text):
-        if token == "\n":
-            number += 1
-        elif token not in weightless:
+    return _CHUNK_TOKEN.findall(text)
+
+
+class PostingsBuilder:
+    """Word -> record numbers, built record by record (catalogs below the array size)."""
+
+    def __init__(self) -> None:
+        self.postings: dict[str, array] = {}
+
+    def add_words(self, words: list[str], first: int) -> None:
+        """`_chunk_words`'s output; the i-th message is record `first + i`."""
+        postings = self.postings
+        number = first
+        weightless = _WEIGHTLESS
+        for token in words:
+            if token == "\n":
+                number += 1
+            elif token not in weightless:
+                numbers = postings.get(token)
+                if numbers is None:
+                    postings[token] = array("i", (number,))
+                elif numbers[-1] != number:  # a word twice in one message counts once
+                    numbers.append(number)
+
+    def add_record(self, number: int, tokens: set[str]) -> None:
+        postings = self.postings
+        for token in tokens:
             numbers = postings.get(token)
             if numbers is None:
                 postings[token] = array("i", (number,))
-            elif numbers[-1] != number:  # a word twice in one message counts once
+            else:
                 numbers.append(number)
+
+    def finish(self) -> dict[str, array]:
+        return self.postings
 
 
 def _message_tokens(message: str) -> set[str]:
     """The informative words of a message format, placeholders left out."""
     if "{" in message:
         message = _PLACEHOLDER_TEXT.sub(" ", message)
-    if not message.isascii() or "'" in message:
+    if not message.isascii():
         # Lowering first could make word characters of others (the Kelvin sign is a `k`).
         return {w for w in words(message) if _word_weight(w) > 0}
     # The same words as `words()`, lowered at once; weightless words are the stopwords and
     # single characters (see `_word_weight`).
-    found = set(_WORD.findall(message.lower()))
+    found = set(_LOWER_WORD.findall(message.lower()))
     found -= _WEIGHTLESS
     return found
 

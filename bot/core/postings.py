@@ -13,12 +13,67 @@ from __future__ import annotations
 
 import heapq
 import threading
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
     from bot.core.index import CatalogIndex
+
+
+class ArrayPostingsBuilder:
+    """`index.PostingsBuilder` for large catalogs: words become numbers, and (word, record)
+    pairs are sorted and split into one array per word by numpy, not appended one by one."""
+
+    def __init__(self, weightless: frozenset[str]):
+        self.weightless = weightless
+        self.vocabulary: dict[str, int] = {"\n": 0}
+        self.skip = [True]  # by word number: the separator and weightless words
+        self.words: list[np.ndarray] = []
+        self.records: list[np.ndarray] = []
+
+    def _numbers(self, tokens: Iterable[str]) -> list[int]:
+        vocabulary = self.vocabulary
+        for token in [t for t in set(tokens) if t not in vocabulary]:
+            vocabulary[token] = len(vocabulary)
+            self.skip.append(token in self.weightless)
+        return list(map(vocabulary.__getitem__, tokens))
+
+    def add_words(self, words: list[str], first: int) -> None:
+        numbers = np.array(self._numbers(words), dtype=np.int32)
+        records = np.cumsum(numbers == 0, dtype=np.int32) + first
+        keep = ~np.array(self.skip, dtype=bool)[numbers]
+        self.words.append(numbers[keep])
+        self.records.append(records[keep])
+
+    def add_record(self, number: int, tokens: set[str]) -> None:
+        ordered = sorted(tokens)
+        self.words.append(np.array(self._numbers(ordered), dtype=np.int32))
+        self.records.append(np.full(len(ordered), number, dtype=np.int32))
+
+    def finish(self) -> dict[str, np.ndarray]:
+        if not self.words:
+            return {}
+        # One key per (word, record), sorted and without repeats (a word twice in a message).
+        keys = (np.concatenate(self.words).astype(np.int64) << 32) | np.concatenate(
+            self.records
+        ).astype(np.int64)
+        if not len(keys):
+            return {}  # no informative word in any message
+        keys.sort()
+        keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
+        words = (keys >> 32).astype(np.int32)
+        records = (keys & 0xFFFFFFFF).astype(np.int32)
+        starts = np.flatnonzero(np.diff(words)) + 1
+        names = [""] * len(self.vocabulary)
+        for token, number in self.vocabulary.items():
+            names[number] = token
+        firsts = words[np.concatenate(([0], starts))].tolist()
+        return {
+            names[word]: numbers
+            for word, numbers in zip(firsts, np.split(records, starts), strict=True)
+        }
 
 
 class ArrayPostings:
@@ -28,7 +83,7 @@ class ArrayPostings:
         idf = index.idf
         # The postings' int arrays, read in place.
         self.arrays = {
-            token: np.frombuffer(numbers, dtype=np.int32)
+            token: np.asarray(numbers, dtype=np.int32)
             for token, numbers in index.postings.items()
             if len(numbers) <= index.max_df
         }
