@@ -17,7 +17,7 @@ import contextlib
 import dataclasses
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Callable, Collection
 from typing import Any, Protocol
 
 import aiohttp
@@ -325,7 +325,7 @@ class TriageBot(discord.Client):
     async def analyse(self, text: str) -> Any:
         return await asyncio.to_thread(self.triage.analyse, text)
 
-    async def _store(self, fn: Any, *args: Any) -> Any:
+    async def _store(self, fn: Callable[..., Any], *args: Any) -> Any:
         """`fn(*args)` on the store's thread; StoreUnavailable when the store cannot be used now
         (damaged, its file gone, locked past its busy timeout), logged once until it works."""
         problem = self.db.problem()
@@ -346,7 +346,7 @@ class TriageBot(discord.Client):
         self._store_problem = problem
         raise StoreUnavailable(problem)
 
-    async def _remember(self, fn: Any, *args: Any, default: Any = None) -> Any:
+    async def _remember(self, fn: Callable[..., Any], *args: Any, default: Any = None) -> Any:
         """A store call an answer can do without: `default` when the store cannot be used."""
         try:
             return await self._store(fn, *args)
@@ -977,7 +977,7 @@ async def run_discord(
                 http_session=http_session,
                 status=status,
                 edit_debounce=getattr(settings, "discord_edit_debounce", DEFAULT_EDIT_DEBOUNCE),
-                db=db or own_db,
+                db=db if db is not None else own_db,
             )
             try:
                 async with bot:
