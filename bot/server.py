@@ -276,6 +276,7 @@ def _startup(start_discord: bool):
                 state.store,
                 state.http_session,
                 status=state.discord_status,
+                db=state.db,  # one store thread for the process: webhooks, worker, Discord
             )
             if inspect.isawaitable(result):
                 task = asyncio.ensure_future(result)

@@ -147,7 +147,8 @@ class StoreAccess:
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
-        _BY_STORE.pop(self.store, None)
+        if _BY_STORE.get(self.store) is self:  # one made apart (`StoreAccess(store)`) leaves
+            del _BY_STORE[self.store]  # the store's registered one in place
 
 
 def _quick_check(path: Path) -> None:

@@ -7,7 +7,10 @@ drives it with gateway events; the assertions read the REST requests the bot mad
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
+import sqlite3
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1052,3 +1055,94 @@ async def test_an_uncatalogued_paste_gets_no_reply_but_feeds_the_gaps_list(start
     assert rows[0]["platform"] == "discord" and rows[0]["crate"] == "wgpu-core"
     await asyncio.sleep(QUIET)
     assert env.replies_to(message) == []
+
+
+# ---------------------------------------------------------------------- the store
+
+
+class LockWatchingStore(Store):
+    """The real store, saying when a write starts (on the store's thread); it waits for a lock
+    as long as the test may hold one."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, busy_timeout=60.0)
+        self.writing = threading.Event()
+
+    def replace_uncatalogued(self, *args: Any, **kwargs: Any) -> None:
+        self.writing.set()
+        super().replace_uncatalogued(*args, **kwargs)
+
+
+async def test_a_locked_database_never_stalls_the_gateway(start: Starter, tmp_path: Path) -> None:
+    env = await start(store_class=LockWatchingStore)
+    fake = env.fake
+    store = env.store
+    assert isinstance(store, LockWatchingStore)
+    holder = sqlite3.connect(tmp_path / "triage.sqlite3", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    try:
+        message = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
+        # the handler has reached its first write and waits for the lock, off the event loop
+        assert await asyncio.to_thread(store.writing.wait, 30)
+        # meanwhile the loop keeps the gateway alive and serves everyone else
+        beats = fake.heartbeats
+        await fake.request_heartbeat()
+        await eventually(lambda: fake.heartbeats > beats)
+        command = await fake.slash_command(
+            "panic", {"text": INTERP_PANIC}, user=env.bob, channel=fake.general
+        )
+        await fake.wait_callback(command)
+        edit = await fake.wait_request(
+            "PATCH", rf"/webhooks/{fake.app_id}/{command.token}/messages/@original"
+        )
+        assert INTERPOLATE in embed_text(edit.body)
+        assert env.replies_to(message) == []  # the paste's answer still waits for the store
+    finally:
+        holder.execute("ROLLBACK")  # the other process lets go
+        holder.close()
+    reply = await env.reply_to(message)
+    assert AVG_POOL in embed_text(reply.body)
+    stored = await eventually(lambda: store.get_discord_reply(int(message["id"])))
+    assert stored["reply_id"] == int(env.reply_message(reply)["id"])
+    assert len(env.replies_to(message)) == 1
+
+
+def delete_database(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+
+async def test_a_store_that_cannot_be_used_costs_the_memory_of_answers_not_the_answers(
+    start: Starter, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="bot.discord.client")
+    env = await start()
+    fake = env.fake
+    db = tmp_path / "triage.sqlite3"
+    delete_database(db)  # deleted while the bot runs: whatever it wrote there would be lost
+    first = await fake.send_message(fake.watched, env.alice, AVG_PANIC)
+    reply = env.reply_message(await env.reply_to(first))
+    second = await fake.send_message(fake.thread, env.bob, INTERP_PANIC)
+    await env.reply_to(second)
+    # a replay is still not answered twice (this process remembers what it read)
+    await fake.dispatch("MESSAGE_CREATE", first)
+    # an edit whose answer cannot be looked up is not followed (a second answer would be worse)
+    await fake.edit_message(first, INTERP_PANIC)
+    # a vote that cannot be stored is not thanked for
+    click = await fake.click(reply, L.feedback_id("up", AVG_POOL), user=env.bob)
+    callback = await fake.wait_callback(click)
+    assert callback.body["data"]["content"] == texts.SOMETHING_WENT_WRONG
+    assert callback.body["data"]["flags"] & EPHEMERAL
+    await asyncio.sleep(EDIT_DEBOUNCE + QUIET)
+    assert len(env.replies_to(first)) == 1
+    assert fake.find("PATCH", r"/channels/\d+/messages/\d+") == []
+    assert not db.exists(), "nothing was written to a file nobody will read again"
+    problems = [r for r in caplog.records if "the store cannot be used" in r.getMessage()]
+    assert [(r.levelname, r.getMessage()) for r in problems] == [
+        (
+            "ERROR",
+            f"discord: the store cannot be used (the database file {db} was deleted while the "
+            "bot runs); answers are not remembered",
+        )
+    ], "logged once"
+    assert "Traceback" not in caplog.text

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +28,7 @@ from bot.discord import client as discord_client
 from bot.doctor import FAIL, OK, check_discord
 from bot.server import STATE, create_app
 from bot.settings import Settings, SettingsError
+from bot.store import Store
 
 AVG_PANIC = (
     "thread 'main' panicked at crates/burn-autodiff/src/ops/module.rs:1498:9:\n"
@@ -64,7 +67,11 @@ async def until(check: Callable[[], Any], timeout: float = 15.0) -> Any:
 
 @contextlib.asynccontextmanager
 async def serving(
-    tmp_path: Path, triage: Triage, prepare: Callable[[FakeDiscord], Any] = lambda f: None, **env
+    tmp_path: Path,
+    triage: Triage,
+    prepare: Callable[[FakeDiscord], Any] = lambda f: None,
+    store: Store | None = None,
+    **env: str,
 ) -> AsyncIterator[Served]:
     async with patched_discord() as fake:
         prepare(fake)
@@ -74,7 +81,7 @@ async def serving(
             "TRIAGE_DB": str(tmp_path / "serve.sqlite3"),
         }
         values.update(env)
-        app = create_app(Settings.from_mapping(values), triage=triage)
+        app = create_app(Settings.from_mapping(values), triage=triage, store=store)
         server = TestServer(app, host="127.0.0.1")
         await server.start_server()
         session = aiohttp.ClientSession()
@@ -221,3 +228,60 @@ def test_edit_debounce_setting() -> None:
         with pytest.raises(SettingsError) as caught:
             Settings.from_mapping({"DISCORD_EDIT_DEBOUNCE": wrong})
         assert caught.value.names == ("DISCORD_EDIT_DEBOUNCE",)
+
+
+async def test_a_locked_database_stalls_neither_discord_nor_healthz(tmp_path, triage):
+    path = tmp_path / "serve.sqlite3"
+    store = Store(path, busy_timeout=60.0)  # waits for the lock as long as the test holds it
+    try:
+        async with serving(tmp_path, triage, store=store) as served:
+            fake = served.fake
+            await until(lambda: served.status.connected)
+            holder = sqlite3.connect(path, isolation_level=None)
+            holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+            try:
+                message = await fake.send_message(fake.watched, fake.user("alice"), AVG_PANIC)
+                # the answer waits for the store; the server still answers, and tells why
+                status, health = await served.get("/healthz")
+                assert status == 503 and health["components"]["store"]["status"] == "error"
+                assert health["discord"] == "connected as triage-bot"
+                assert fake.find("POST", rf"/channels/{fake.watched['id']}/messages") == []
+            finally:
+                holder.execute("ROLLBACK")
+                holder.close()
+            reply = await fake.wait_request("POST", rf"/channels/{fake.watched['id']}/messages")
+            assert str(reply.body["message_reference"]["message_id"]) == message["id"]
+            await until(lambda: store.get_discord_reply(int(message["id"])))
+            status, _ = await served.get("/healthz")
+            assert status == 200
+    finally:
+        store.close()
+
+
+async def test_a_deleted_database_shows_in_healthz_and_discord_answers_without_it(
+    tmp_path, triage, caplog
+):
+    caplog.set_level(logging.INFO, logger="bot.discord.client")
+    async with serving(tmp_path, triage) as served:
+        fake = served.fake
+        await until(lambda: served.status.connected)
+        db = tmp_path / "serve.sqlite3"
+        for suffix in ("", "-wal", "-shm"):
+            db.with_name(db.name + suffix).unlink(missing_ok=True)
+        alice = fake.user("alice")
+        for _ in range(2):
+            await fake.send_message(fake.watched, alice, AVG_PANIC)
+        await fake.wait_request("POST", rf"/channels/{fake.watched['id']}/messages", count=2)
+        status, health = await served.get("/healthz")
+        # the server's rule for its store, which Discord shares: Discord alone, so 503
+        assert status == 503
+        assert health["components"]["store"]["detail"] == (
+            f"the database file {db} was deleted while the bot runs"
+        )
+        assert health["discord"] == "connected as triage-bot"
+        assert not db.exists()
+    logged = [r.getMessage() for r in caplog.records if r.name == "bot.discord.client"]
+    assert [m for m in logged if "the store cannot be used" in m] == [
+        f"discord: the store cannot be used (the database file {db} was deleted while the bot "
+        "runs); answers are not remembered"
+    ]

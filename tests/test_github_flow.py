@@ -706,8 +706,8 @@ async def test_discord_client_starts_only_with_a_token(fake, tmp_path, triage, m
     calls = []
     stopped = asyncio.Event()
 
-    async def fake_run_discord(settings, triage_arg, store, http_session, status=None):
-        calls.append((settings, triage_arg, store, http_session))
+    async def fake_run_discord(settings, triage_arg, store, http_session, status=None, db=None):
+        calls.append((settings, triage_arg, store, http_session, db))
         try:
             await asyncio.Event().wait()
         finally:
@@ -722,9 +722,10 @@ async def test_discord_client_starts_only_with_a_token(fake, tmp_path, triage, m
     ).start()
     await asyncio.sleep(0.01)
     assert len(calls) == 1
-    settings, triage_arg, store, http_session = calls[0]
+    settings, triage_arg, store, http_session, db = calls[0]
     assert settings.discord_channel_ids == frozenset({5}) and triage_arg is triage
     assert store is with_token.state.store
+    assert db is with_token.state.db  # the server's store thread, not a second one
     # the process's one aiohttp session, open while serving, closed at shutdown
     assert http_session is with_token.state.http_session and not http_session.closed
     await with_token.stop()

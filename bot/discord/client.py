@@ -1,7 +1,12 @@
 """The discord.py glue: events and commands in, `listener` decides, replies out.
 
 Kept thin: everything that can be decided without discord.py lives in `bot.discord.listener`.
-Started by `triage-bot serve` through `run_discord(settings, triage, store)`.
+Started by `triage-bot serve` through `run_discord(settings, triage, store, db=...)`.
+
+Store calls run on the store's own thread (`bot.store_access`), never on the event loop: a
+database locked by another process would otherwise stall the gateway for its busy timeout. A
+store that cannot be used (damaged, its file gone, locked past the timeout) costs the memory of
+an answer, not the answer: it is logged once, and `/healthz` shows it under "store".
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ import collections
 import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Collection
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Collection
 from typing import Any, Protocol
 
 import aiohttp
@@ -22,6 +28,7 @@ from bot.discord import listener as L
 from bot.discord.health import DiscordStatus
 from bot.discord.listener import AttachmentInfo, IncomingMessage
 from bot.render import texts
+from bot.store_access import StoreAccess, StoreUnavailable, is_corruption
 
 log = logging.getLogger(__name__)
 
@@ -245,6 +252,7 @@ class TriageBot(discord.Client):
         http_session: aiohttp.ClientSession | None = None,
         status: DiscordStatus | None = None,
         edit_debounce: float = DEFAULT_EDIT_DEBOUNCE,
+        db: StoreAccess | None = None,
         **options: Any,
     ) -> None:
         options.setdefault("allowed_mentions", NONE)
@@ -253,6 +261,10 @@ class TriageBot(discord.Client):
         self.settings = settings
         self.triage = triage
         self.store = store
+        # The store's thread: the process's one under `serve`, else one of the bot's own.
+        self.db = db if db is not None else StoreAccess(store)
+        self._owns_db = db is None
+        self._store_problem: str | None = None  # what was logged while the store fails
         self.renderer = renderer or _default_renderer
         self.watch = L.Watch(frozenset(settings.discord_channel_ids or ()), None)
         self.cooldowns = cooldowns or L.Cooldowns()
@@ -313,12 +325,41 @@ class TriageBot(discord.Client):
     async def analyse(self, text: str) -> Any:
         return await asyncio.to_thread(self.triage.analyse, text)
 
-    def _remember_gaps(self, msg: IncomingMessage, analysis: Any) -> None:
+    async def _store(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """`fn(*args)` on the store's thread; StoreUnavailable when the store cannot be used now
+        (damaged, its file gone, locked past its busy timeout), logged once until it works."""
+        problem = self.db.problem()
+        if problem is None:
+            try:
+                result = await self.db.call(fn, *args)
+            except sqlite3.Error as exc:
+                if not (isinstance(exc, sqlite3.OperationalError) or is_corruption(exc)):
+                    raise  # a bug, not the database's state: the handler's own log shows it
+                problem = f"{type(exc).__name__}: {exc}"
+            else:
+                if self._store_problem is not None:
+                    log.info("discord: the store works again")
+                    self._store_problem = None
+                return result
+        if self._store_problem is None:
+            log.error("discord: the store cannot be used (%s); answers are not remembered", problem)
+        self._store_problem = problem
+        raise StoreUnavailable(problem)
+
+    async def _remember(self, fn: Callable[..., Any], *args: Any, default: Any = None) -> Any:
+        """A store call an answer can do without: `default` when the store cannot be used."""
+        try:
+            return await self._store(fn, *args)
+        except StoreUnavailable:
+            return default
+
+    async def _remember_gaps(self, msg: IncomingMessage, analysis: Any) -> None:
         """Uncatalogued panics pasted in watched channels feed `stats`' list of records to write."""
         from bot.stats import uncatalogued_items
 
         items = uncatalogued_items(analysis, L.answered_ids(analysis))
-        self.store.replace_uncatalogued("discord", f"{msg.channel_id}/{msg.message_id}", items)
+        subject = f"{msg.channel_id}/{msg.message_id}"
+        await self._remember(self.store.replace_uncatalogued, "discord", subject, items)
 
     def render(
         self, analysis: Any, *, author_id: int | None, notes: Collection[str] = ()
@@ -447,6 +488,8 @@ class TriageBot(discord.Client):
         await super().close()
         if self._http_session is not None and self._owns_http_session:
             await self._http_session.close()
+        if self._owns_db:
+            self.db.close()
 
     async def _with_parent(self, msg: IncomingMessage) -> IncomingMessage:
         """Fill in the parent of a thread discord.py did not have cached."""
@@ -491,9 +534,12 @@ class TriageBot(discord.Client):
         async with self._exclusive(message.id):
             await self._answer_message(message)
 
-    def _first_time(self, message_id: int) -> bool:
-        """True the first time a message is read; a replayed MESSAGE_CREATE gets False."""
-        if message_id in self._seen or self.store.get_discord_reply(message_id) is not None:
+    async def _first_time(self, message_id: int) -> bool:
+        """True the first time a message is read; a replayed MESSAGE_CREATE gets False (without
+        a store, only this process's memory of messages tells)."""
+        if message_id in self._seen:
+            return False
+        if await self._remember(self.store.get_discord_reply, message_id) is not None:
             return False
         self._seen[message_id] = None
         while len(self._seen) > SEEN_MESSAGES:
@@ -504,12 +550,12 @@ class TriageBot(discord.Client):
         msg = await self._with_parent(incoming(message))
         if L.ignore_reason(msg, self.watch):
             return
-        if not self._first_time(msg.message_id):
+        if not await self._first_time(msg.message_id):
             log.info("discord: message %s seen before, not answered again", msg.message_id)
             return
         text, notes = await self.read_message(msg, message.attachments)
         analysis = await self.analyse(text)
-        self._remember_gaps(msg, analysis)
+        await self._remember_gaps(msg, analysis)
         if L.plan_message(analysis, has_reply=False) != "reply":
             return
         if not self.cooldowns.allow(msg.author_id, msg.channel_id):
@@ -519,8 +565,13 @@ class TriageBot(discord.Client):
         reply = await self._reply(message, rendered)
         if reply is None:
             return
-        self.store.put_discord_reply(
-            msg.message_id, msg.channel_id, reply.id, msg.author_id, list(L.answered_ids(analysis))
+        await self._remember(
+            self.store.put_discord_reply,
+            msg.message_id,
+            msg.channel_id,
+            reply.id,
+            msg.author_id,
+            list(L.answered_ids(analysis)),
         )
 
     async def _reply(
@@ -562,14 +613,17 @@ class TriageBot(discord.Client):
 
     async def _follow_edit(self, message: discord.Message) -> None:
         msg = await self._with_parent(incoming(message))
-        row = self.store.get_discord_reply(msg.message_id)
+        try:
+            row = await self._store(self.store.get_discord_reply, msg.message_id)
+        except StoreUnavailable:
+            return  # whether it has an answer is unknown: a second answer would be worse
         if row is None and L.ignore_reason(msg, self.watch):
             return
         if row is not None and L.ignore_reason(msg, self.watch) in ("self", "bot", "webhook"):
             return
         text, notes = await self.read_message(msg, message.attachments)
         analysis = await self.analyse(text)
-        self._remember_gaps(msg, analysis)
+        await self._remember_gaps(msg, analysis)
         action = L.plan_message(analysis, has_reply=row is not None)
         ids = list(L.answered_ids(analysis))
         if action == "edit":
@@ -578,14 +632,20 @@ class TriageBot(discord.Client):
             try:
                 await partial.edit(**self.render(analysis, author_id=msg.author_id, notes=notes))
             except discord.NotFound:
-                self.store.delete_discord_reply(msg.message_id)  # someone removed our answer
+                # someone removed our answer
+                await self._remember(self.store.delete_discord_reply, msg.message_id)
                 return
-            self.store.put_discord_reply(
-                msg.message_id, msg.channel_id, reply_id, msg.author_id, ids
+            await self._remember(
+                self.store.put_discord_reply,
+                msg.message_id,
+                msg.channel_id,
+                reply_id,
+                msg.author_id,
+                ids,
             )
         elif action == "delete":
             await self._delete_reply(message.channel, row)
-            self.store.delete_discord_reply(msg.message_id)
+            await self._remember(self.store.delete_discord_reply, msg.message_id)
         elif action == "reply":
             if not self.cooldowns.allow(msg.author_id, msg.channel_id):
                 return
@@ -593,8 +653,13 @@ class TriageBot(discord.Client):
             reply = await self._reply(message, rendered)
             if reply is None:
                 return
-            self.store.put_discord_reply(
-                msg.message_id, msg.channel_id, reply.id, msg.author_id, ids
+            await self._remember(
+                self.store.put_discord_reply,
+                msg.message_id,
+                msg.channel_id,
+                reply.id,
+                msg.author_id,
+                ids,
             )
 
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
@@ -612,14 +677,14 @@ class TriageBot(discord.Client):
             waiting.cancel()
         try:
             async with self._exclusive(message_id):
-                row = self.store.get_discord_reply(message_id)
+                row = await self._remember(self.store.get_discord_reply, message_id)
                 if row is None:
-                    return
+                    return  # no answer, or none the store can name now
                 channel = self.get_partial_messageable(
                     int(_field(row, "channel_id") or channel_id), guild_id=guild_id
                 )
                 await self._delete_reply(channel, row)
-                self.store.delete_discord_reply(message_id)
+                await self._remember(self.store.delete_discord_reply, message_id)
         except Exception:
             log.exception("discord: failed to remove the answer to message %s", message_id)
 
@@ -702,13 +767,19 @@ class TriageBot(discord.Client):
     ) -> None:
         """Store the vote; the store keeps one per user and answer record (a new one replaces)."""
         answer_id = interaction.message.id if interaction.message else 0
-        self.store.record_feedback(
-            "discord",
-            f"{answer_id}:{record_id}",
-            record_id,
-            str(interaction.user.id),
-            L.VOTES[vote],
-        )
+        try:
+            await self._store(
+                self.store.record_feedback,
+                "discord",
+                f"{answer_id}:{record_id}",
+                record_id,
+                str(interaction.user.id),
+                L.VOTES[vote],
+            )
+        except StoreUnavailable:
+            # not thanked for a vote nobody will count; the store's trouble is logged once
+            await self.short(interaction, texts.SOMETHING_WENT_WRONG)
+            return
         await interaction.response.send_message(
             texts.VOTE_THANKS, ephemeral=True, allowed_mentions=NONE
         )
@@ -730,7 +801,7 @@ class TriageBot(discord.Client):
         with contextlib.suppress(discord.NotFound):
             await message.delete()
         if message.reference and message.reference.message_id:
-            self.store.delete_discord_reply(message.reference.message_id)
+            await self._remember(self.store.delete_discord_reply, message.reference.message_id)
 
     def lookup(self, query: str) -> tuple[str, str] | None:
         """The record `/error` shows for `query`: an id, an exact message, or the best match."""
@@ -881,40 +952,49 @@ async def run_discord(
     http_session: aiohttp.ClientSession | None = None,
     *,
     status: DiscordStatus | None = None,
+    db: StoreAccess | None = None,
 ) -> None:
     """Run the Discord side until cancelled (started by `triage-bot serve` with a token).
 
     `http_session` is the process's shared aiohttp session, for reading attachments; `status`
-    is where `/healthz` and `/metrics` read the client's state. discord.py reconnects on its
-    own once connected; a start that fails for a transient reason is retried here with
-    backoff, and one Discord refuses (token, intents) stops Discord and says why.
+    is where `/healthz` and `/metrics` read the client's state; `db` is the store's thread the
+    process already has (the server's; without one, the Discord side runs its own).
+    discord.py reconnects on its own once connected; a start that fails for a transient reason
+    is retried here with backoff, and one Discord refuses (token, intents) stops Discord and
+    says why.
     """
     if not settings.discord_token:
         raise ValueError("DISCORD_TOKEN is not set")
     status = status or DiscordStatus()
+    own_db = StoreAccess(store) if db is None else None
     delay = FIRST_RETRY
-    while True:
-        bot = TriageBot(
-            settings=settings,
-            triage=triage,
-            store=store,
-            http_session=http_session,
-            status=status,
-            edit_debounce=getattr(settings, "discord_edit_debounce", DEFAULT_EDIT_DEBOUNCE),
-        )
-        try:
-            async with bot:
-                await bot.start(settings.discord_token)
-            return  # closed on purpose
-        except Exception as exc:
-            kind, detail, fatal = failure(exc)
-            if fatal:
-                status.set_stopped(kind, detail)
-                log.error("discord: stopped: %s", detail)
-                return
-            if status.connected or status.state == "disconnected":
-                delay = FIRST_RETRY  # it was up: start the backoff over
-            status.set_retrying(kind, detail, delay)
-            log.warning("discord: could not start (%s); retrying in %g s", detail, delay)
-        await asyncio.sleep(delay)
-        delay = min(MAX_RETRY, delay * 2)
+    try:
+        while True:
+            bot = TriageBot(
+                settings=settings,
+                triage=triage,
+                store=store,
+                http_session=http_session,
+                status=status,
+                edit_debounce=getattr(settings, "discord_edit_debounce", DEFAULT_EDIT_DEBOUNCE),
+                db=db if db is not None else own_db,
+            )
+            try:
+                async with bot:
+                    await bot.start(settings.discord_token)
+                return  # closed on purpose
+            except Exception as exc:
+                kind, detail, fatal = failure(exc)
+                if fatal:
+                    status.set_stopped(kind, detail)
+                    log.error("discord: stopped: %s", detail)
+                    return
+                if status.connected or status.state == "disconnected":
+                    delay = FIRST_RETRY  # it was up: start the backoff over
+                status.set_retrying(kind, detail, delay)
+                log.warning("discord: could not start (%s); retrying in %g s", detail, delay)
+            await asyncio.sleep(delay)
+            delay = min(MAX_RETRY, delay * 2)
+    finally:
+        if own_db is not None:
+            own_db.close()

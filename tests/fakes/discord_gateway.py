@@ -4,7 +4,8 @@ The real discord.py talks to it over HTTP and a websocket. Point it here with `p
 (sets `discord.http.Route.BASE` and `DiscordWebSocket.DEFAULT_GATEWAY`, restored on exit).
 
 What it knows:
-- gateway: HELLO, heartbeat ACKs, IDENTIFY -> READY + GUILD_CREATE (one guild with text channels,
+- gateway: HELLO, heartbeat ACKs (`request_heartbeat()` asks for one now, with op 1, as Discord
+  may), IDENTIFY -> READY + GUILD_CREATE (one guild with text channels,
   a forum and threads), RESUME -> RESUMED; `dispatch(event, data)` sends any event to the bot,
   as its intents allow (no message events without guild messages; no content, attachments or
   embeds in others' messages without message content).
@@ -130,6 +131,7 @@ class FakeDiscord:
         self.ready = asyncio.Event()
         self.resumed = asyncio.Event()
         self.resumes: list[dict[str, Any]] = []  # RESUME payloads the bot sent
+        self.heartbeats = 0  # heartbeats the bot sent (each one ACKed)
         self._runner: web.AppRunner | None = None
         self.port = 0
         # A guild with a watched channel, an unwatched one, a forum, and threads in them.
@@ -397,6 +399,12 @@ class FakeDiscord:
             if not ws.closed:
                 await ws.send_str(json.dumps({"op": 7, "d": None}))
 
+    async def request_heartbeat(self) -> None:
+        """Ask the bot for a heartbeat now (op 1); its event loop sends it."""
+        for ws in list(self._sockets):
+            if not ws.closed:
+                await ws.send_str(json.dumps({"op": 1, "d": self._seq}))
+
     # ---------------------------------------------------------------- interactions
 
     async def _interact(
@@ -642,6 +650,7 @@ class FakeDiscord:
                 frame = json.loads(msg.data)
                 op = frame.get("op")
                 if op == 1:
+                    self.heartbeats += 1
                     await ws.send_str(json.dumps({"op": 11}))
                 elif op == 2:
                     self.identify = frame["d"]
