@@ -10,7 +10,7 @@ reads.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any, Self
@@ -80,7 +80,7 @@ class SqlStore:
     """The store methods both databases run alike. Rows are read by column name (a
     `sqlite3.Row` and a psycopg dict row both allow it)."""
 
-    clock: Any  # Callable[[], float]: the time every row is stamped with
+    clock: Callable[[], float]  # the time every row is stamped with
     _commands_order: str  # the column that keeps a replaced command after the older ones
 
     # -- the dialect layer: each store defines these ------------------------------------------
