@@ -22,11 +22,14 @@ The API is synchronous, like `Store`: each call is one short transaction on a po
 (psycopg 3 with psycopg_pool). Callers in the event loop make the same brief calls they make on
 SQLite; slow work (the GitHub calls) already runs in threads. Times (`next_at`, leases) come from
 the replicas' clocks, which are expected to be kept in step (NTP).
+
+The methods that read and write the same way in SQLite live in `bot.store_sql.SqlStore`; this
+module holds the pool, the migrations, the claims and leases, and PostgreSQL's side of the
+dialect layer.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
@@ -35,14 +38,14 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from bot.store import JOB_STATES, IssueState, Job, _job, _like_prefix, issue_key
+from bot.store_sql import JOB_COLUMNS, Job, SqlStore, _job, _statements, _values
 
 log = logging.getLogger(__name__)
 
@@ -205,13 +208,6 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
 ]
 
-# The columns of `jobs` a Job is built from (the lease columns stay inside this module).
-_JOB_COLUMNS = (
-    "id, delivery_id, kind, issue_key, repo, number, installation_id, payload, state, attempts,"
-    " next_at, last_error, received_at, created_at, updated_at"
-)
-_COMMAND_COLUMNS = "repo, number, key, comment_id, author, name, arg, outcome, at"
-
 
 def redact_url(url: str) -> str:
     """The URL with its password replaced, for logs, errors and doctor."""
@@ -223,8 +219,10 @@ def redact_url(url: str) -> str:
     return f"{head}://{user}:***@{hostpart}"
 
 
-class PgStore:
+class PgStore(SqlStore):
     """The bot's PostgreSQL store. `PgStore(url)` connects (and migrates); `close()` closes it."""
+
+    _commands_order = "seq"
 
     def __init__(
         self,
@@ -279,13 +277,7 @@ class PgStore:
             self._renewer.join(timeout=5)
         self._pool.close()
 
-    def __enter__(self) -> PgStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # -- plumbing -------------------------------------------------------------------------
+    # -- plumbing and PostgreSQL's side of the dialect layer ----------------------------------
 
     @contextmanager
     def _tx(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
@@ -295,7 +287,30 @@ class PgStore:
 
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[dict[str, Any]]:
         with self._tx() as conn:
-            return conn.execute(sql, args).fetchall()
+            return self._run(conn, sql, args).fetchall()
+
+    def _sql(self, sql: str) -> str:
+        # the shared SQL has no `?` or `%` of its own (a `%` would read as a placeholder)
+        return sql.replace("?", "%s")
+
+    def _upsert_sql(
+        self, table: str, columns: Sequence[str], key: Sequence[str], renew: Sequence[str] = ()
+    ) -> str:
+        changes = [f"{c} = excluded.{c}" for c in columns if c not in key]
+        changes += [f"{c} = DEFAULT" for c in renew]
+        return (
+            f"INSERT INTO {table} {_values(columns)}"
+            f" ON CONFLICT ({', '.join(key)}) DO UPDATE SET {', '.join(changes)}"
+        )
+
+    def _insert_new_sql(self, table: str, columns: Sequence[str], key: Sequence[str]) -> str:
+        return f"INSERT INTO {table} {_values(columns)} ON CONFLICT ({', '.join(key)}) DO NOTHING"
+
+    def _in(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} = ANY(?)", [list(values)]
+
+    def _insert_id(self, conn: psycopg.Connection[Any], sql: str, args: Sequence[Any]) -> int:
+        return int(self._run(conn, sql + " RETURNING id", args).fetchone()["id"])
 
     def _migrate(self) -> None:
         with self._tx() as conn:
@@ -321,87 +336,16 @@ class PgStore:
                 )
                 log.info("store %s migrated to schema version %d", self.path, version)
 
-    def schema_version(self) -> int:
-        rows = self._query("SELECT MAX(version) AS v FROM schema_version")
-        return int(rows[0]["v"] or 0)
-
     @staticmethod
     def latest_version() -> int:
         return max(version for version, _ in MIGRATIONS)
-
-    def check_writable(self) -> None:
-        """Raise psycopg.Error when the database cannot be written (for health checks, doctor)."""
-        with self._tx() as conn:
-            conn.execute(
-                "INSERT INTO cursors (name, value, updated_at) VALUES (%s, %s, %s)"
-                " ON CONFLICT (name) DO UPDATE SET value = excluded.value,"
-                " updated_at = excluded.updated_at",
-                ("_health", "ok", self.clock()),
-            )
 
     def check_integrity(self) -> None:
         """Raise psycopg.Error when the database cannot be read (PostgreSQL keeps its own files
         sound; what can go wrong from here is reaching it)."""
         self._query("SELECT 1 AS ok")
 
-    # -- deliveries and jobs ----------------------------------------------------------------
-
-    def accept_delivery(
-        self,
-        delivery_id: str,
-        event: str,
-        action: str | None,
-        job: dict[str, Any] | None,
-    ) -> bool:
-        """Record a delivery and its job in one transaction. False when the id was seen before,
-        by this replica or any other."""
-        now = self.clock()
-        with self._tx() as conn:
-            cur = conn.execute(
-                "INSERT INTO deliveries (delivery_id, event, action, received_at, outcome)"
-                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (delivery_id) DO NOTHING",
-                (delivery_id, event, action, now, "queued" if job else "ignored"),
-            )
-            if cur.rowcount == 0:
-                return False
-            if job is not None:
-                self._insert_job(conn, delivery_id, job, now)
-        return True
-
-    def enqueue(self, job: dict[str, Any], delivery_id: str | None = None) -> int:
-        now = self.clock()
-        with self._tx() as conn:
-            return self._insert_job(conn, delivery_id, job, now)
-
-    def _insert_job(
-        self,
-        conn: psycopg.Connection[Any],
-        delivery_id: str | None,
-        job: dict[str, Any],
-        now: float,
-    ) -> int:
-        row = conn.execute(
-            "INSERT INTO jobs (delivery_id, kind, issue_key, repo, number, installation_id,"
-            " payload, state, attempts, next_at, received_at, created_at, updated_at)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, 'queued', 0, %s, %s, %s, %s) RETURNING id",
-            (
-                delivery_id,
-                job.get("kind", "issue"),
-                issue_key(job["repo"], int(job["number"])),
-                job["repo"],
-                int(job["number"]),
-                job.get("installation_id"),
-                json.dumps(job.get("payload") or {}),
-                now,
-                float(job.get("received_at") or now),
-                now,
-                now,
-            ),
-        ).fetchone()
-        return int(row["id"])
-
-    def delivery_seen(self, delivery_id: str) -> bool:
-        return bool(self._query("SELECT 1 FROM deliveries WHERE delivery_id = %s", (delivery_id,)))
+    # -- the jobs PostgreSQL runs its own way (replicas: leases, SKIP LOCKED) ----------------
 
     def claim_job(self, exclude_keys: Sequence[str] = ()) -> Job | None:
         """Take the next due job whose issue has no earlier unfinished job and no running job,
@@ -415,7 +359,7 @@ class PgStore:
             with self._tx() as conn:
                 self._requeue_expired(conn, now)
                 row = conn.execute(
-                    f"SELECT {_JOB_COLUMNS} FROM jobs AS j"
+                    f"SELECT {JOB_COLUMNS} FROM jobs AS j"
                     " WHERE j.state = 'queued' AND j.next_at <= %s"
                     " AND NOT (j.issue_key = ANY(%s))"
                     " AND NOT EXISTS (SELECT 1 FROM jobs AS k WHERE k.issue_key = j.issue_key"
@@ -445,8 +389,6 @@ class PgStore:
     def _supersede_later(
         self, conn: psycopg.Connection[Any], job: Job, key: str, now: float
     ) -> Job:
-        # A job reads the issue afresh when it runs, so later queued jobs of the same issue add
-        # nothing: they are done by this one (what must not be lost is carried over, as SQLite).
         # A row another replica is claiming right now is skipped, not waited for: its claim
         # fails on the one-running-job index, and the job runs after this one.
         later_rows = conn.execute(
@@ -454,22 +396,7 @@ class PgStore:
             " AND kind = 'issue' AND id > %s ORDER BY id FOR UPDATE SKIP LOCKED",
             (key, job.id),
         ).fetchall()
-        later = [int(r["id"]) for r in later_rows]
-        if not later:
-            return job
-        conn.execute(
-            "UPDATE jobs SET state = 'done', last_error = %s, updated_at = %s WHERE id = ANY(%s)",
-            (f"superseded by job {job.id}", now, later),
-        )
-        payload: dict[str, Any] = {"superseded": later}
-        hints = [job.payload] + [json.loads(r["payload"] or "{}") for r in later_rows]
-        commands = [c for h in hints for c in h.get("commands") or ()]
-        if commands:
-            payload["commands"] = commands
-        states = [h["issue_state"] for h in hints if h.get("issue_state")]
-        if states:
-            payload["issue_state"] = states[-1]
-        return replace(job, payload=payload)
+        return self._supersede(conn, job, later_rows, now)
 
     def _requeue_expired(self, conn: psycopg.Connection[Any], now: float) -> int:
         cur = conn.execute(
@@ -514,15 +441,18 @@ class PgStore:
         with self._held_lock:
             self._held.discard(job_id)
 
-    def _end_hold(self, job_id: int, sql: str, args: tuple) -> None:
-        """Run an UPDATE that ends this replica's hold of a job; say so when it was taken over.
+    def _end_hold(self, job_id: int, assignments: str, args: Sequence[Any]) -> None:
+        """Record how a job this replica claimed ended and let go of its lease; say so when it
+        was taken over (then the new owner's outcome stands).
 
         The lease is let go even when the database cannot be reached: the job's outcome is then
         not recorded, its lease runs out, and the job is done again (answers are idempotent)."""
         try:
             with self._tx() as conn:
-                cur = conn.execute(
-                    sql + " WHERE id = %s AND (lease_owner IS NULL OR lease_owner = %s)",
+                cur = self._run(
+                    conn,
+                    f"UPDATE jobs SET {assignments}, lease_owner = NULL, lease_until = NULL"
+                    " WHERE id = ? AND (lease_owner IS NULL OR lease_owner = ?)",
                     (*args, job_id, self.owner),
                 )
                 taken = (
@@ -556,62 +486,9 @@ class PgStore:
             return default
 
     def prune(self, older_than: float = 30 * 86400) -> int:
-        """Forget finished jobs and old deliveries (redeliveries come within days)."""
-        return self._unless_unreachable("prune", 0, lambda: self._prune(older_than))
-
-    def _prune(self, older_than: float) -> int:
-        cutoff = self.clock() - older_than
-        with self._tx() as conn:
-            jobs = conn.execute(
-                "DELETE FROM jobs WHERE state = 'done' AND updated_at < %s", (cutoff,)
-            ).rowcount
-            deliveries = conn.execute(
-                "DELETE FROM deliveries WHERE received_at < %s", (cutoff,)
-            ).rowcount
-        return jobs + deliveries
-
-    def finish_job(self, job_id: int) -> None:
-        self._end_hold(
-            job_id,
-            "UPDATE jobs SET state = 'done', last_error = NULL, lease_owner = NULL,"
-            " lease_until = NULL, updated_at = %s",
-            (self.clock(),),
-        )
-
-    def retry_later(self, job_id: int, delay: float, error: str) -> None:
-        now = self.clock()
-        self._end_hold(
-            job_id,
-            "UPDATE jobs SET state = 'queued', attempts = attempts + 1, next_at = %s,"
-            " last_error = %s, lease_owner = NULL, lease_until = NULL, updated_at = %s",
-            (now + max(0.0, delay), error, now),
-        )
-
-    def postpone_job(self, job_id: int, delay: float, reason: str) -> None:
-        """Queue a claimed job again after `delay` seconds without counting an attempt (it was
-        not tried: its installation's rate limit had not passed)."""
-        now = self.clock()
-        self._end_hold(
-            job_id,
-            "UPDATE jobs SET state = 'queued', next_at = %s, last_error = %s,"
-            " lease_owner = NULL, lease_until = NULL, updated_at = %s",
-            (now + max(0.0, delay), reason, now),
-        )
-
-    def oldest_queued_age(self) -> float:
-        """Seconds since the oldest job still queued was queued (0 when none is)."""
-        rows = self._query("SELECT MIN(created_at) AS oldest FROM jobs WHERE state = 'queued'")
-        value = rows[0]["oldest"]
-        return 0.0 if value is None else max(0.0, self.clock() - float(value))
-
-    def bury_job(self, job_id: int, error: str) -> None:
-        """Move a job to the dead-letter list."""
-        self._end_hold(
-            job_id,
-            "UPDATE jobs SET state = 'dead', attempts = attempts + 1, last_error = %s,"
-            " lease_owner = NULL, lease_until = NULL, updated_at = %s",
-            (error, self.clock()),
-        )
+        """Forget finished jobs and old deliveries (redeliveries come within days); 0 while the
+        database is unreachable."""
+        return self._unless_unreachable("prune", 0, partial(super().prune, older_than))
 
     def recover_running(self) -> int:
         """Put jobs left running by a stopped replica back in the queue. Returns how many.
@@ -620,45 +497,6 @@ class PgStore:
         running jobs are still theirs."""
         with self._tx() as conn:
             return self._requeue_expired(conn, self.clock())
-
-    def requeue_dead(self, job_id: int | None = None) -> int:
-        """Replay dead-lettered jobs (one, or all when job_id is None). Returns how many."""
-        now = self.clock()
-        with self._tx() as conn:
-            if job_id is None:
-                cur = conn.execute(
-                    "UPDATE jobs SET state = 'queued', attempts = 0, next_at = %s,"
-                    " updated_at = %s WHERE state = 'dead'",
-                    (now, now),
-                )
-            else:
-                cur = conn.execute(
-                    "UPDATE jobs SET state = 'queued', attempts = 0, next_at = %s,"
-                    " updated_at = %s WHERE state = 'dead' AND id = %s",
-                    (now, now, job_id),
-                )
-            return cur.rowcount
-
-    def get_job(self, job_id: int) -> Job | None:
-        rows = self._query(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = %s", (job_id,))
-        return _job(rows[0]) if rows else None
-
-    def list_jobs(self, states: Sequence[str] = JOB_STATES, limit: int = 1000) -> list[Job]:
-        rows = self._query(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE state = ANY(%s) ORDER BY id LIMIT %s",
-            (list(states), limit),
-        )
-        return [_job(row) for row in rows]
-
-    def job_counts(self) -> dict[str, int]:
-        rows = self._query("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state")
-        counts = dict.fromkeys(JOB_STATES, 0)
-        counts.update({row["state"]: int(row["n"]) for row in rows})
-        return counts
-
-    def queue_depth(self) -> int:
-        rows = self._query("SELECT COUNT(*) AS n FROM jobs WHERE state IN ('queued', 'running')")
-        return int(rows[0]["n"])
 
     def next_due(self) -> float | None:
         """When a claim may next succeed: the earliest due time of a queued job no other job of
@@ -675,395 +513,8 @@ class PgStore:
         value = rows[0]["due"]
         return None if value is None else float(value)
 
-    def set_delivery_outcome(self, delivery_id: str, outcome: str) -> None:
-        with self._tx() as conn:
-            conn.execute(
-                "UPDATE deliveries SET outcome = %s WHERE delivery_id = %s",
-                (outcome, delivery_id),
-            )
-
-    # -- what the bot did on each issue -------------------------------------------------------
-
-    def get_issue_state(self, repo: str, number: int) -> IssueState | None:
-        rows = self._query(
-            "SELECT * FROM issue_state WHERE repo = %s AND number = %s", (repo.lower(), number)
-        )
-        return _issue_state(rows[0]) if rows else None
-
-    def put_issue_state(
-        self,
-        repo: str,
-        number: int,
-        *,
-        comment_id: int | None,
-        labels_added: Sequence[str],
-        verdict: str | None,
-        record_ids: Sequence[str],
-        fingerprint: str | None,
-    ) -> None:
-        with self._tx() as conn:
-            conn.execute(
-                "INSERT INTO issue_state (repo, number, comment_id, labels_added, verdict,"
-                " record_ids, fingerprint, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-                " ON CONFLICT (repo, number) DO UPDATE SET comment_id = excluded.comment_id,"
-                " labels_added = excluded.labels_added, verdict = excluded.verdict,"
-                " record_ids = excluded.record_ids, fingerprint = excluded.fingerprint,"
-                " updated_at = excluded.updated_at",
-                (
-                    repo.lower(),
-                    number,
-                    comment_id,
-                    json.dumps(sorted(set(labels_added))),
-                    verdict,
-                    json.dumps(list(record_ids)),
-                    fingerprint,
-                    self.clock(),
-                ),
-            )
-
-    def record_answer(
-        self,
-        platform: str,
-        subject: str,
-        verdict: str,
-        record_ids: Sequence[str],
-        fingerprint: str | None,
-    ) -> None:
-        with self._tx() as conn:
-            conn.execute(
-                "INSERT INTO answers (platform, subject, verdict, record_ids, fingerprint, at)"
-                " VALUES (%s, %s, %s, %s, %s, %s)",
-                (
-                    platform,
-                    subject,
-                    verdict,
-                    json.dumps(list(record_ids)),
-                    fingerprint,
-                    self.clock(),
-                ),
-            )
-
-    def list_answers(self, platform: str | None = None) -> list[dict[str, Any]]:
-        if platform is None:
-            rows = self._query("SELECT * FROM answers ORDER BY id")
-        else:
-            rows = self._query("SELECT * FROM answers WHERE platform = %s ORDER BY id", (platform,))
-        return [{**row, "record_ids": json.loads(row["record_ids"])} for row in rows]
-
-    # -- cursors (polling) ---------------------------------------------------------------------
-
-    def get_cursor(self, name: str) -> str | None:
-        rows = self._query("SELECT value FROM cursors WHERE name = %s", (name,))
-        return rows[0]["value"] if rows else None
-
-    def set_cursor(self, name: str, value: str) -> None:
-        with self._tx() as conn:
-            conn.execute(
-                "INSERT INTO cursors (name, value, updated_at) VALUES (%s, %s, %s)"
-                " ON CONFLICT (name) DO UPDATE SET value = excluded.value,"
-                " updated_at = excluded.updated_at",
-                (name, value, self.clock()),
-            )
-
-    # -- feedback ------------------------------------------------------------------------------
-
-    def record_feedback(
-        self, platform: str, subject: str, record_id: str, user_id: str, vote: int
-    ) -> None:
-        """One vote per (platform, subject, user): a later vote replaces the earlier."""
-        vote = 1 if vote > 0 else -1 if vote < 0 else 0
-        with self._tx() as conn:
-            _put_vote(conn, platform, subject, str(user_id), record_id, vote, self.clock())
-
-    def feedback_counts(self, record_id: str) -> tuple[int, int]:
-        """(helpful, wrong) votes for a record."""
-        rows = self._query(
-            "SELECT COUNT(*) FILTER (WHERE vote > 0) AS helpful,"
-            " COUNT(*) FILTER (WHERE vote < 0) AS wrong FROM feedback WHERE record_id = %s",
-            (record_id,),
-        )
-        return int(rows[0]["helpful"]), int(rows[0]["wrong"])
-
-    def feedback_rows(self) -> list[dict[str, Any]]:
-        """Every vote: platform, subject, user_id, record_id, vote, at."""
-        return self._query(
-            "SELECT platform, subject, user_id, record_id, vote, at FROM feedback ORDER BY at"
-        )
-
-    def replace_reaction_votes(
-        self, subject_prefix: str, votes: Sequence[tuple[str, str, str, int]]
-    ) -> None:
-        """Set the GitHub reaction votes of one bot comment: (subject, record_id, user, vote)."""
-        now = self.clock()
-        with self._tx() as conn:
-            conn.execute(
-                "DELETE FROM feedback WHERE platform = 'github' AND subject LIKE %s ESCAPE '\\'"
-                " AND user_id LIKE %s",
-                (_like_prefix(subject_prefix), "reaction:%"),
-            )
-            for subject, record_id, user, vote in votes:
-                _put_vote(
-                    conn, "github", subject, f"reaction:{user}", record_id,
-                    1 if vote > 0 else -1, now,
-                )  # fmt: skip
-
-    # -- maintainer controls, commands, history (the maintainer's loop) ------------------------
-
-    def get_controls(self, repo: str, number: int) -> dict[str, Any] | None:
-        rows = self._query(
-            "SELECT repo, number, ignored, override, show_why, refused, updated_at"
-            " FROM issue_controls WHERE repo = %s AND number = %s",
-            (repo.lower(), number),
-        )
-        return rows[0] if rows else None
-
-    def set_controls(self, repo: str, number: int, **changes: Any) -> None:
-        """Change some of ignored, override, show_why, refused for one issue."""
-        allowed = {"ignored", "override", "show_why", "refused"}
-        unknown = set(changes) - allowed
-        if unknown:
-            raise ValueError(f"unknown controls: {sorted(unknown)}")
-        with self._tx() as conn:
-            conn.execute(
-                "INSERT INTO issue_controls (repo, number, updated_at) VALUES (%s, %s, %s)"
-                " ON CONFLICT (repo, number) DO NOTHING",
-                (repo.lower(), number, self.clock()),
-            )
-            for key, value in changes.items():
-                if isinstance(value, bool):
-                    value = int(value)
-                conn.execute(
-                    f"UPDATE issue_controls SET {key} = %s, updated_at = %s"
-                    " WHERE repo = %s AND number = %s",
-                    (value, self.clock(), repo.lower(), number),
-                )
-
-    def command_done(self, repo: str, number: int, key: str) -> bool:
-        return bool(
-            self._query(
-                "SELECT 1 FROM commands WHERE repo = %s AND number = %s AND key = %s",
-                (repo.lower(), number, key),
-            )
-        )
-
-    def record_command(
-        self,
-        repo: str,
-        number: int,
-        key: str,
-        *,
-        comment_id: int | None,
-        author: str | None,
-        name: str,
-        arg: str | None,
-        outcome: str,
-    ) -> None:
-        with self._tx() as conn:
-            # seq = DEFAULT: a replaced command sorts as a new one, like SQLite's new rowid
-            conn.execute(
-                "INSERT INTO commands (repo, number, key, comment_id, author, name, arg,"
-                " outcome, at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                " ON CONFLICT (repo, number, key) DO UPDATE SET comment_id = excluded.comment_id,"
-                " author = excluded.author, name = excluded.name, arg = excluded.arg,"
-                " outcome = excluded.outcome, at = excluded.at, seq = DEFAULT",
-                (repo.lower(), number, key, comment_id, author, name, arg, outcome, self.clock()),
-            )
-
-    def list_commands(self, repo: str, number: int) -> list[dict[str, Any]]:
-        return self._query(
-            f"SELECT {_COMMAND_COLUMNS} FROM commands WHERE repo = %s AND number = %s"
-            " ORDER BY at, seq",
-            (repo.lower(), number),
-        )
-
-    def put_issue_records(
-        self, repo: str, number: int, record_ids: Sequence[str], fingerprint: str | None
-    ) -> None:
-        """The records this issue hits now (an empty list forgets it)."""
-        now = self.clock()
-        keep = list(dict.fromkeys(record_ids))
-        with self._tx() as conn:
-            conn.execute(
-                "DELETE FROM issue_records WHERE repo = %s AND number = %s"
-                " AND NOT (record_id = ANY(%s))",
-                (repo.lower(), number, keep),
-            )
-            for position, record_id in enumerate(keep):
-                conn.execute(
-                    "INSERT INTO issue_records (repo, number, record_id, position, fingerprint,"
-                    " first_at, last_at) VALUES (%s, %s, %s, %s, %s, %s, %s)"
-                    " ON CONFLICT (repo, number, record_id) DO UPDATE SET position ="
-                    " excluded.position, fingerprint = excluded.fingerprint,"
-                    " last_at = excluded.last_at",
-                    (repo.lower(), number, record_id, position, fingerprint, now, now),
-                )
-
-    def issues_for_records(self, repo: str, record_ids: Sequence[str]) -> list[dict[str, Any]]:
-        """Issues of `repo` that hit any of these records, with their open/closed state."""
-        if not record_ids:
-            return []
-        return self._query(
-            "SELECT r.repo, r.number, r.record_id, r.position, r.fingerprint, r.first_at,"
-            " r.last_at, COALESCE(s.state, 'open') AS state, s.state_reason, s.closed_at,"
-            " s.fixed_by FROM issue_records AS r"
-            " LEFT JOIN issue_open_state AS s ON s.repo = r.repo AND s.number = r.number"
-            " WHERE r.repo = %s AND r.record_id = ANY(%s) ORDER BY r.number",
-            (repo.lower(), list(record_ids)),
-        )
-
-    def set_issue_open_state(
-        self,
-        repo: str,
-        number: int,
-        state: str,
-        state_reason: str | None = None,
-        closed_at: float | None = None,
-        fixed_by: int | None = None,
-    ) -> None:
-        """The issue's open/closed state; for a closed one also GitHub's state_reason, when it
-        was closed and the pull request that fixed it. Reopening forgets how it was closed; a
-        close that leaves any of them out keeps what is known (a webhook's closed event names no
-        pull request, backfill's timeline does; the pipeline's hint carries only the state)."""
-        if state != "closed":
-            state_reason, closed_at, fixed_by = None, None, None
-        with self._tx() as conn:
-            conn.execute(
-                "INSERT INTO issue_open_state (repo, number, state, state_reason, closed_at,"
-                " fixed_by, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s)"
-                " ON CONFLICT (repo, number) DO UPDATE SET state = excluded.state,"
-                " state_reason = CASE WHEN excluded.state = 'closed'"
-                " THEN COALESCE(excluded.state_reason, issue_open_state.state_reason) END,"
-                " closed_at = CASE WHEN excluded.state = 'closed'"
-                " THEN COALESCE(excluded.closed_at, issue_open_state.closed_at) END,"
-                " fixed_by = CASE WHEN excluded.state = 'closed'"
-                " THEN COALESCE(excluded.fixed_by, issue_open_state.fixed_by) END,"
-                " updated_at = excluded.updated_at",
-                (repo.lower(), number, state, state_reason, closed_at, fixed_by, self.clock()),
-            )
-
-    def replace_uncatalogued(
-        self,
-        platform: str,
-        subject: str,
-        items: Sequence[dict[str, Any]],
-        *,
-        repo: str | None = None,
-        number: int | None = None,
-    ) -> None:
-        """The uncatalogued panics of one subject now: dicts with norm_message, crate, message,
-        location. Rows of this subject not in `items` are forgotten."""
-        now = self.clock()
-        with self._tx() as conn:
-            old = {
-                (row["norm_message"], row["crate"]): row["first_at"]
-                for row in conn.execute(
-                    "SELECT norm_message, crate, first_at FROM uncatalogued"
-                    " WHERE platform = %s AND subject = %s",
-                    (platform, subject),
-                ).fetchall()
-            }
-            conn.execute(
-                "DELETE FROM uncatalogued WHERE platform = %s AND subject = %s",
-                (platform, subject),
-            )
-            for item in items:
-                key = (item["norm_message"], item.get("crate") or "")
-                conn.execute(
-                    "INSERT INTO uncatalogued (platform, subject, repo, number, norm_message,"
-                    " crate, message, location, first_at, last_at)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                    " ON CONFLICT (platform, subject, norm_message, crate) DO UPDATE SET"
-                    " repo = excluded.repo, number = excluded.number,"
-                    " message = excluded.message, location = excluded.location,"
-                    " first_at = excluded.first_at, last_at = excluded.last_at",
-                    (
-                        platform,
-                        subject,
-                        repo,
-                        number,
-                        key[0],
-                        key[1],
-                        item.get("message") or key[0],
-                        item.get("location"),
-                        old.get(key, now),
-                        now,
-                    ),
-                )
-
-    def list_uncatalogued(self) -> list[dict[str, Any]]:
-        return self._query("SELECT * FROM uncatalogued ORDER BY first_at")
-
-    def list_issue_states(self) -> list[IssueState]:
-        rows = self._query("SELECT * FROM issue_state ORDER BY repo, number")
-        return [_issue_state(row) for row in rows]
-
-    # -- Discord replies -----------------------------------------------------------------------
-
-    def put_discord_reply(
-        self,
-        message_id: int,
-        channel_id: int,
-        reply_id: int,
-        author_id: int,
-        record_ids: list[str],
-    ) -> None:
-        with self._tx() as conn:
-            conn.execute(
-                "INSERT INTO discord_replies (message_id, channel_id, reply_id, author_id,"
-                " record_ids, created_at) VALUES (%s, %s, %s, %s, %s, %s)"
-                " ON CONFLICT (message_id) DO UPDATE SET channel_id = excluded.channel_id,"
-                " reply_id = excluded.reply_id, author_id = excluded.author_id,"
-                " record_ids = excluded.record_ids, created_at = excluded.created_at",
-                (message_id, channel_id, reply_id, author_id, json.dumps(record_ids), self.clock()),
-            )
-
-    def get_discord_reply(self, message_id: int) -> dict[str, Any] | None:
-        rows = self._query("SELECT * FROM discord_replies WHERE message_id = %s", (message_id,))
-        if not rows:
-            return None
-        row = dict(rows[0])
-        row["record_ids"] = json.loads(row["record_ids"])
-        return row
-
-    def delete_discord_reply(self, message_id: int) -> None:
-        with self._tx() as conn:
-            conn.execute("DELETE FROM discord_replies WHERE message_id = %s", (message_id,))
-
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
     # a call that would wait longer fails instead of holding its caller (and its caller's loop)
     conn.execute(f"SET statement_timeout = {int(STATEMENT_TIMEOUT * 1000)}")
     conn.commit()
-
-
-def _put_vote(
-    conn: psycopg.Connection[Any],
-    platform: str,
-    subject: str,
-    user_id: str,
-    record_id: str,
-    vote: int,
-    at: float,
-) -> None:
-    conn.execute(
-        "INSERT INTO feedback (platform, subject, user_id, record_id, vote, at)"
-        " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (platform, subject, user_id)"
-        " DO UPDATE SET record_id = excluded.record_id, vote = excluded.vote, at = excluded.at",
-        (platform, subject, user_id, record_id, vote, at),
-    )
-
-
-def _issue_state(row: dict[str, Any]) -> IssueState:
-    return IssueState(
-        repo=row["repo"],
-        number=row["number"],
-        comment_id=row["comment_id"],
-        labels_added=tuple(json.loads(row["labels_added"])),
-        verdict=row["verdict"],
-        record_ids=tuple(json.loads(row["record_ids"])),
-        fingerprint=row["fingerprint"],
-    )
-
-
-def _statements(script: str) -> list[str]:
-    return [part.strip() for part in script.split(";") if part.strip()]

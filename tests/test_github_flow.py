@@ -16,6 +16,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 from conftest import GITHUB_REPO
 from fakes.github_api import FakeGitHub
+from serve_process import serve_process
 
 from bot.app import Triage
 from bot.github.auth import ClientOptions
@@ -636,67 +637,35 @@ def test_store_reopens_with_jobs_intact(tmp_path):
 
 
 async def test_serve_process_answers_a_delivery_and_stops_cleanly(fake, tmp_path):
-    import os
-    import signal
-    import socket
-    import sys
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {
-        **os.environ,
-        "GITHUB_TOKEN": "ghp_bot_token",
-        "GITHUB_WEBHOOK_SECRET": SECRETS,
-        "GITHUB_API_URL": fake.base_url,
-        "TRIAGE_DB": str(tmp_path / "serve.sqlite3"),
-        "LOG_LEVEL": "INFO",
-    }
-    env.pop("DISCORD_TOKEN", None)
-    # the real console entry, configured only by its environment, as a maintainer runs it
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        env=env,
-        cwd=str(tmp_path),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    try:
-        async with aiohttp.ClientSession() as session:
-            for _ in range(200):
-                try:
-                    async with session.get(f"http://127.0.0.1:{port}/healthz") as response:
-                        if response.status == 200:
-                            break
-                except aiohttp.ClientConnectionError:
-                    await asyncio.sleep(0.05)
-            issue = fake.add_issue(REPO, "crash", PANIC)
-            body = json.dumps(issue_payload("opened", issue.number, issue.title, PANIC)).encode()
-            headers = {
-                "X-GitHub-Event": "issues",
-                "X-GitHub-Delivery": "serve-1",
-                "X-Hub-Signature-256": sign("second-webhook-secret-02", body),
-            }
-            async with session.post(
-                f"http://127.0.0.1:{port}/github/webhook", data=body, headers=headers
-            ) as response:
-                assert response.status == 202
-            for _ in range(200):
-                if bot_comments(fake, issue.number):
-                    break
-                await asyncio.sleep(0.05)
+    async with (
+        serve_process(
+            tmp_path,
+            github_api_url=fake.base_url,
+            webhook_secret=SECRETS,
+            log_level="INFO",
+            host="127.0.0.1",
+            capture_output=True,
+        ) as served,
+        aiohttp.ClientSession() as session,
+    ):
+        issue = fake.add_issue(REPO, "crash", PANIC)
+        body = json.dumps(issue_payload("opened", issue.number, issue.title, PANIC)).encode()
+        headers = {
+            "X-GitHub-Event": "issues",
+            "X-GitHub-Delivery": "serve-1",
+            "X-Hub-Signature-256": sign("second-webhook-secret-02", body),
+        }
+        async with session.post(
+            served.base_url + "/github/webhook", data=body, headers=headers
+        ) as response:
+            assert response.status == 202
+        for _ in range(200):
+            if bot_comments(fake, issue.number):
+                break
+            await asyncio.sleep(0.05)
         assert len(bot_comments(fake, issue.number)) == 1
-    finally:
-        process.send_signal(signal.SIGTERM)
-        output, _ = await asyncio.wait_for(process.communicate(), 20)
-    assert process.returncode == 0, output.decode()
+    output = served.output
+    assert served.process.returncode == 0, output.decode()
     assert b"delivery serve-1" in output and b"verdict=match" in output
 
 

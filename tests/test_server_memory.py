@@ -5,14 +5,11 @@ for 60 unsigned 24 MB POSTs before the early refusals and the in-flight bounds).
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import socket
-import sys
 from pathlib import Path
 
 import aiohttp
 import pytest
+from serve_process import serve_process
 
 SECRET = "memory-test-webhook-secret"
 BODY_SIZE = 24 * 1024 * 1024
@@ -34,67 +31,36 @@ def memory_kib(pid: int) -> dict[str, int]:
 
 
 async def test_parallel_large_unauthenticated_posts_leave_memory_flat(fake, tmp_path):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {
-        **os.environ,
-        "GITHUB_TOKEN": "ghp_bot_token",
-        "GITHUB_WEBHOOK_SECRET": SECRET,
-        "GITHUB_API_URL": fake.base_url,
-        "TRIAGE_DB": str(tmp_path / "serve.sqlite3"),
-        "LOG_LEVEL": "WARNING",
-    }
-    env.pop("DISCORD_TOKEN", None)
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        "serve",
-        "--port",
-        str(port),  # no --host: the default, loopback
-        env=env,
-        cwd=str(tmp_path),
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        async with aiohttp.ClientSession() as session:
-            for _ in range(400):
-                try:
-                    async with session.get(base + "/healthz") as response:
-                        if response.status == 200:
-                            break
-                except aiohttp.ClientConnectionError:
-                    pass
-                await asyncio.sleep(0.05)
-            else:
-                pytest.fail("serve did not become healthy")
-            baseline = memory_kib(process.pid)["VmRSS"]
+    async with (
+        serve_process(
+            tmp_path,
+            github_api_url=fake.base_url,
+            webhook_secret=SECRET,
+            log_level="WARNING",  # no host: the default, loopback
+        ) as served,
+        aiohttp.ClientSession() as session,
+    ):
+        baseline = memory_kib(served.process.pid)["VmRSS"]
 
-            body = b"x" * BODY_SIZE
-            statuses: list[int | str] = []
+        body = b"x" * BODY_SIZE
+        statuses: list[int | str] = []
 
-            async def post(n: int) -> None:
-                headers = {"X-GitHub-Event": "issues", "X-GitHub-Delivery": f"big-{n}"}
-                if n % 2:
-                    headers["X-Hub-Signature-256"] = "sha256=" + "0" * 64
-                try:
-                    async with session.post(
-                        base + "/github/webhook", data=body, headers=headers
-                    ) as response:
-                        statuses.append(response.status)
-                except aiohttp.ClientError as exc:  # the server may close early: fine
-                    statuses.append(type(exc).__name__)
+        async def post(n: int) -> None:
+            headers = {"X-GitHub-Event": "issues", "X-GitHub-Delivery": f"big-{n}"}
+            if n % 2:
+                headers["X-Hub-Signature-256"] = "sha256=" + "0" * 64
+            try:
+                async with session.post(
+                    served.base_url + "/github/webhook", data=body, headers=headers
+                ) as response:
+                    statuses.append(response.status)
+            except aiohttp.ClientError as exc:  # the server may close early: fine
+                statuses.append(type(exc).__name__)
 
-            await asyncio.wait_for(asyncio.gather(*(post(n) for n in range(REQUESTS))), 120)
-            peak = memory_kib(process.pid)["VmHWM"]
-            async with session.get(base + "/healthz") as response:
-                assert response.status == 200
-    finally:
-        process.send_signal(signal.SIGTERM)
-        await asyncio.wait_for(process.wait(), 30)
+        await asyncio.wait_for(asyncio.gather(*(post(n) for n in range(REQUESTS))), 120)
+        peak = memory_kib(served.process.pid)["VmHWM"]
+        async with session.get(served.base_url + "/healthz") as response:
+            assert response.status == 200
 
     grown_mib = (peak - baseline) / 1024
     print(f"serve RSS: {baseline / 1024:.0f} MiB before, peak {peak / 1024:.0f} MiB")
