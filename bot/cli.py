@@ -136,3 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:
+        from bot.stores import StoreUnusable  # imported only on failure: `match` starts fast
+
+        if not isinstance(exc, StoreUnusable):
+            raise
+        print(f"triage-bot: {exc}", file=sys.stderr)  # the file, what is wrong, what to do
+        return 2

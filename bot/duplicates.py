@@ -1,7 +1,7 @@
 """Other issues that hit the same catalog record. Pure.
 
 From the store's issue -> record history: "Also reported in #12 (closed as completed in March
-2026, fixed by #2760), #40", the most relevant first, at most three. Optionally a
+2026, fixed by #2760), #40 (open)", the most relevant first, at most three. Optionally a
 duplicate-candidate label on an issue whose panic matches an open issue's (off by default).
 Nothing is ever closed.
 
@@ -106,7 +106,7 @@ def related_issues(
 
 
 def also_reported_line(related: Sequence[Related], limit: int = MAX_LISTED) -> str | None:
-    """`Also reported in #12 (closed), #40.`, or None when there is no other issue."""
+    """`Also reported in #12 (closed), #40 (open).`, or None when there is no other issue."""
     shown = list(related)[: max(0, limit)]
     if not shown:
         return None

@@ -64,7 +64,7 @@ def _err(message: str) -> None:
 
 def _open(settings_only: bool = False) -> tuple[Any, Any] | None:
     from bot.settings import Settings, SettingsError
-    from bot.stores import is_postgres, open_settings_store
+    from bot.stores import is_postgres, open_command_store
 
     try:
         settings = Settings.load()
@@ -79,7 +79,7 @@ def _open(settings_only: bool = False) -> tuple[Any, Any] | None:
     location = settings.store_location
     if not is_postgres(location) and not Path(location).exists():
         return settings, None  # reading must not create an empty store
-    return settings, open_settings_store(settings)
+    return settings, open_command_store(settings)
 
 
 def record_names(triage: Any) -> dict[str, str]:
@@ -155,7 +155,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
             "anything here, so there are no statistics"
         )
         return 0
-    with store:
+    from bot.stores import store_errors
+
+    with store, store_errors(store.path):
         if args.refresh:
             from github import GithubException
 
@@ -191,7 +193,9 @@ def cmd_catalog_draft(args: argparse.Namespace) -> int:
     if store is None:
         _err(f"no store yet at {settings.triage_db} (TRIAGE_DB), so no uncatalogued panics")
         return 2
-    with store:
+    from bot.stores import store_errors
+
+    with store, store_errors(store.path):
         rows = find_gap(store.list_uncatalogued(), args.group)
     if not rows:
         _err(f"no uncatalogued-panic group {args.group!r} (see `triage-bot stats`)")

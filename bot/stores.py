@@ -8,7 +8,9 @@ by one suite (tests/test_store_contract.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -157,3 +159,84 @@ def open_store(location: str | Path, *, job_lease: float | None = None) -> Triag
 def open_settings_store(settings: Any) -> TriageStore:
     """The store `TRIAGE_DB` names, with the job lease `TRIAGE_JOB_LEASE` sets."""
     return open_store(settings.store_location, job_lease=settings.triage_job_lease)
+
+
+# What a command tells the user to do about a SQLite file it cannot use.
+_RESTORE = "restore a backup, or move the file away to start with an empty store"
+_WAIT = "try again when that process is done, or stop it"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+class StoreUnusable(Exception):
+    """The store's file cannot be used (not a database, damaged, locked). The message is one
+    line naming the file; `bot.cli.main` prints it and exits 2, as for other bad input."""
+
+
+def describe_sqlite_error(path: Path, exc: BaseException) -> str:
+    """One line for the user: which file, what is wrong with it, what to do."""
+    from bot.store_access import is_corruption, is_locked
+
+    text = str(exc).lower()
+    if is_locked(exc) or "busy" in text:
+        return f"TRIAGE_DB: {path} is locked by another process ({exc}); {_WAIT}"
+    if "not a database" in text or "file is encrypted" in text:
+        return f"TRIAGE_DB: {path} is not a SQLite database ({exc}); {_RESTORE}"
+    if is_corruption(exc):
+        return f"TRIAGE_DB: {path} is damaged ({exc}); {_RESTORE}"
+    return f"TRIAGE_DB: {path} cannot be used ({exc})"
+
+
+def check_sqlite_file(path: Path, timeout: float = 5.0) -> None:
+    """StoreUnusable when an existing SQLite file is not a sound database; reads only.
+
+    The header is read by hand first, so a file that is no database at all is named without
+    SQLite touching it; then SQLite's quick check reads the rest, on a read-only connection (a
+    file in WAL mode gets SQLite's -wal and -shm beside it, as for any reader)."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(len(SQLITE_MAGIC))
+    except (FileNotFoundError, IsADirectoryError):
+        return  # nothing to check; opening the store creates it or names the problem
+    except OSError as exc:
+        raise StoreUnusable(f"TRIAGE_DB: {path} cannot be read ({exc.strerror})") from exc
+    if not head:
+        return  # an empty file is an empty database to SQLite
+    if head != SQLITE_MAGIC:
+        raise StoreUnusable(
+            f"TRIAGE_DB: {path} is not a SQLite database (its header is not SQLite's); {_RESTORE}"
+        )
+    try:
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=timeout)
+        try:
+            row = conn.execute("PRAGMA quick_check(1)").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreUnusable(describe_sqlite_error(path, exc)) from exc
+    if not row or row[0] != "ok":
+        found = row[0] if row else "no answer"
+        raise StoreUnusable(f"TRIAGE_DB: {path} is damaged (quick check: {found}); {_RESTORE}")
+
+
+def open_command_store(settings: Any) -> TriageStore:
+    """The store `TRIAGE_DB` names, for a command: a SQLite file that exists is checked first
+    (read-only), so a damaged or foreign file is named (StoreUnusable) and left as it is."""
+    location = settings.store_location
+    if is_postgres(location):
+        return open_settings_store(settings)
+    path = Path(location)
+    check_sqlite_file(path)
+    with store_errors(path):
+        return open_settings_store(settings)
+
+
+@contextmanager
+def store_errors(location: str | Path) -> Iterator[None]:
+    """SQLite errors inside the block become StoreUnusable naming the file at `location` (a
+    database locked by another process shows up here, at a write); other errors pass."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        if is_postgres(location):
+            raise
+        raise StoreUnusable(describe_sqlite_error(Path(location), exc)) from exc

@@ -186,7 +186,9 @@ def test_the_first_answer_after_a_backfill_names_the_earlier_issues(fake, tmp_pa
         clients.close()
         store.close()
     body = add_line(render_comment(answer), also_reported_line(related))
-    assert "Also reported in #7, #3 (closed as completed in March 2026, fixed by #4)." in body
+    assert (
+        "\n\nAlso reported in #7 (open), #3 (closed as completed in March 2026, fixed by #4).\n\n"
+    ) in body
     check_golden("bare_site_history.github.md", body)
 
 

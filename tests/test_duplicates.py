@@ -22,7 +22,6 @@ from bot.duplicates import (
     load_duplicate_config,
     related_issues,
 )
-from bot.render import texts
 from bot.render.github import parse_marker
 from bot.settings import SettingsError
 from bot.store import Store
@@ -54,7 +53,7 @@ def test_most_relevant_first_and_at_most_three():
     ]
     related = related_issues(rows, 10, ["r1", "r2"], "same")
     assert [r.number for r in related] == [6, 8, 7, 3, 5, 4]
-    assert also_reported_line(related) == texts.ALSO_REPORTED.format(issues="#6, #8, #7")
+    assert also_reported_line(related) == "Also reported in #6 (open), #8 (open), #7 (open)."
     closed_first = related_issues([row(5, "r1", state="closed"), row(2, "r2")], 9, ["r1"], None)
     assert also_reported_line(closed_first) == "Also reported in #5 (closed)."
     assert also_reported_line([]) is None
@@ -72,20 +71,20 @@ def test_a_closed_issue_says_how_and_when_it_was_closed_and_what_fixed_it():
     ]  # fmt: skip
     related = related_issues(rows, 1, ["r1"], None)
     assert also_reported_line(related, limit=4) == (
-        "Also reported in #3, #9 (closed), #8 (closed as not planned in March 2026),"
+        "Also reported in #3 (open), #9 (closed), #8 (closed as not planned in March 2026),"
         " #7 (closed as completed in March 2026, fixed by #2760)."
     )
     # an open issue says nothing about an earlier close, even if a row carried one
     open_row = {**row(7, "r1"), "fixed_by": 5, "closed_at": march}
     reopened = related_issues([open_row], 1, ["r1"], None)
-    assert also_reported_line(reopened) == "Also reported in #7."
+    assert also_reported_line(reopened) == "Also reported in #7 (open)."
 
 
 def test_an_issue_hitting_several_records_counts_once_and_closed_sorts_last():
     rows = [row(2, "r1"), row(2, "r2"), row(3, "r1", state="closed", last_at=99)]
     related = related_issues(rows, 1, ["r1", "r2"], None)
     assert [(r.number, r.shared, r.closed) for r in related] == [(2, 2, False), (3, 1, True)]
-    assert also_reported_line(related) == "Also reported in #2, #3 (closed)."
+    assert also_reported_line(related) == "Also reported in #2 (open), #3 (closed)."
 
 
 def test_the_label_is_off_by_default_and_needs_an_open_issue_on_the_root_record():
@@ -177,14 +176,14 @@ async def test_duplicates_across_issues(fake, tmp_path, triage):
         first = await report(h, fake, PANIC)
         assert "Also reported in" not in answer_of(fake, first.number)
         second = await report(h, fake, "Same here:\n" + PANIC)
-        assert f"Also reported in #{first.number}." in answer_of(fake, second.number)
+        assert f"Also reported in #{first.number} (open)." in answer_of(fake, second.number)
         await close(h, fake, first.number)
         other = await report(h, fake, PANIC_AVG_POOL)  # another record: no line
         assert "Also reported in" not in answer_of(fake, other.number)
         third = await report(h, fake, PANIC)
         # the closed delivery's state_reason and closed_at (a webhook names no fixing PR)
         line = (
-            f"Also reported in #{second.number},"
+            f"Also reported in #{second.number} (open),"
             f" #{first.number} (closed as completed in March 2026)."
         )
         assert line in answer_of(fake, third.number)

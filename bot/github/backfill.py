@@ -247,7 +247,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     from bot.logging_setup import configure_logging
     from bot.server import load_triage
     from bot.settings import Settings, SettingsError
-    from bot.store import Store
+    from bot.stores import open_command_store, store_errors
 
     if args.repo.count("/") != 1 or not all(args.repo.split("/")):
         print("triage-bot: --repo must be OWNER/NAME", file=sys.stderr)
@@ -269,18 +269,19 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
-    store = Store(settings.triage_db)
+    store = open_command_store(settings)
     clients = GitHubClients(settings)
     try:
         triage = load_triage(settings)
-        result = backfill(
-            clients,
-            store,
-            triage,
-            args.repo,
-            since=since,
-            progress=lambda text: print(text, file=sys.stderr, flush=True),
-        )
+        with store_errors(settings.store_location):
+            result = backfill(
+                clients,
+                store,
+                triage,
+                args.repo,
+                since=since,
+                progress=lambda text: print(text, file=sys.stderr, flush=True),
+            )
     except GithubException as exc:
         print(
             f"triage-bot: backfill stopped: HTTP {exc.status}; run it again to go on",

@@ -168,8 +168,11 @@ def cmd_poll(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
+    from bot.stores import store_errors
+
     try:
-        return asyncio.run(_poll(settings, args))
+        with store_errors(settings.store_location):
+            return asyncio.run(_poll(settings, args))
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
@@ -190,9 +193,9 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
     from bot.github.poll import poll_once
     from bot.github.worker import Worker
     from bot.server import load_triage
-    from bot.stores import open_settings_store
+    from bot.stores import open_command_store
 
-    store = open_settings_store(settings)
+    store = open_command_store(settings)
     clients = GitHubClients(settings)
     try:
         triage = load_triage(settings)
@@ -234,7 +237,7 @@ def _open_store() -> Any:
         return None
     from pathlib import Path
 
-    from bot.stores import is_postgres, open_settings_store
+    from bot.stores import is_postgres, open_command_store
 
     location = settings.store_location
     if not is_postgres(location) and not Path(location).exists():
@@ -243,7 +246,7 @@ def _open_store() -> Any:
             "so there are no jobs"
         )
         return False
-    return open_settings_store(settings)
+    return open_command_store(settings)
 
 
 def cmd_jobs_list(args: argparse.Namespace) -> int:
@@ -252,7 +255,9 @@ def cmd_jobs_list(args: argparse.Namespace) -> int:
         return 2
     if store is False:
         return 0
-    with store:
+    from bot.stores import store_errors
+
+    with store, store_errors(store.path):
         if args.state == "all":
             states: tuple[str, ...] = ("queued", "running", "dead", "done")
         elif args.state:
@@ -282,7 +287,9 @@ def cmd_jobs_retry(args: argparse.Namespace) -> int:
         return 2
     if store is False:
         return 1
-    with store:
+    from bot.stores import store_errors
+
+    with store, store_errors(store.path):
         count = store.requeue_dead(None if args.all else args.id)
         queued = store.job_counts()["queued"]
     if count == 0 and not (args.run and queued):  # --run also runs what an earlier retry queued
@@ -303,7 +310,10 @@ def cmd_jobs_retry(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
-    dead = asyncio.run(_run_queue(settings))
+    from bot.stores import store_errors
+
+    with store_errors(settings.store_location):
+        dead = asyncio.run(_run_queue(settings))
     print(f"replayed {queued} job(s); {dead} job(s) dead-lettered")
     return 0 if dead == 0 else 1
 
@@ -315,9 +325,9 @@ async def _run_queue(settings: Settings) -> int:
     from bot.github.pipeline import pipeline_from_settings
     from bot.github.worker import Worker
     from bot.server import load_triage
-    from bot.stores import open_settings_store
+    from bot.stores import open_command_store
 
-    store = open_settings_store(settings)
+    store = open_command_store(settings)
     clients = GitHubClients(settings)
     try:
         pipeline = pipeline_from_settings(
@@ -352,8 +362,11 @@ def cmd_handle_event(args: argparse.Namespace) -> int:
     if decision.job is None:
         print(f"nothing to do for {args.event_name} ({decision.reason})")
         return 0
+    from bot.stores import store_errors
+
     try:
-        return asyncio.run(_handle_event(settings, decision.job, max(1, args.attempts)))
+        with store_errors(settings.store_location):
+            return asyncio.run(_handle_event(settings, decision.job, max(1, args.attempts)))
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
@@ -367,9 +380,9 @@ async def _handle_event(settings: Settings, job: dict, attempts: int) -> int:
     from bot.github.pipeline import pipeline_from_settings
     from bot.github.worker import RetryPolicy, classify
     from bot.server import load_triage
-    from bot.stores import open_settings_store
+    from bot.stores import open_command_store
 
-    store = open_settings_store(settings)
+    store = open_command_store(settings)
     clients = GitHubClients(settings)
     policy = HANDLE_EVENT_POLICY or RetryPolicy(cap=60.0)
     try:

@@ -258,7 +258,7 @@ WHY_OVERRIDE_WRONG = "A maintainer marked record(s) {records} as wrong with /tri
 
 # --- duplicates: other issues that hit the same record (bot/duplicates.py) ---------------------
 ALSO_REPORTED = "Also reported in {issues}."
-ALSO_REPORTED_OPEN = "#{number}"
+ALSO_REPORTED_OPEN = "#{number} (open)"  # said, so an open issue is not taken for unknown
 ALSO_REPORTED_CLOSED = "#{number} ({closed})"
 # how a closed issue was closed, from GitHub's state_reason; unknown or other reasons: "closed"
 CLOSED_AS = {"completed": "closed as completed", "not_planned": "closed as not planned"}
