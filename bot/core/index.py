@@ -10,6 +10,7 @@ import heapq
 import math
 import re
 from array import array
+from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -220,17 +221,19 @@ class CatalogIndex:
             build_array_postings(self)
             return
         self.record_weight = self.record_weights()
+        self.record_weight_all = self.record_weights(every_word=True)
 
-    def record_weights(self) -> list[float]:
+    def record_weights(self, every_word: bool = False) -> list[float]:
         """Each record's total word weight (by record number), for ranking candidates by
-        coverage; 1 for a record without informative words."""
+        coverage; 1 for a record without informative words. Only the words indexed for
+        finding candidates (at most `max_df` records each), or `every_word`."""
         weights = [0.0] * len(self.record_ids)
         # Added in word order, as `_rank_candidates` adds a text's words: a record whose words
         # the text holds all gets the same float twice, a ratio of exactly 1 whatever the
         # hash seed (in set order it could fall a hair short and lose a tie).
         for token in sorted(self.postings):
             numbers = self.postings[token]
-            if len(numbers) <= self.max_df:
+            if every_word or len(numbers) <= self.max_df:
                 weight = self.idf[token]
                 for number in numbers:
                     weights[number] += weight
@@ -285,30 +288,38 @@ class CatalogIndex:
         """
         postings = self.postings
         max_df = self.max_df
-        key = frozenset(
-            token
-            for token in words(text)
-            if (ids := postings.get(token)) is not None and len(ids) <= max_df
-        )
-        if not key:
+        rare: set[str] = set()
+        common: set[str] = set()
+        for token in words(text):
+            ids = postings.get(token)
+            if ids is not None:
+                (rare if len(ids) <= max_df else common).add(token)
+        if not rare:
             return []
+        key = (frozenset(rare), frozenset(common))
         # Lines of one text repeat their indexed words (log lines differ in their numbers):
         # the ranking depends on nothing else, so it is computed once per word set.
         cache = self._candidate_cache
         cached = cache.get((key, limit))
         if cached is not None:
             return list(cached)
-        found = self._rank_candidates(key, limit)
+        found = self._rank_candidates(key[0], limit, key[1])
         if len(cache) >= CANDIDATE_CACHE_SIZE:
             cache.clear()
         cache[(key, limit)] = tuple(found)
         return found
 
-    def _rank_candidates(self, tokens: frozenset[str], limit: int) -> list[str]:
+    def _rank_candidates(
+        self, tokens: frozenset[str], limit: int, common: frozenset[str] = frozenset()
+    ) -> list[str]:
+        """The `limit` best records for a text's rare words (`tokens`), by coverage of their
+        rare words, then by the weight found, then by coverage of all their words (the
+        text's `common` words too: among a thousand records sharing one rare word, the one
+        whose other words are all in the text comes first), then by id."""
         if len(self.catalog) >= ARRAY_POSTINGS_MIN_RECORDS:
             from bot.core.postings import rank_with_arrays  # numpy: large catalogs only
 
-            return rank_with_arrays(self, tokens, limit)
+            return rank_with_arrays(self, tokens, limit, common)
         postings = self.postings
         idf = self.idf
         scores: dict[int, float] = defaultdict(float)
@@ -319,13 +330,30 @@ class CatalogIndex:
         totals = self.__dict__.get("record_weight")
         if totals is None:  # an index built for arrays, asked for the plain ranking
             totals = self.record_weight = self.record_weights()
+            self.record_weight_all = self.record_weights(every_word=True)
         ids = self.record_ids
         # A record whose words the text barely covers is not worth verifying.
-        covered = [n for n, score in scores.items() if score >= MIN_COVERAGE * totals[n]]
-        best = heapq.nsmallest(
-            limit, covered, key=lambda n: (-scores[n] / totals[n], -scores[n], ids[n])
-        )
-        return [ids[n] for n in best]
+        covered = [
+            (-score / totals[n], -score, n)
+            for n, score in scores.items()
+            if score >= MIN_COVERAGE * totals[n]
+        ]
+        if len(covered) > limit:
+            # Only the records that can be among the first `limit` are weighed on every word.
+            last = heapq.nsmallest(limit, covered)[-1][:2]
+            covered = [c for c in covered if c[:2] <= last]
+        every = sorted(tokens | common)
+        totals_all = self.record_weight_all
+        ranked = []
+        for ratio, score, n in covered:
+            found = 0.0
+            for token in every:  # the order `record_weights` adds them in
+                numbers = postings[token]
+                at = bisect_left(numbers, n)
+                if at < len(numbers) and numbers[at] == n:
+                    found += idf[token]
+            ranked.append((ratio, score, -found / totals_all[n], ids[n]))
+        return [rid for *_, rid in heapq.nsmallest(limit, ranked)]
 
 
 # Word sets whose candidates are kept; the cache is emptied when full.
@@ -370,6 +398,7 @@ class PostingsBuilder:
 
     def __init__(self) -> None:
         self.postings: dict[str, array] = {}
+        self.unsorted: set[str] = set()  # words given a record number out of order
 
     def add_words(self, words: list[str], first: int) -> None:
         """`_chunk_words`'s output; the i-th message is record `first + i`."""
@@ -393,9 +422,14 @@ class PostingsBuilder:
             if numbers is None:
                 postings[token] = array("i", (number,))
             else:
+                if numbers[-1] > number:
+                    self.unsorted.add(token)
                 numbers.append(number)
 
     def finish(self) -> dict[str, array]:
+        """Word -> its records' numbers, in order (the ranking looks numbers up by bisection)."""
+        for token in self.unsorted:
+            self.postings[token] = array("i", sorted(self.postings[token]))
         return self.postings
 
 

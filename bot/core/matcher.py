@@ -395,6 +395,11 @@ def _settle_ties(ranked: list[tuple[float, Candidate]], index: CatalogIndex) -> 
     # Messages differing only in placeholder names (`{entity}`, `{first_entity}`) are one.
     best_message = index.entry(best.record_id).literal
     second_message = index.entry(second.record_id).literal
+    # A message matching the best record's pattern whole is that record's, not one that
+    # only resembles it (a catalog may hold wordings one word apart).
+    whole = "pattern" in best.evidence and "prefix" not in best.evidence
+    if whole and "pattern" not in second.evidence:
+        return candidates
     if best_message != second_message and best_raw - second_raw < 0.05:
         lowered = Candidate(
             record_id=best.record_id,

@@ -95,6 +95,12 @@ class ArrayPostings:
             totals[self.arrays[token]] += idf[token]
         totals[totals == 0.0] = 1.0
         self.totals = totals
+        # ... and on every word, for the ranking's tie-break (`CatalogIndex._rank_candidates`).
+        totals_all = np.zeros(count, dtype=np.float64)
+        for token in sorted(index.postings):
+            totals_all[np.asarray(index.postings[token], dtype=np.int32)] += idf[token]
+        totals_all[totals_all == 0.0] = 1.0
+        self.totals_all = totals_all
         self.thresholds = _min_coverage() * totals
         self.scores = np.zeros(count, dtype=np.float64)
         self.lock = threading.Lock()  # one scratch array: one query at a time
@@ -120,7 +126,12 @@ def build_array_postings(index: CatalogIndex) -> ArrayPostings:
     return arrays
 
 
-def rank_with_arrays(index: CatalogIndex, tokens: frozenset[str], limit: int) -> list[str]:
+def rank_with_arrays(
+    index: CatalogIndex,
+    tokens: frozenset[str],
+    limit: int,
+    common: frozenset[str] = frozenset(),
+) -> list[str]:
     """`CatalogIndex._rank_candidates`, with the weights summed over arrays."""
     arrays = build_array_postings(index)
     idf = index.idf
@@ -143,9 +154,19 @@ def rank_with_arrays(index: CatalogIndex, tokens: frozenset[str], limit: int) ->
         last = order[limit - 1]
         near = (ratios > ratios[last]) | ((ratios == ratios[last]) & (scores >= scores[last]))
         numbers, scores, ratios = numbers[near], scores[near], ratios[near]
+    # Coverage of every word, for the tie-break: the words in the same order as the totals.
+    found = np.zeros(len(numbers), dtype=np.float64)
+    for token in sorted(tokens | common):
+        held = np.asarray(index.postings[token], dtype=np.int32)
+        at = np.searchsorted(held, numbers)
+        hit = held[np.minimum(at, len(held) - 1)] == numbers
+        found[hit] += idf[token]
+    ratios_all = found / arrays.totals_all[numbers]
     record_ids = arrays.record_ids
     ranked = [
-        (-ratio, -score, record_ids[n])
-        for n, score, ratio in zip(numbers.tolist(), scores.tolist(), ratios.tolist(), strict=True)
+        (-ratio, -score, -ratio_all, record_ids[n])
+        for n, score, ratio, ratio_all in zip(
+            numbers.tolist(), scores.tolist(), ratios.tolist(), ratios_all.tolist(), strict=True
+        )
     ]
     return [rid for *_, rid in heapq.nsmallest(limit, ranked)]
