@@ -210,6 +210,10 @@ def record_from_dict(data: dict[str, Any], origin: str = "") -> Record:
     return record
 
 
+# Positions in a RecordTable entry.
+_MESSAGE, _PATH, _REPO = 3, 4, 5
+
+
 @dataclass(slots=True)
 class DocumentBatch:
     """JSON documents read together from a catalog file, with their lines and texts (None
@@ -234,7 +238,7 @@ class RecordTable(MutableMapping[str, Record]):
 
     def __init__(self) -> None:
         # id -> (document or its line of JSON, file, line, errorMessage, filePath, repo,
-        # has a write-up)
+        # has a write-up): a plain tuple, the cheapest object per record (see _MESSAGE...)
         self._entries: dict[str, tuple] = {}
         self._built: dict[str, Record] = {}
         # Full commit ids the records name, to complete short ones in links.
@@ -246,7 +250,8 @@ class RecordTable(MutableMapping[str, Record]):
     ) -> None:
         """Add a checked document; `source`, when given, is the JSON text it was parsed from."""
         file_path = document.get("filePath")
-        if document_has_write_up(document):
+        write_up = document_has_write_up(document)
+        if write_up:
             self._written_up.add(document["id"])
         self._commits.update(commits_named(document.get("analyzedSha"), document.get("githubUrl")))
         self._entries[document["id"]] = (
@@ -256,7 +261,7 @@ class RecordTable(MutableMapping[str, Record]):
             document["errorMessage"],
             sys.intern(file_path) if type(file_path) is str else None,
             sys.intern(document["repo"]),
-            document_has_write_up(document),
+            write_up,
         )
 
     def add_batch(self, batch: DocumentBatch, file: str) -> bool:
@@ -310,7 +315,7 @@ class RecordTable(MutableMapping[str, Record]):
 
     def at_files(self, file_paths: set[str]) -> list[str]:
         """The ids of records in one of `file_paths`."""
-        return [rid for rid, entry in self._entries.items() if entry[4] in file_paths]
+        return [rid for rid, entry in self._entries.items() if entry[_PATH] in file_paths]
 
     def origin(self, record_id: str) -> str:
         _source, file, line, *_rest = self._entries[record_id]
@@ -324,7 +329,7 @@ class RecordTable(MutableMapping[str, Record]):
     def sites(self) -> Iterator[tuple[str, str, str | None, str]]:
         """(id, errorMessage, filePath, repo) of every record, without building it."""
         for rid, entry in self._entries.items():
-            yield rid, entry[3], entry[4], entry[5]
+            yield rid, entry[_MESSAGE], entry[_PATH], entry[_REPO]
 
     def __getitem__(self, record_id: str) -> Record:
         record = self._built.get(record_id)

@@ -11,7 +11,7 @@ import math
 import re
 from array import array
 from bisect import bisect_left
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
@@ -344,8 +344,12 @@ class CatalogIndex:
             covered = [c for c in covered if c[:2] <= last]
         every = sorted(tokens | common)
         totals_all = self.record_weight_all
+        tied = Counter(c[:2] for c in covered)
         ranked = []
         for ratio, score, n in covered:
+            if tied[ratio, score] == 1:
+                ranked.append((ratio, score, 0.0, ids[n]))  # no tie to break
+                continue
             found = 0.0
             for token in every:  # the order `record_weights` adds them in
                 numbers = postings[token]
