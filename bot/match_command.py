@@ -38,15 +38,17 @@ def analyse_input(triage, stream: BinaryIO) -> tuple[Analysis, str | None]:
     """Analyse all of a file or stdin, a window at a time (bot.core.windows): memory stays
     bounded and a panic in the middle of a 50 MB log is found. Invalid UTF-8 is replaced.
 
-    Also returns the release the text names (`burn 0.18`, a Cargo.lock entry), the first one
-    any window names, to place a match in that release."""
-    from bot.core.history import version_in_text
+    Also returns the release of the catalog's project the text names (`burn 0.18`, a
+    Cargo.lock entry), the first one any window names, to place a match in that release."""
+    from bot.core.history import history_of, project_names, version_in_text
     from bot.core.windows import analyse_windows
 
     versions: list[str] = []
+    history = history_of(triage.catalog)
+    names = project_names(history) if history is not None else set()
 
     def analyse(text: str) -> Analysis:
-        if not versions and (version := version_in_text(text)):
+        if names and not versions and (version := version_in_text(text, names)):
             versions.append(version)
         return triage.analyse(text)
 

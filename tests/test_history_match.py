@@ -47,7 +47,9 @@ def _triage() -> Triage:
 
 def _json(text: str) -> dict:
     triage = _triage()
-    return analysis_json("paste", triage.analyse(text), triage, text_version=version_in_text(text))
+    return analysis_json(
+        "paste", triage.analyse(text), triage, text_version=version_in_text(text, {"burn"})
+    )
 
 
 def test_the_bundled_catalog_has_its_history():
@@ -146,10 +148,25 @@ def test_the_answer_to_a_removed_site_says_when_it_left():
         ("I am on burn 0.18 with wgpu", "0.18"),
         ('burn = { version = "0.17.0", features = ["wgpu"] }', "0.17.0"),
         ("no version here", None),
+        ("I am on tokio 1.38 with burn", None),  # another project's version
+        ("aburn 0.18 is not burn", None),
     ],
 )
 def test_version_in_text(text, version):
-    assert version_in_text(text) == version
+    assert version_in_text(text, {"burn"}) == version
+
+
+@pytest.mark.parametrize(
+    ("text", "version"),
+    [
+        ('[[package]]\nname = "tokio-util"\nversion = "0.7.11"\n', "0.7.11"),
+        ("Using Tokio 1.38.0 on Linux", "1.38.0"),
+        ('tokio = { version = "1.40", features = ["full"] }', "1.40"),
+        ("I am on burn 0.18", None),
+    ],
+)
+def test_the_version_of_any_project_is_read_by_its_name(text, version):
+    assert version_in_text(text, {"tokio"}) == version
 
 
 def test_pasted_paths_name_their_crate():

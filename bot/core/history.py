@@ -33,6 +33,7 @@ from typing import Any
 from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, PanicMatch
 from bot.core.caller import MACRO_BODY_TAG, TRACK_CALLER_TAG
+from bot.core.crates import repo_crate_names
 from bot.core.paths import normalise_path
 
 HISTORY_FILE_SUFFIX = ".ndjson"
@@ -47,19 +48,32 @@ AGAINST_CAP = 0.6
 NEAR_LINES = 3
 
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
-# These start with the literal `burn` and check the word boundary behind it (`(?<!\wburn)`):
-# a leading `\b` would make the engine try every position of a long paste.
-# `burn 0.18`, `burn = "0.16.0"`, `burn v0.17.1`, `burn-core 0.13`
-_TEXT_VERSION = re.compile(
-    r"burn(?<!\wburn)(?:-[a-z]+)?\s*(?:=\s*)?[\"']?\s*(?:version\s*)?v?(\d+\.\d+(?:\.\d+)?)\b",
-    re.IGNORECASE,
-)
-# Cargo.lock: name = "burn-core"\nversion = "0.16.0"
-# Cargo.toml: burn = { version = "0.17.0", ... }
-_TOML_VERSION = re.compile(
-    r'burn(?<!\wburn)(?:-[a-z]+)?\s*=\s*\{[^}\n]{0,80}?version\s*=\s*"v?(\d+\.\d+(?:\.\d+)?)'
-)
-_LOCK_VERSION = re.compile(r'name\s*=\s*"burn(?:-[a-z-]+)?"\s*\n\s*version\s*=\s*"(\d+\.\d+\.\d+)"')
+
+
+@lru_cache(maxsize=64)
+def _version_patterns(name: str) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    """How a text names a version of the project `name` (`burn`, `tokio`) or of one of its
+    crates (`burn-core`): a Cargo.lock entry, a Cargo.toml table, prose.
+
+    The patterns start with the literal name and check the word boundary behind it
+    (`(?<!\\wburn)`): a leading `\\b` would make the engine try every position of a long paste.
+    """
+    word = re.escape(name)
+    version = r"(\d+\.\d+(?:\.\d+)?)"
+    # Cargo.lock: name = "burn-core"\nversion = "0.16.0"
+    lock = re.compile(
+        rf'name\s*=\s*"{word}(?:[-_][a-z_-]+)?"\s*\n\s*version\s*=\s*"(\d+\.\d+\.\d+)"'
+    )
+    # Cargo.toml: burn = { version = "0.17.0", ... }
+    toml = re.compile(
+        rf"{word}(?<!\w{word})(?:[-_][a-z]+)?\s*=\s*\{{[^}}\n]{{0,80}}?version\s*=\s*\"v?{version}"
+    )
+    # `burn 0.18`, `burn = "0.16.0"`, `burn v0.17.1`, `burn-core 0.13`
+    prose = re.compile(
+        rf"{word}(?<!\w{word})(?:[-_][a-z]+)?\s*(?:=\s*)?[\"']?\s*(?:version\s*)?v?{version}\b",
+        re.IGNORECASE,
+    )
+    return lock, toml, prose
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,13 +218,23 @@ def history_of(catalog: Any) -> ReleaseHistory | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def version_in_text(text: str) -> str | None:
-    """A burn version the text names: a Cargo.lock entry first, then `burn 0.18`-like prose."""
-    found = _LOCK_VERSION.search(text)
-    if found:
-        return found.group(1)
-    found = _TOML_VERSION.search(text) or _TEXT_VERSION.search(text)
-    return found.group(1) if found else None
+def version_in_text(text: str, names: Iterable[str]) -> str | None:
+    """A version of the project the text names (`names`: what its crates are called, see
+    `project_names`): a Cargo.lock entry first, then a Cargo.toml table, then prose such as
+    `burn 0.18`."""
+    patterns = [_version_patterns(name) for name in sorted(names)]
+    for kind in range(3):
+        for pattern in patterns:
+            found = pattern[kind].search(text)
+            if found:
+                return found.group(1)
+    return None
+
+
+def project_names(history: ReleaseHistory) -> set[str]:
+    """The names a history's project publishes under: its repository's name (`tracel-ai/burn`
+    -> `burn`, `acme/foo-rs` -> `foo-rs`, `foo`); its crates (`burn-core`) start with it."""
+    return repo_crate_names(history.repo)
 
 
 def pasted_crate_file(path: str, crates: set[str] | dict) -> tuple[str, str] | None:
@@ -380,7 +404,7 @@ def revise(matcher: Any, text: str, matches: list[PanicMatch]) -> list[PanicMatc
     history = history_of(matcher.catalog)
     if history is None or not matches:
         return matches
-    text_version = version_in_text(text)
+    text_version = version_in_text(text, project_names(history))
     return [_revise_one(matcher, history, m, text_version) for m in matches]
 
 
