@@ -49,6 +49,26 @@ def test_new_format_header_with_message_on_next_line() -> None:
     assert text[panic.start : panic.end] == text.split("\nnote:")[0]
 
 
+def test_a_blank_line_between_header_and_message_is_skipped() -> None:
+    # burn-import's logger (burn#2822): `PANIC => panicked at P:L:C:`, a blank line, the message.
+    text = (
+        "ERROR burn_import::logger: PANIC => panicked at C:\\Users\\u\\.cargo\\registry\\src\\"
+        "index.crates.io-6f17d22bba15001f\\onnx-ir-0.17.1\\src\\rank_inference.rs:926:17:\n"
+        "\n"
+        "Split: Input tensor shape is not defined\n"
+    )
+    panic = only(text)
+    assert panic.message == "Split: Input tensor shape is not defined"
+    assert panic.location.crate == "onnx-ir" and panic.location.line == 926
+
+
+def test_an_empty_message_stays_empty() -> None:
+    # `panic!("")`: the header, then std's note; a blank line before it changes nothing.
+    for gap in ("", "\n"):
+        panic = only(f"thread 'main' panicked at src/main.rs:2:5:\n{gap}{NOTE}\n")
+        assert panic.message == ""
+
+
 def test_old_format_header_single_line() -> None:
     text = (
         "Running the example gives\n\n"

@@ -56,3 +56,42 @@ def test_a_whole_pattern_match_is_answered_beside_wordings_one_word_apart(matche
         assert result.matched, message
         assert result.best.record_id == expected
         assert result.best.evidence[0] == "pattern"
+
+
+def test_a_macro_message_that_only_resembles_from_another_project_is_not_answered():
+    # burn#4487: cubecl's reader.rs prints a longer form of a removed burn-router macro's
+    # message; the macro could only be invoked in burn's crates or in its own words.
+    message = "Failed to read tensor data synchronously on platforms like WASM."
+    record = Record(
+        id="router",
+        repo="tracel-ai/burn",
+        error_message=message,
+        error_type="expect",
+        file_path="crates/burn-router/src/types.rs",
+        tags=("rust", "panic-site", "crate:burn-router", "macro-body"),
+    )
+    caller = Record(
+        id="caller",
+        repo="tracel-ai/burn",
+        error_message="Requested resource {} does not exist in the world of this app.",
+        file_path="crates/burn-core/src/world.rs",
+        tags=("rust", "panic-site", "crate:burn-core", "track-caller"),
+    )
+    matcher = Matcher(Catalog({"router": record, "caller": caller}))
+    longer = message + " If possible, try using an async variant of this function instead."
+
+    def answer(text: str, path: str) -> str | None:
+        header = f"thread 'main' panicked at {path}:9:22:\n{text}\n"
+        found = matcher.analyse(header).answered
+        return found[0].best.record_id if found else None
+
+    cubecl = "/home/u/.cargo/git/checkouts/cubecl-058c4/97dbe4a/crates/cubecl-common/src/reader.rs"
+    burn = (
+        "/home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/burn-fusion-0.20.0/src/x.rs"
+    )
+    assert answer(longer, cubecl) is None  # resembles only, from another project: not its panic
+    assert answer(message, cubecl) == "router"  # its own words: printed at an invocation
+    assert answer(longer, burn) == "router"  # resembles, from one of burn's crates
+    # A `#[track_caller]` function is called from anywhere, older wordings included.
+    older = "Requested resource Assets<Water> does not exist in the world of this application."
+    assert answer(older, cubecl) == "caller"

@@ -725,8 +725,15 @@ class _Scanner:
                 break  # the quote the header was in has ended
             if not view.stripped:
                 following = self.next_nonblank(index + 1, quoted)
-                if following is None or not (lines or have_first):
+                if following is None:
                     break
+                if not (lines or have_first):
+                    # Nothing of the message yet: a logger or a copy put a blank line between
+                    # the header and the message (`PANIC => panicked at P:1:2:`, blank, msg).
+                    if self.ends_message(self.view(following), False):
+                        break
+                    index = following
+                    continue
                 if not (
                     self.continues_after_blank(self.view(following))
                     or (self.in_code_block(index) and self.trailer_follows(following, quoted))

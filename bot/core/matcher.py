@@ -18,7 +18,7 @@ from bot.catalog.loader import Catalog
 from bot.catalog.model import Record
 from bot.catalog.patterns import normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Verdict
-from bot.core.caller import line_is_evidence, reports_caller
+from bot.core.caller import TRACK_CALLER_TAG, line_is_evidence, reports_caller
 from bot.core.cascade import answers_after_unwrap, is_uncatalogued_unwrap
 from bot.core.drift import PastedForm, drift_between
 from bot.core.extract import extract_panics
@@ -156,7 +156,7 @@ class Matcher:
                     confidence += 0.1
                 elif line_distance <= 60:
                     confidence += 0.05
-        elif location is not None and not reports_caller(record):
+        elif location is not None and not self._printed_there(record, location, message):
             confidence = self._weigh_other_location(confidence, message.score, location, record)
         if record.crate and record.crate in panic.stack_crates and "location" not in evidence:
             evidence.append("crate")
@@ -180,6 +180,22 @@ class Matcher:
             message_score=round(message.score, 4),
             line_distance=line_distance,
         )
+
+    def _printed_there(self, record: Record, location: Location, message: _MessageScore) -> bool:
+        """Whether Rust may print this record's panic at the pasted place, another file.
+
+        A `#[track_caller]` function reports any caller, the user's code or another library.
+        A `macro_rules!` body reports where the macro is invoked: in the project's crates; in
+        a crate outside the project only in the macro's own words (cubecl's `reader.rs` prints
+        a longer form of a removed burn-router macro's message: another panic).
+        """
+        if not reports_caller(record):
+            return False
+        if TRACK_CALLER_TAG in record.tags or "pattern" in message.evidence:
+            return True
+        found = self._crate_in_path(location.path)
+        crate = location.crate or (found[0] if found else None)
+        return crate is None or self.index.in_project(crate)
 
     def _weigh_other_location(
         self, confidence: float, message_score: float, location: Location, record: Record
