@@ -44,10 +44,13 @@ def matcher(request, monkeypatch) -> Matcher:
     return Matcher(_catalog())
 
 
-def test_the_record_whose_every_word_is_pasted_is_the_first_candidate(matcher):
+def test_the_record_whose_every_word_is_pasted_is_a_candidate(matcher):
     index = matcher.index
     assert len(index.postings["implemented"]) > index.max_df  # left out of the search
-    assert index.candidates(REAL)[0] == "real"
+    found = index.candidates(REAL)
+    assert "real" in found and len(found) == 8
+    # Forty records tie with it on the rare word; by id alone it would not be among them.
+    assert sum(rid < "real" for rid in index.record_ids if "topk" in rid or "near" in rid) > 8
 
 
 def test_a_whole_pattern_match_is_answered_beside_wordings_one_word_apart(matcher):

@@ -11,7 +11,6 @@ catalog's start-up).
 
 from __future__ import annotations
 
-import heapq
 import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -105,6 +104,23 @@ class ArrayPostings:
         self.scores = np.zeros(count, dtype=np.float64)
         self.lock = threading.Lock()  # one scratch array: one query at a time
 
+    def fullest(
+        self, index: CatalogIndex, numbers: np.ndarray, count: int, every: frozenset[str]
+    ) -> list[int]:
+        """`CatalogIndex.fullest` over arrays: the same sums, in the same word order."""
+        found = np.zeros(len(numbers), dtype=np.float64)
+        for token in sorted(every):
+            held = np.asarray(index.postings[token], dtype=np.int32)
+            at = np.searchsorted(held, numbers)
+            found[held[np.minimum(at, len(held) - 1)] == numbers] += index.idf[token]
+        ratios = found / self.totals_all[numbers]
+        record_ids = self.record_ids
+        ranked = sorted(
+            (-ratio, record_ids[n], n)
+            for n, ratio in zip(numbers.tolist(), ratios.tolist(), strict=True)
+        )
+        return [n for *_, n in ranked[:count]]
+
 
 def _min_coverage() -> float:
     from bot.core.index import MIN_COVERAGE
@@ -148,25 +164,21 @@ def rank_with_arrays(
     scores = values[keep][first]
     ratios = scores / arrays.totals[numbers]
     if len(numbers) > limit:
-        # Only the records that can be among the first `limit` (ties included) are ranked
-        # in Python, where ties are broken by record id as in the plain loop.
+        # The records certainly among the first `limit`, and those tied for the last places.
         order = np.lexsort((-scores, -ratios))
         last = order[limit - 1]
-        near = (ratios > ratios[last]) | ((ratios == ratios[last]) & (scores >= scores[last]))
-        numbers, scores, ratios = numbers[near], scores[near], ratios[near]
-    # Coverage of every word, for the tie-break: the words in the same order as the totals.
-    found = np.zeros(len(numbers), dtype=np.float64)
-    for token in sorted(tokens | common):
-        held = np.asarray(index.postings[token], dtype=np.int32)
-        at = np.searchsorted(held, numbers)
-        hit = held[np.minimum(at, len(held) - 1)] == numbers
-        found[hit] += idf[token]
-    ratios_all = found / arrays.totals_all[numbers]
+        ratio, score = ratios[last], scores[last]
+        better = (ratios > ratio) | ((ratios == ratio) & (scores > score))
+        tied = (ratios == ratio) & (scores == score)
+        slots = limit - int(better.sum())
+        if int(tied.sum()) > slots:
+            chosen = arrays.fullest(index, numbers[tied], slots, tokens | common)
+            tied &= np.isin(numbers, chosen)
+        keep = better | tied
+        numbers, scores, ratios = numbers[keep], scores[keep], ratios[keep]
     record_ids = arrays.record_ids
-    ranked = [
-        (-ratio, -score, -ratio_all, record_ids[n])
-        for n, score, ratio, ratio_all in zip(
-            numbers.tolist(), scores.tolist(), ratios.tolist(), ratios_all.tolist(), strict=True
-        )
-    ]
-    return [rid for *_, rid in heapq.nsmallest(limit, ranked)]
+    ranked = sorted(
+        (-ratio, -score, record_ids[n])
+        for n, score, ratio in zip(numbers.tolist(), scores.tolist(), ratios.tolist(), strict=True)
+    )
+    return [rid for *_, rid in ranked]
