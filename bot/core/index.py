@@ -290,7 +290,9 @@ class CatalogIndex:
         max_df = self.max_df
         rare: set[str] = set()
         common: set[str] = set()
-        for token in words(text):
+        # `words(text)`, faster for ASCII (as `_message_tokens`); "" (from `''`) is no key.
+        found = set(_LOWER_WORD.findall(text.lower())) if text.isascii() else words(text)
+        for token in found:
             ids = postings.get(token)
             if ids is not None:
                 (rare if len(ids) <= max_df else common).add(token)
