@@ -47,7 +47,7 @@ def test_validate_bundled_catalog(capsys):
     code, out, err = run(capsys, "validate", str(CATALOG))
     assert code == 0
     assert out == ""
-    assert "ok: 2955 records" in err  # 2880 live and removed panic sites + 75 check.rs reasons
+    assert "ok: 2964 records" in err  # 2889 live and removed panic sites + 75 check.rs reasons
 
 
 def test_validate_reports_each_problem_on_its_own_line(capsys, tmp_path):

@@ -465,7 +465,7 @@ def test_bundled_seed_files_match_a_fresh_import():
 def test_bundled_panic_sites():
     lines = (BUNDLED / "burn" / "panic_sites.jsonl").read_text(encoding="utf-8").splitlines()
     records = [json.loads(line) for line in lines]
-    assert len(records) == 1395  # burn's runtime sites at HEAD (removed ones: removed_sites)
+    assert len(records) == 1407  # burn's runtime sites at HEAD (removed ones: removed_sites)
     ids = [r["id"] for r in records]
     assert len(set(ids)) == len(ids)
     for r in records:

@@ -524,6 +524,75 @@ fn f() {
     ]
 
 
+def test_messages_held_in_a_let_bound_str_of_the_same_function() -> None:
+    # The shape of burn-backend 0.21.0 backend/ops/sort.rs (burn#5110): one `.expect` site per
+    # call, each on its own `.expect(` line, with the local's text escaped like a const's.
+    source = """fn sort_with_indices() {
+    let msg = "Failed to read {data} synchronously.";
+    let data = try_read_sync(K::into_data_async(tensor))
+        .expect(msg)
+        .expect(msg);
+    panic!("{}", msg);
+    panic!("{msg} at {n}");
+    x.unwrap_or_else(|| panic!("{}: {}", msg, n));
+    let raw = r#"a "raw" text"#;
+    y.expect(raw);
+}"""
+    assert _one(source) == [
+        (4, ".expect", "Failed to read {{data}} synchronously."),
+        (5, ".expect", "Failed to read {{data}} synchronously."),
+        (6, "panic!", "Failed to read {{data}} synchronously."),
+        (7, "panic!", "Failed to read {{data}} synchronously. at {n}"),
+        (8, "panic!", "Failed to read {{data}} synchronously.: {}"),
+        (10, ".expect", 'a "raw" text'),
+    ]
+
+
+def test_a_shadowed_or_non_literal_let_is_not_a_message() -> None:
+    source = """fn f(v: Vec<u8>) {
+    let msg = "the literal";
+    let msg = format!("{} items", v.len());
+    a.expect(msg);
+    let mut text = "may change";
+    b.expect(text);
+    z.expect(late);
+    let late = "bound after its use";
+}
+fn g() {
+    let other = "outer text";
+    {
+        let other = compute();
+        c.expect(other);
+    }
+    d.map(|other| panic!("{}", other));
+    match e { Err(other) => panic!("{}", other), Ok(_) => {} }
+    if let Some(other) = h { panic!("{}", other) }
+}
+fn k() {
+    i.expect(late);
+    j.expect(msg);
+}"""
+    assert _one(source) == [
+        (16, "panic!", "{}"),
+        (17, "panic!", "{}"),
+        (18, "panic!", "{}"),
+    ]
+
+
+def test_a_let_bound_message_does_not_leak_out_of_its_block_or_function() -> None:
+    source = """fn outer() {
+    {
+        let msg = "inner block text";
+        a.expect(msg);
+    }
+    b.expect(msg);
+    fn nested() { c.expect(msg); }
+    let f = || d.expect(msg);
+}
+fn another() { e.expect(msg); }"""
+    assert _one(source) == [(4, ".expect", "inner block text")]
+
+
 def test_messages_built_by_the_crates_own_macro_are_sites_at_each_call() -> None:
     source = """macro_rules! bail {
     ($what:literal) => { panic!(concat!("grid: ", $what)) };

@@ -6,7 +6,8 @@ message, and `.expect("...")`. The message is the format string as written, with
 escapes decoded (line continuations included) and placeholders such as `{:?}` kept. A message
 given through `concat!` of literals, or through `format!("...", ..)` (e.g.
 `.expect(&format!("no file {}", path))`), counts as literal; anything else (`panic!(msg)`, a
-bare `unimplemented!()`) is not a site.
+bare `unimplemented!()`) is not a site. A `const`/`static` `&str`, or a local bound by
+`let name = "..";` earlier in the same function (and not shadowed since), stands for its text.
 
 The line is the one Rust prints in `panicked at FILE:LINE:COL`: the macro's first line, or for
 `.expect` the line of the method name (in a chain split over lines, the `.expect(` line).
@@ -716,9 +717,10 @@ def _message_without_metavariables(template: bytes, index: int, reparser: _Repar
 
 
 def _macro_built_messages(
-    rules: list[MacroRule], call_args: Node, reparser: _Reparser, context: ScanContext
+    rules: list[MacroRule], call_args: Node, reparser: _Reparser, constants: dict[str, str]
 ) -> list[tuple[str, str]]:
-    """(kind, message) of each panic a call of the crate's macro builds from its arguments."""
+    """(kind, message) of each panic a call of the crate's macro builds from its arguments
+    (`constants`: the texts names stand for at the call)."""
     chunks = _split_top_level(call_args)
     texts = [b" ".join(node.text or b"" for node in chunk) for chunk in chunks]
     for rule in rules:
@@ -738,9 +740,9 @@ def _macro_built_messages(
             args = reparser.arguments(filled, 0, len(filled))
             if not args or index >= len(args):
                 continue
-            message = _literal_message(args[index], filled, reparser, constants=context.constants)
+            message = _literal_message(args[index], filled, reparser, constants=constants)
             if message is not None:
-                message = _with_constants(message, args[index + 1 :], context.constants)
+                message = _with_constants(message, args[index + 1 :], constants)
             if message is not None:
                 out.append((kind, message))
         if out:
@@ -779,6 +781,100 @@ def _text_message(
     if _unwrapped(node).type in ("identifier", "scoped_identifier"):
         return message  # a const's text, escaped already
     return escape_format(message)
+
+
+# Ancestors that bind names for what they contain: the field holding the pattern.
+_BINDING_FIELDS = {
+    "closure_expression": "parameters",
+    "match_arm": "pattern",
+    "for_expression": "pattern",
+}
+
+
+def _pattern_names(pattern: Node | None) -> list[str]:
+    """The identifiers in a pattern (or a closure's parameters): the names it may bind."""
+    if pattern is None:
+        return []
+    if pattern.type == "identifier":
+        return [(pattern.text or b"").decode()]
+    return [name for child in pattern.named_children for name in _pattern_names(child)]
+
+
+def _let_conditions(condition: Node | None) -> Iterator[Node]:
+    """The `let` conditions of an `if`/`while` (`if let A = x && let B = y`)."""
+    if condition is None:
+        return
+    if condition.type == "let_condition":
+        yield condition
+    elif condition.type == "let_chain":
+        yield from (c for c in condition.named_children if c.type == "let_condition")
+
+
+def _local_bindings(node: Node) -> dict[str, str | None]:
+    """The names bound in `node`'s function before it, nearest first: NAME -> the text of a
+    `let NAME = "..";`, or None for any other binding (another `let`, a closure's parameter,
+    a match arm's pattern, ..), which hides a text bound further out.
+
+    Only the function's own scopes are read: the walk stops at the innermost `fn`."""
+    bound: dict[str, str | None] = {}
+    child = node
+    current = node.parent
+    while current is not None and current.type != "function_item":
+        kind = current.type
+        if kind == "block":
+            sibling = child.prev_sibling
+            while sibling is not None:
+                if sibling.type == "let_declaration":
+                    pattern = sibling.child_by_field_name("pattern")
+                    value = sibling.child_by_field_name("value")
+                    text = None
+                    if (
+                        pattern is not None
+                        and pattern.type == "identifier"
+                        and value is not None
+                        and sibling.child_by_field_name("alternative") is None
+                        and not any(c.type == "mutable_specifier" for c in sibling.children)
+                    ):
+                        text = string_value(value)
+                    for name in _pattern_names(pattern):
+                        bound.setdefault(name, text)
+                sibling = sibling.prev_sibling
+        elif kind == "token_tree":
+            # Statements inside another macro's tokens: a `let NAME` there hides NAME.
+            sibling = child.prev_sibling
+            while sibling is not None:
+                if sibling.text == b"let":
+                    after = sibling.next_sibling
+                    if after is not None and after.text == b"mut":
+                        after = after.next_sibling
+                    if after is not None and after.type == "identifier":
+                        bound.setdefault((after.text or b"").decode(), None)
+                sibling = sibling.prev_sibling
+        elif kind in ("if_expression", "while_expression"):
+            for condition in _let_conditions(current.child_by_field_name("condition")):
+                for name in _pattern_names(condition.child_by_field_name("pattern")):
+                    bound.setdefault(name, None)
+        elif kind in _BINDING_FIELDS:
+            for name in _pattern_names(current.child_by_field_name(_BINDING_FIELDS[kind])):
+                bound.setdefault(name, None)
+        child = current
+        current = current.parent
+    return bound
+
+
+def constants_at(node: Node, constants: dict[str, str]) -> dict[str, str]:
+    """The texts a name stands for at `node`: the crate's consts, and the function's own
+    `let name = "..";` bindings in scope there (a local binding hides a const of its name)."""
+    local = _local_bindings(node)
+    if not any(text is not None or name in constants for name, text in local.items()):
+        return constants
+    merged = dict(constants)
+    for name, text in local.items():
+        if text is None:
+            merged.pop(name, None)
+        else:
+            merged[name] = text
+    return merged
 
 
 def caller_reported(node: Node) -> str | None:
@@ -899,7 +995,6 @@ def scan_source(
     source = source.replace(b"\r\n", b"\n")
     if context is None:
         context = collect_definitions(source)
-    constants = context.constants
     parser = Parser(RUST_LANGUAGE)
     tree = parser.parse(source)
     root = tree.root_node
@@ -943,7 +1038,8 @@ def scan_source(
                 rules = context.macros.get(name)
                 if rules and (include_tests or not tests.is_test(name_node)):
                     anchor = _path_start(name_node)
-                    for kind, message in _macro_built_messages(rules, args, reparser, context):
+                    local = constants_at(anchor, context.constants)
+                    for kind, message in _macro_built_messages(rules, args, reparser, local):
                         add(anchor, kind, message)
                 continue
             # The macro's line: the start of `name!` (for a path, `std::panic!`, its start).
@@ -960,6 +1056,7 @@ def scan_source(
             kind = EXPECT_KIND
         if not include_tests and tests.is_test(anchor):
             continue
+        constants = constants_at(anchor, context.constants)
         if args.type == "arguments":
             named = [c for c in args.named_children if c.type not in _COMMENTS]
             message = (
@@ -976,7 +1073,9 @@ def scan_source(
             continue
         add(anchor, kind, message)
     for builder in context.builders:
-        for anchor, message in _builder_messages(builder, root, source, reparser, constants):
+        for anchor, message in _builder_messages(
+            builder, root, source, reparser, context.constants
+        ):
             if include_tests or not tests.is_test(anchor):
                 add(anchor, "panic!", message, *builder.tags(), pattern=builder.pattern(message))
     scan.sites.sort()
@@ -984,7 +1083,7 @@ def scan_source(
 
 
 def _builder_messages(
-    builder, root: Node, source: bytes, reparser: _Reparser, constants: dict[str, str]
+    builder, root: Node, source: bytes, reparser: _Reparser, global_constants: dict[str, str]
 ) -> Iterator[tuple[Node, str]]:
     """(call, message) for each call of a declared builder function with a literal message;
     the arguments of chained methods it names (`.details(..)`) are appended after a space."""
@@ -998,6 +1097,7 @@ def _builder_messages(
         named = [c for c in args.named_children if c.type not in _COMMENTS] if args else []
         if builder.argument >= len(named):
             continue
+        constants = constants_at(call, global_constants)
         message = _text_message(named[builder.argument], source, reparser, constants)
         if message is None:
             continue
