@@ -427,6 +427,18 @@ def test_scan_command_refuses_bad_arguments(capsys: pytest.CaptureFixture[str]) 
     assert "OWNER/NAME" in err and "commit SHA" in err and "no such file" in err
 
 
+def test_scan_command_refuses_a_folder_without_rust_sources(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A bare git repository has no working tree: "0 sites" would read as a clean scan.
+    (tmp_path / "HEAD").write_text("ref: refs/heads/main\n")
+    (tmp_path / "objects").mkdir()
+    assert _run(["scan", str(tmp_path), "--repo", REPO, "--commit", SHA1]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {tmp_path}: no Rust source files (.rs) here; scan a checkout of the code\n"
+    )
+
+
 def test_scan_command_shows_progress_on_large_trees(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

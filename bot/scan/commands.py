@@ -161,7 +161,7 @@ class _Progress:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from bot.scan.rust_sites import scan_tree, skeletons
+    from bot.scan.rust_sites import rust_files, scan_tree, skeletons
 
     if not _REPO.match(args.repo):
         _err(f"error: --repo must be OWNER/NAME, not `{args.repo}`")
@@ -172,6 +172,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
     root = Path(args.path)
     if not root.exists():
         _err(f"error: {root}: no such file or folder")
+        return 2
+    if root.is_dir() and next(iter(rust_files(root, include_tests=True)), None) is None:
+        # A bare git repository (no working tree) or the wrong folder: "0 sites" would pass
+        # for a clean scan and leave an empty catalog.
+        _err(f"error: {root}: no Rust source files (.rs) here; scan a checkout of the code")
         return 2
     builders = []
     if args.config:
