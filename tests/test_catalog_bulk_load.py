@@ -181,3 +181,29 @@ def test_a_repeated_id_in_one_batch_is_named(tmp_path):
     assert [str(p) for p in caught.value.problems] == [
         f"{path}:6: record r0: field `id`: the id is used twice: here and in {path}:1"
     ]
+
+
+def test_a_line_separator_inside_a_message_does_not_cut_its_line(tmp_path):
+    # U+2028 may stand raw in a JSON string; `str.splitlines` would cut the line there.
+    message = "first part\u2028second part"
+    path = tmp_path / "a.jsonl"
+    path.write_text(json.dumps({**BASE, "errorMessage": message}, ensure_ascii=False) + "\n")
+    catalog = load_catalog([path])
+    assert [r.error_message for r in catalog] == [message]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_text_that_is_not_utf8_is_refused_with_its_place(tmp_path, suffix):
+    good = json.dumps({**BASE}).encode()
+    path = tmp_path / f"a{suffix}"
+    path.write_bytes(good[:20] + b"\xff" + good[20:])
+    with pytest.raises(CatalogError) as caught:
+        load_catalog([path])
+    assert [str(p) for p in caught.value.problems] == [
+        f"{path}: the file is not UTF-8 text (byte 20)"
+    ]
+    utf16 = tmp_path / f"b{suffix}"
+    utf16.write_bytes(good.decode().encode("utf-16"))
+    with pytest.raises(CatalogError) as caught:
+        load_catalog([utf16])
+    assert "not UTF-8 text" in str(caught.value)

@@ -62,6 +62,16 @@ class Catalog:
             return self.records.sites()
         return ((r.id, r.error_message, r.file_path, r.repo) for r in self.records.values())
 
+    def site_columns(self) -> tuple[list[str], list[str], list[str | None], list[str]]:
+        """`sites()` as four lists: ids, messages, file paths, repos."""
+        if isinstance(self.records, RecordTable):
+            return self.records.site_columns()
+        rows = list(self.sites())
+        if not rows:
+            return [], [], [], []
+        ids, messages, paths, repos = map(list, zip(*rows, strict=True))
+        return ids, messages, paths, repos
+
     def known_commits(self) -> set[str]:
         """Every full commit id the records name, to complete short ones in links."""
         if isinstance(self.records, RecordTable):
@@ -122,34 +132,40 @@ def _document_batches(path: Path) -> Iterator[DocumentBatch]:
         raise CatalogError(
             [Problem(str(path), f"the file is {size} bytes; the limit is {MAX_FILE_BYTES}")]
         )
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CatalogError(
-            [Problem(str(path), f"the file is not UTF-8 text (byte {exc.start})")]
-        ) from None
+    raw = path.read_bytes()
     if path.suffix != ".jsonl":
         try:
-            document = json.loads(text)
+            document = json.loads(_utf8(path, raw))
         except json.JSONDecodeError as exc:
             raise CatalogError(
                 [Problem(str(path), f"the file is not valid JSON: {exc.msg}", exc.lineno)]
             ) from None
         yield DocumentBatch([None], [document], [None])
         return
-    lines = text.splitlines()
-    del text
-    if all(map(str.strip, lines)):
+    # Lines as bytes: orjson checks their UTF-8 as it parses them (a file is decoded whole
+    # only to say where it is not UTF-8), and only `\n` and `\r` end one (`str.splitlines`
+    # would also cut at a U+2028 inside a JSON string).
+    lines = raw.splitlines()
+    if all(map(bytes.strip, lines)):
         numbers: Sequence[int] = range(1, len(lines) + 1)  # no blank line: the usual file
     else:
         numbers = [n for n, line in enumerate(lines, start=1) if line.strip()]
         lines = [lines[n - 1] for n in numbers]
     for start in range(0, len(lines), _BATCH_LINES):
         end = start + _BATCH_LINES
-        batch, error = _parse_lines(path, numbers[start:end], lines[start:end])
+        batch, error = _parse_lines(path, raw, numbers[start:end], lines[start:end])
         yield batch
         if error is not None:
             raise error
+
+
+def _utf8(path: Path, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CatalogError(
+            [Problem(str(path), f"the file is not UTF-8 text (byte {exc.start})")]
+        ) from None
 
 
 # Lines of a `.jsonl` file parsed at once: one parse of many lines is much faster than one per
@@ -158,16 +174,19 @@ _BATCH_LINES = 4096
 
 
 def _parse_lines(
-    path: Path, numbers: Sequence[int], lines: list[str]
+    path: Path, raw: bytes, numbers: Sequence[int], lines: list[bytes]
 ) -> tuple[DocumentBatch, CatalogError | None]:
-    documents = _parse_array("[" + ",".join(lines) + "]")
+    documents = _parse_array(b"[" + b",".join(lines) + b"]")
     if documents is not None and len(documents) == len(lines):
         return DocumentBatch(numbers, documents, lines), None
     # A line-by-line pass, only to say which line is broken.
     parsed = DocumentBatch([], [], [])
     for number, line in zip(numbers, lines, strict=True):
         try:
-            document = json.loads(line)
+            document = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            _utf8(path, raw)  # raises, saying where in the file
+            raise
         except json.JSONDecodeError as exc:
             message = f"the line is not valid JSON: {exc.msg} (column {exc.colno})"
             return parsed, CatalogError([Problem(str(path), message, number)])
@@ -177,19 +196,19 @@ def _parse_lines(
     return parsed, None
 
 
-def _parse_array(text: str) -> list[Any] | None:
-    """The JSON array in `text`, or None when it is not valid JSON.
+def _parse_array(data: bytes) -> list[Any] | None:
+    """The JSON array in `data` (UTF-8), or None when it is not valid JSON or not UTF-8.
 
     orjson reads a large catalog about twice as fast; what it refuses and the standard
     library accepts (NaN, integers past 64 bits) is read by the latter, so both give the same
     documents."""
     try:
-        return orjson.loads(text)
+        return orjson.loads(data)
     except orjson.JSONDecodeError:
         pass
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return json.loads(data.decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
         return None
 
 

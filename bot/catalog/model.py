@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterable, Iterator, MutableMapping, Sequence
+from collections.abc import Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
 from operator import itemgetter
@@ -210,10 +210,6 @@ def record_from_dict(data: dict[str, Any], origin: str = "") -> Record:
     return record
 
 
-# Positions in a RecordTable entry.
-_MESSAGE, _PATH, _REPO = 3, 4, 5
-
-
 @dataclass(slots=True)
 class DocumentBatch:
     """JSON documents read together from a catalog file, with their lines and texts (None
@@ -221,7 +217,7 @@ class DocumentBatch:
 
     lines: Sequence[int | None]
     documents: list[Any]
-    texts: list[str | None]
+    texts: list[bytes | None]  # a `.jsonl` line's UTF-8 text
 
 
 class RecordTable(MutableMapping[str, Record]):
@@ -231,37 +227,75 @@ class RecordTable(MutableMapping[str, Record]):
     few dozen records: building every Record up front was a third of the load time, and
     keeping every parsed document twice the memory of its line of text. A record read from a
     `.jsonl` line keeps that line and is parsed again when first asked for; the index reads
-    the fields it needs from `sites()`.
+    the fields it needs a column at a time (`site_columns`).
+
+    What is kept per record sits in lists, one per field, at the record's position: a list of
+    strings is one object to the cyclic garbage collector, where a tuple per record was a
+    million (walking them once after loading cost a third of a second).
     """
 
-    __slots__ = ("_built", "_commits", "_entries", "_written_up")
+    __slots__ = (
+        "_built",
+        "_commits",
+        "_files",
+        "_ids",
+        "_lines",
+        "_messages",
+        "_paths",
+        "_position",
+        "_repos",
+        "_sources",
+        "_written_up",
+    )
 
     def __init__(self) -> None:
-        # id -> (document or its line of JSON, file, line, errorMessage, filePath, repo,
-        # has a write-up): a plain tuple, the cheapest object per record (see _MESSAGE...)
-        self._entries: dict[str, tuple] = {}
+        self._position: dict[str, int] = {}  # id -> its place in the lists below
+        self._ids: list[str | None] = []  # None where a record was deleted
+        self._sources: list[Any] = []  # the checked document, or its line of JSON
+        self._files: list[str] = []
+        self._lines: list[int | None] = []
+        self._messages: list[str] = []
+        self._paths: list[str | None] = []
+        self._repos: list[str] = []
         self._built: dict[str, Record] = {}
         # Full commit ids the records name, to complete short ones in links.
         self._commits: set[str] = set()
         self._written_up: set[str] = set()
+
+    def _put(self, rid: str, source, file, line, message, path, repo, write_up: bool) -> None:
+        at = self._position.get(rid)
+        if at is None:
+            self._position[rid] = len(self._ids)
+            self._ids.append(rid)
+            self._sources.append(source)
+            self._files.append(file)
+            self._lines.append(line)
+            self._messages.append(message)
+            self._paths.append(path)
+            self._repos.append(repo)
+        else:
+            self._sources[at], self._files[at], self._lines[at] = source, file, line
+            self._messages[at], self._paths[at], self._repos[at] = message, path, repo
+        if write_up:
+            self._written_up.add(rid)
+        else:
+            self._written_up.discard(rid)
 
     def add(
         self, document: dict[str, Any], file: str, line: int | None, source: str | None = None
     ) -> None:
         """Add a checked document; `source`, when given, is the JSON text it was parsed from."""
         file_path = document.get("filePath")
-        write_up = document_has_write_up(document)
-        if write_up:
-            self._written_up.add(document["id"])
         self._commits.update(commits_named(document.get("analyzedSha"), document.get("githubUrl")))
-        self._entries[document["id"]] = (
+        self._put(
+            document["id"],
             document if source is None else source,
             file,
             line,
             document["errorMessage"],
             sys.intern(file_path) if type(file_path) is str else None,
             sys.intern(document["repo"]),
-            write_up,
+            document_has_write_up(document),
         )
 
     def add_batch(self, batch: DocumentBatch, file: str) -> bool:
@@ -269,7 +303,7 @@ class RecordTable(MutableMapping[str, Record]):
         False (nothing added) when an id is repeated, in the batch or in the table."""
         documents = batch.documents
         ids = list(map(itemgetter("id"), documents))
-        if len(set(ids)) != len(ids) or not self._entries.keys().isdisjoint(ids):
+        if len(set(ids)) != len(ids) or not self._position.keys().isdisjoint(ids):
             return False  # the record-by-record path says which
         keys = documents[0].keys()
 
@@ -281,63 +315,75 @@ class RecordTable(MutableMapping[str, Record]):
             file_paths = [sys.intern(path) if path else None for path in file_paths]
         else:
             file_paths = list(map(sys.intern, file_paths))
-        if _WRITE_UP_KEY_SET.isdisjoint(keys):
-            write_ups: Iterable[bool] = repeat(False)
-        else:
-            write_ups = list(map(document_has_write_up, documents))
+        if not _WRITE_UP_KEY_SET.isdisjoint(keys):
+            write_ups = map(document_has_write_up, documents)
             self._written_up.update(rid for rid, w in zip(ids, write_ups, strict=True) if w)
-        sources = documents if None in batch.texts else batch.texts
-        self._entries.update(
-            zip(
-                ids,
-                zip(
-                    sources,
-                    repeat(file),
-                    batch.lines,
-                    column("errorMessage"),
-                    file_paths,
-                    map(sys.intern, column("repo")),
-                    write_ups,
-                    strict=False,  # `repeat` is endless
-                ),
-                strict=True,
-            )
-        )
+        start = len(self._ids)
+        self._position.update(zip(ids, range(start, start + len(ids)), strict=True))
+        self._ids.extend(ids)
+        self._sources.extend(documents if None in batch.texts else batch.texts)
+        self._files.extend(repeat(file, len(ids)))
+        self._lines.extend(batch.lines)
+        self._messages.extend(column("errorMessage"))
+        self._paths.extend(file_paths)
+        self._repos.extend(map(sys.intern, column("repo")))
         for sha in set(column("analyzedSha")):
             self._commits.update(commits_named(sha, None))
         urls = "\n".join(filter(None, column("githubUrl")))
-        self._commits.update(map(str.lower, _URL_SHA.findall(urls)))
+        for kind, pattern in _URL_SHAS:
+            if kind in urls:  # a pattern opening with its literal runs fast through the text
+                self._commits.update(map(str.lower, pattern.findall(urls)))
         return True
 
     def written_up(self) -> list[str]:
         """The ids of records with a write-up (explanation, solutions, ...)."""
-        return [rid for rid in self._written_up if rid in self._entries]
+        return [rid for rid in self._written_up if rid in self._position]
 
     def at_files(self, file_paths: set[str]) -> list[str]:
         """The ids of records in one of `file_paths`."""
-        return [rid for rid, entry in self._entries.items() if entry[_PATH] in file_paths]
+        return [
+            rid
+            for rid, path in zip(self._ids, self._paths, strict=True)
+            if rid is not None and path in file_paths
+        ]
 
     def origin(self, record_id: str) -> str:
-        _source, file, line, *_rest = self._entries[record_id]
+        at = self._position[record_id]
+        file, line = self._files[at], self._lines[at]
         return file if line is None else f"{file}:{line}"
 
     def drop(self, record_ids: set[str]) -> None:
         for rid in record_ids:
-            self._entries.pop(rid, None)
-            self._built.pop(rid, None)
+            if rid in self._position:
+                del self[rid]
+
+    def site_columns(self) -> tuple[list[str], list[str], list[str | None], list[str]]:
+        """`sites()` as four lists (ids, messages, file paths, repos): read a column at a time."""
+        if len(self._position) == len(self._ids):
+            return list(self._ids), list(self._messages), list(self._paths), list(self._repos)
+        live = [at for at, rid in enumerate(self._ids) if rid is not None]
+        return (
+            [self._ids[at] for at in live],
+            [self._messages[at] for at in live],
+            [self._paths[at] for at in live],
+            [self._repos[at] for at in live],
+        )
 
     def sites(self) -> Iterator[tuple[str, str, str | None, str]]:
         """(id, errorMessage, filePath, repo) of every record, without building it."""
-        for rid, entry in self._entries.items():
-            yield rid, entry[_MESSAGE], entry[_PATH], entry[_REPO]
+        for rid, message, path, repo in zip(
+            self._ids, self._messages, self._paths, self._repos, strict=True
+        ):
+            if rid is not None:
+                yield rid, message, path, repo
 
     def __getitem__(self, record_id: str) -> Record:
         record = self._built.get(record_id)
         if record is None:
-            source, file, line, *_rest = self._entries[record_id]
+            at = self._position[record_id]
+            source = self._sources[at]
             document = source if type(source) is dict else _parse_document(source)
-            origin = file if line is None else f"{file}:{line}"
-            record = self._built[record_id] = record_from_dict(document, origin)
+            record = self._built[record_id] = record_from_dict(document, self.origin(record_id))
         return record
 
     def commits(self) -> set[str]:
@@ -347,7 +393,8 @@ class RecordTable(MutableMapping[str, Record]):
     def __setitem__(self, record_id: str, record: Record) -> None:
         """Put a built record in (tests and tools edit catalogs in memory)."""
         self._commits.update(commits_named(record.analyzed_sha, record.github_url))
-        self._entries[record_id] = (
+        self._put(
+            record_id,
             None,
             record.origin,
             None,
@@ -356,33 +403,35 @@ class RecordTable(MutableMapping[str, Record]):
             record.repo,
             record.has_write_up,
         )
-        if record.has_write_up:
-            self._written_up.add(record_id)
-        else:
-            self._written_up.discard(record_id)
         self._built[record_id] = record
 
     def __delitem__(self, record_id: str) -> None:
-        del self._entries[record_id]
+        at = self._position.pop(record_id)
+        self._ids[at] = None
+        self._sources[at] = None
         self._built.pop(record_id, None)
+        self._written_up.discard(record_id)
 
     def __contains__(self, record_id: object) -> bool:
-        return record_id in self._entries
+        return record_id in self._position
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._entries)
+        if len(self._position) == len(self._ids):
+            return iter(self._ids)
+        return (rid for rid in self._ids if rid is not None)
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._position)
 
     def __getstate__(self) -> tuple:
-        return self._entries, self._built, self._commits, self._written_up
+        return tuple(getattr(self, name) for name in self.__slots__)
 
     def __setstate__(self, state: tuple) -> None:
-        self._entries, self._built, self._commits, self._written_up = state
+        for name, value in zip(self.__slots__, state, strict=True):
+            setattr(self, name, value)
 
 
-def _parse_document(text: str) -> dict[str, Any]:
+def _parse_document(text: str | bytes) -> dict[str, Any]:
     """A line kept by `RecordTable.add`, parsed as the loader parsed it (it was checked then)."""
     import json
 
@@ -391,11 +440,15 @@ def _parse_document(text: str) -> dict[str, Any]:
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
-        return json.loads(text)  # what orjson refuses and the standard library reads
+        # what orjson refuses and the standard library reads
+        return json.loads(text.decode("utf-8") if isinstance(text, bytes) else text)
 
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}")
 _URL_SHA = re.compile(r"/(?:blob|tree|raw)/([0-9a-fA-F]{40})/")
+_URL_SHAS = [
+    (f"/{kind}/", re.compile(rf"/{kind}/([0-9a-fA-F]{{40}})/")) for kind in ("blob", "tree", "raw")
+]
 
 
 def commits_named(analyzed_sha: Any, github_url: Any) -> tuple[str, ...]:

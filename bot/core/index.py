@@ -14,7 +14,6 @@ from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import islice
 
 from bot.catalog.bulk import collector_paused
 from bot.catalog.loader import Catalog
@@ -181,22 +180,28 @@ class CatalogIndex:
         # crate name -> repository folder, learned from the catalog's paths
         self.crate_folders: dict[str, str] = {}
         folders_seen: set[tuple[str, str]] = set()
-        sites = catalog.sites()
-        while chunk := list(islice(sites, _CHUNK_RECORDS)):
-            first = len(record_ids)
-            ids, messages, file_paths, repos = zip(*chunk, strict=True)
+        all_ids, all_messages, all_paths, all_repos = catalog.site_columns()
+        for first in range(0, len(all_ids), _CHUNK_RECORDS):
+            end = first + _CHUNK_RECORDS
+            ids, messages = all_ids[first:end], all_messages[first:end]
+            file_paths, repos = all_paths[first:end], all_repos[first:end]
             record_ids.extend(ids)
             text = "\n".join(messages)
-            if text.isascii() and text.count("\n") == len(messages) - 1:
-                builder.add_words(_chunk_words(text), first)  # the usual chunk
-            else:
-                # Messages `_chunk_words` cannot read (non-ASCII, a newline) one by one.
-                readable = list(map(_chunk_readable, messages))
-                plain = [m if ok else "" for m, ok in zip(messages, readable, strict=True)]
-                builder.add_words(_chunk_words("\n".join(plain)), first)
-                for number, (message, ok) in enumerate(zip(messages, readable, strict=True), first):
-                    if not ok:
-                        builder.add_record(number, _message_tokens(message))
+            if text.count("\n") != len(messages) - 1:
+                # A newline inside a message separates words as a space does: one message a line.
+                messages = [m.replace("\n", " ") if "\n" in m else m for m in messages]
+                text = "\n".join(messages)
+            others: list[int] = []
+            if not _lowers_cleanly(text):
+                # Messages with a character lowering to ASCII (the Kelvin sign) one by one.
+                others = [i for i, m in enumerate(messages) if not _lowers_cleanly(m)]
+                plain = list(messages)
+                for i in others:
+                    plain[i] = ""
+                text = "\n".join(plain)
+            builder.add_words(_chunk_words(text), first)
+            for i in others:
+                builder.add_record(first + i, _message_tokens(messages[i]))
             for rid, file_path in zip(ids, file_paths, strict=True):
                 if file_path:
                     by_file[file_path].append(rid)
@@ -291,7 +296,7 @@ class CatalogIndex:
         rare: set[str] = set()
         common: set[str] = set()
         # `words(text)`, faster for ASCII (as `_message_tokens`); "" (from `''`) is no key.
-        found = set(_LOWER_WORD.findall(text.lower())) if text.isascii() else words(text)
+        found = set(_LOWER_WORD.findall(text.lower())) if _lowers_cleanly(text) else words(text)
         for token in found:
             ids = postings.get(token)
             if ids is not None:
@@ -395,10 +400,13 @@ _LOWER_WORD = re.compile(_CHUNK_WORD)
 _CHUNK_PLACEHOLDER = re.compile(r"\{[^{}\n]*\}")
 
 
-def _chunk_readable(message: str) -> bool:
-    """`_chunk_words` gives `_message_tokens`'s words for this message (ASCII: lowering makes
-    no new word characters; no newline: one message a line)."""
-    return message.isascii() and "\n" not in message
+# The only characters whose lowercase holds an ASCII one (the Kelvin sign is a `k`): lowering
+# a text without them before finding its words finds the words `words()` finds.
+_LOWERS_TO_ASCII = re.compile("[\u0130\u212a]")
+
+
+def _lowers_cleanly(text: str) -> bool:
+    return text.isascii() or _LOWERS_TO_ASCII.search(text) is None
 
 
 def _chunk_words(text: str) -> list[str]:
@@ -458,8 +466,8 @@ def _message_tokens(message: str) -> set[str]:
     """The informative words of a message format, placeholders left out."""
     if "{" in message:
         message = _PLACEHOLDER_TEXT.sub(" ", message)
-    if not message.isascii():
-        # Lowering first could make word characters of others (the Kelvin sign is a `k`).
+    if not _lowers_cleanly(message):
+        # Lowering first would make word characters of others (the Kelvin sign is a `k`).
         return {w for w in words(message) if _word_weight(w) > 0}
     # The same words as `words()`, lowered at once; weightless words are the stopwords and
     # single characters (see `_word_weight`).

@@ -87,20 +87,11 @@ class ArrayPostings:
             if len(numbers) <= index.max_df
         }
         # Each record's total word weight: the sum of its words' weights, added in the same
-        # order as `CatalogIndex.record_weights` adds them (so the same float), 1 without words.
-        totals = np.zeros(count, dtype=np.float64)
-        for token in sorted(self.arrays):
-            # a record holds a word once: no repeated numbers in one array
-            totals[self.arrays[token]] += idf[token]
-        totals[totals == 0.0] = 1.0
-        self.totals = totals
-        # ... and on every word, for the ranking's tie-break (`CatalogIndex._rank_candidates`).
-        totals_all = np.zeros(count, dtype=np.float64)
-        for token in sorted(index.postings):
-            totals_all[np.asarray(index.postings[token], dtype=np.int32)] += idf[token]
-        totals_all[totals_all == 0.0] = 1.0
-        self.totals_all = totals_all
-        self.thresholds = _min_coverage() * totals
+        # order as `CatalogIndex.record_weights` adds them (so the same float), 1 without words;
+        # on the searched words, and on every word for the ranking's tie-break.
+        self.totals = _weights(self.arrays, idf, count)
+        self.totals_all = _weights(index.postings, idf, count)
+        self.thresholds = _min_coverage() * self.totals
         self.scores = np.zeros(count, dtype=np.float64)
         self.lock = threading.Lock()  # one scratch array: one query at a time
 
@@ -120,6 +111,20 @@ class ArrayPostings:
             for n, ratio in zip(numbers.tolist(), ratios.tolist(), strict=True)
         )
         return [n for *_, n in ranked[:count]]
+
+
+def _weights(postings: dict, idf: dict[str, float], count: int) -> np.ndarray:
+    """Per record, the weights of its words in `postings` summed in word order (`bincount`
+    adds them in the order given, as the plain loop does), 1 where it has none."""
+    words = sorted(postings)
+    if not words:
+        return np.ones(count, dtype=np.float64)
+    numbers = np.concatenate([np.asarray(postings[w], dtype=np.int32) for w in words])
+    sizes = [len(postings[w]) for w in words]
+    weights = np.repeat(np.array([idf[w] for w in words], dtype=np.float64), sizes)
+    totals = np.bincount(numbers, weights=weights, minlength=count).astype(np.float64)
+    totals[totals == 0.0] = 1.0
+    return totals
 
 
 def _min_coverage() -> float:
