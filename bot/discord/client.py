@@ -561,6 +561,17 @@ class TriageBot(discord.Client):
         if not self.cooldowns.allow(msg.author_id, msg.channel_id):
             log.info("discord: cooldown, not answering message %s", msg.message_id)
             return
+        await self._answer(message, msg, analysis, notes, list(L.answered_ids(analysis)))
+
+    async def _answer(
+        self,
+        message: discord.Message,
+        msg: IncomingMessage,
+        analysis: Any,
+        notes: Collection[str],
+        ids: list[str],
+    ) -> None:
+        """Reply with the answer and remember the reply (edits and deletes follow it)."""
         rendered = self.render(analysis, author_id=msg.author_id, notes=notes)
         reply = await self._reply(message, rendered)
         if reply is None:
@@ -571,7 +582,7 @@ class TriageBot(discord.Client):
             msg.channel_id,
             reply.id,
             msg.author_id,
-            list(L.answered_ids(analysis)),
+            ids,
         )
 
     async def _reply(
@@ -649,18 +660,7 @@ class TriageBot(discord.Client):
         elif action == "reply":
             if not self.cooldowns.allow(msg.author_id, msg.channel_id):
                 return
-            rendered = self.render(analysis, author_id=msg.author_id, notes=notes)
-            reply = await self._reply(message, rendered)
-            if reply is None:
-                return
-            await self._remember(
-                self.store.put_discord_reply,
-                msg.message_id,
-                msg.channel_id,
-                reply.id,
-                msg.author_id,
-                ids,
-            )
+            await self._answer(message, msg, analysis, notes, ids)
 
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
         await self._forget(payload.message_id, payload.channel_id, payload.guild_id)
