@@ -207,3 +207,25 @@ def test_text_that_is_not_utf8_is_refused_with_its_place(tmp_path, suffix):
     with pytest.raises(CatalogError) as caught:
         load_catalog([utf16])
     assert "not UTF-8 text" in str(caught.value)
+
+
+def test_json_nested_too_deeply_is_a_problem_not_a_crash(tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    lines = tmp_path / "a.jsonl"
+    lines.write_text(json.dumps(BASE) + "\n" + deep + "\n")
+    whole = tmp_path / "b.json"
+    whole.write_text(deep)
+    for path, where in ((lines, f"{lines}:2"), (whole, str(whole))):
+        with pytest.raises(CatalogError) as caught:
+            load_catalog([path])
+        assert [str(p) for p in caught.value.problems] == [
+            f"{where}: the JSON is nested too deeply to be a catalog record"
+        ]
+
+
+def test_a_hostile_history_file_is_skipped_not_a_crash(tmp_path):
+    from bot.core.history import load_history
+
+    path = tmp_path / "history.ndjson"
+    path.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    assert load_history([path]) is None

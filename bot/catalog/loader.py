@@ -140,6 +140,8 @@ def _document_batches(path: Path) -> Iterator[DocumentBatch]:
             raise CatalogError(
                 [Problem(str(path), f"the file is not valid JSON: {exc.msg}", exc.lineno)]
             ) from None
+        except RecursionError:
+            raise CatalogError([Problem(str(path), _TOO_DEEP)]) from None
         yield DocumentBatch([None], [document], [None])
         return
     # Lines as bytes: orjson checks their UTF-8 as it parses them (a file is decoded whole
@@ -168,6 +170,9 @@ def _utf8(path: Path, raw: bytes) -> str:
         ) from None
 
 
+# A hostile file can nest arrays deeper than a parser's stack: a problem to report, not a crash.
+_TOO_DEEP = "the JSON is nested too deeply to be a catalog record"
+
 # Lines of a `.jsonl` file parsed at once: one parse of many lines is much faster than one per
 # line, and batches keep the documents alive at a time few (their memory is reused).
 _BATCH_LINES = 4096
@@ -190,6 +195,8 @@ def _parse_lines(
         except json.JSONDecodeError as exc:
             message = f"the line is not valid JSON: {exc.msg} (column {exc.colno})"
             return parsed, CatalogError([Problem(str(path), message, number)])
+        except RecursionError:
+            return parsed, CatalogError([Problem(str(path), _TOO_DEEP, number)])
         parsed.lines.append(number)
         parsed.documents.append(document)
         parsed.texts.append(line)
@@ -208,7 +215,7 @@ def _parse_array(data: bytes) -> list[Any] | None:
         pass
     try:
         return json.loads(data.decode("utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return None
 
 

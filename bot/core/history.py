@@ -194,7 +194,7 @@ def load_history(paths: list[Path]) -> ReleaseHistory | None:
     for path in paths:
         try:
             history = parse_history(path.read_text(encoding="utf-8").splitlines())
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
+        except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):
             continue
         if history is not None:
             return history
