@@ -16,6 +16,7 @@ import functools
 import logging
 import os
 import sqlite3
+import sys
 import time
 import weakref
 from collections.abc import Callable
@@ -42,6 +43,16 @@ def is_corruption(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.DatabaseError) and any(
         hint in str(exc).lower() for hint in CORRUPTION_HINTS
     )
+
+
+def store_unavailable(exc: BaseException) -> bool:
+    """Whether a store call failed because of the database's state (locked, damaged,
+    unreachable), not because of a bug: SQLite's OperationalError or a damaged file, or
+    PostgreSQL's OperationalError (connection lost, server down, pool exhausted)."""
+    if isinstance(exc, sqlite3.OperationalError) or is_corruption(exc):
+        return True
+    psycopg = sys.modules.get("psycopg")  # imported only where the store is PostgreSQL
+    return psycopg is not None and isinstance(exc, psycopg.OperationalError)
 
 
 def is_locked(exc: BaseException) -> bool:

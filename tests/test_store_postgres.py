@@ -407,3 +407,36 @@ def test_a_database_outage_neither_stalls_the_worker_nor_strands_a_job(url, monk
         cable.close()
         store.close()
         direct.close()
+
+
+def test_a_lost_server_reads_as_the_store_unavailable_not_a_bug(url):
+    # The Discord handlers answer without remembering while the store is unavailable, and let
+    # a bug surface: a PostgreSQL outage must read as the former, as SQLite's locks do.
+    import sqlite3
+    from urllib.parse import urlsplit, urlunsplit
+
+    from bot.store_access import store_unavailable
+
+    parts = urlsplit(url)
+    cable = Cable(parts.hostname or "127.0.0.1", parts.port or 5432)
+    netloc = parts.netloc.rsplit(":", 1)[0] if parts.port else parts.netloc
+    store = PgStore(
+        urlunsplit(parts._replace(netloc=f"{netloc}:{cable.port}")),
+        connect_timeout=1,
+        pool_wait=1,
+    )
+    try:
+        assert store.get_discord_reply(1) is None
+        cable.unplug()
+        with pytest.raises(psycopg.Error) as caught:
+            store.get_discord_reply(1)
+        assert store_unavailable(caught.value)
+        with pytest.raises(psycopg.Error) as caught:
+            store.put_discord_reply(1, 2, 3, 4, ["r"])
+        assert store_unavailable(caught.value)
+    finally:
+        store.close()
+        cable.close()
+    assert not store_unavailable(psycopg.errors.UniqueViolation("duplicate key"))
+    assert store_unavailable(sqlite3.OperationalError("database is locked"))
+    assert not store_unavailable(sqlite3.IntegrityError("UNIQUE constraint failed"))

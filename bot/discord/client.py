@@ -16,7 +16,6 @@ import collections
 import contextlib
 import dataclasses
 import logging
-import sqlite3
 from collections.abc import AsyncIterator, Callable, Collection
 from typing import Any, Protocol
 
@@ -28,7 +27,7 @@ from bot.discord import listener as L
 from bot.discord.health import DiscordStatus
 from bot.discord.listener import AttachmentInfo, IncomingMessage
 from bot.render import texts
-from bot.store_access import StoreAccess, StoreUnavailable, is_corruption
+from bot.store_access import StoreAccess, StoreUnavailable, store_unavailable
 
 log = logging.getLogger(__name__)
 
@@ -327,13 +326,14 @@ class TriageBot(discord.Client):
 
     async def _store(self, fn: Callable[..., Any], *args: Any) -> Any:
         """`fn(*args)` on the store's thread; StoreUnavailable when the store cannot be used now
-        (damaged, its file gone, locked past its busy timeout), logged once until it works."""
+        (damaged, its file gone, locked past its busy timeout, a PostgreSQL server out of
+        reach), logged once until it works."""
         problem = self.db.problem()
         if problem is None:
             try:
                 result = await self.db.call(fn, *args)
-            except sqlite3.Error as exc:
-                if not (isinstance(exc, sqlite3.OperationalError) or is_corruption(exc)):
+            except Exception as exc:
+                if not store_unavailable(exc):
                     raise  # a bug, not the database's state: the handler's own log shows it
                 problem = f"{type(exc).__name__}: {exc}"
             else:
