@@ -13,7 +13,7 @@ import orjson
 from bot.catalog.bulk import collector_paused
 from bot.catalog.model import DocumentBatch, Record, RecordTable, commits_named
 from bot.catalog.patterns import normalise_message
-from bot.catalog.validate import Problem, batch_is_clean, check_record, record_is_clean
+from bot.catalog.validate import Problem, batch_is_clean, check_record
 
 CATALOG_SUFFIXES = (".json", ".jsonl")
 # A catalog file larger than this is refused rather than read into memory.
@@ -285,7 +285,7 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
 def _add_document(
     line: int | None,
     document: Any,
-    source: str | None,
+    source: bytes | None,
     file: str,
     records: RecordTable,
     families: list[Any],
@@ -293,9 +293,6 @@ def _add_document(
     warnings: list[Problem],
 ) -> None:
     """Add the records (or families) one JSON value holds."""
-    if record_is_clean(document) and document["id"] not in records:
-        records.add(document, file, line, source)
-        return
     items = _records_in(document)
     if items is None:
         families.extend(_parse_families(document, file, errors))
@@ -310,7 +307,7 @@ def _add_record(
     item: Any,
     file: str,
     line: int | None,
-    source: str | None,
+    source: bytes | None,
     records: RecordTable,
     errors: list[Problem],
     warnings: list[Problem],
@@ -335,10 +332,14 @@ def _add_record(
     records.add(item, file, line, source)
 
 
+def _site_key(record: Record) -> tuple[str, str | None, str]:
+    return (record.repo, record.file_path, normalise_message(record.error_message))
+
+
 def _drop_superseded_skeletons(records: RecordTable) -> RecordTable:
     """Where a written-up record and a bare site describe one site, keep only the write-up."""
     written = {
-        (record.repo, record.file_path, normalise_message(record.error_message))
+        _site_key(record)
         for record in map(records.__getitem__, records.written_up())
         if record.file_path
     }
@@ -347,8 +348,7 @@ def _drop_superseded_skeletons(records: RecordTable) -> RecordTable:
     superseded = {
         record.id
         for record in map(records.__getitem__, records.at_files({key[1] for key in written}))
-        if not record.has_write_up
-        and (record.repo, record.file_path, normalise_message(record.error_message)) in written
+        if not record.has_write_up and _site_key(record) in written
     }
     records.drop(superseded)
     return records

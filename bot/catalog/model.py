@@ -282,9 +282,9 @@ class RecordTable(MutableMapping[str, Record]):
             self._written_up.discard(rid)
 
     def add(
-        self, document: dict[str, Any], file: str, line: int | None, source: str | None = None
+        self, document: dict[str, Any], file: str, line: int | None, source: bytes | None = None
     ) -> None:
-        """Add a checked document; `source`, when given, is the JSON text it was parsed from."""
+        """Add a checked document; `source`, when given, is the JSON line it was parsed from."""
         file_path = document.get("filePath")
         self._commits.update(commits_named(document.get("analyzedSha"), document.get("githubUrl")))
         self._put(

@@ -72,14 +72,14 @@ def _shape(
     plan = _SHAPES.get(keys, False)
     if plan is False:
         plan = None
-        if all(key in TYPE_BY_KEY for key in keys) and all(key in keys for key in REQUIRED):
-            optional = [key for key in keys if key not in REQUIRED and key != "messagePattern"]
+        # A pattern is compiled and checked: the full check does it.
+        known = all(key in TYPE_BY_KEY for key in keys) and "messagePattern" not in keys
+        if known and all(key in keys for key in REQUIRED):
+            optional = [key for key in keys if key not in REQUIRED]
             plan = tuple(
                 tuple(key for key in optional if TYPE_BY_KEY[key] == kind)
                 for kind in ("str", "int", "list")
             )
-            if "messagePattern" in keys:
-                plan = None  # a pattern is compiled and checked: the full check does it
         if len(_SHAPES) < 1024:  # hostile files could invent any number of key sets
             _SHAPES[keys] = plan
     return plan

@@ -165,8 +165,9 @@ class CatalogIndex:
         # time it is a candidate: start-up pays only for the word postings.
         self._entries: dict[str, IndexedRecord] = {}
         self._candidate_cache: dict[tuple[frozenset[str], int], tuple[str, ...]] = {}
-        # Postings hold record numbers (positions in `record_ids`) in compact int arrays:
-        # a million records have five million postings, and numpy reads the arrays as they are.
+        # Postings hold record numbers (positions in `record_ids`), not ids: lists for small
+        # catalogs, numpy arrays from ARRAY_POSTINGS_MIN_RECORDS on (five million postings at
+        # a million records).
         large = len(catalog) >= ARRAY_POSTINGS_MIN_RECORDS
         if large:
             from bot.core.postings import ArrayPostingsBuilder  # numpy: large catalogs only
@@ -295,7 +296,7 @@ class CatalogIndex:
         max_df = self.max_df
         rare: set[str] = set()
         common: set[str] = set()
-        # `words(text)`, faster for ASCII (as `_message_tokens`); "" (from `''`) is no key.
+        # `words(text)`, lowered at once where that is safe (as `_message_tokens`).
         found = set(_LOWER_WORD.findall(text.lower())) if _lowers_cleanly(text) else words(text)
         for token in found:
             ids = postings.get(token)

@@ -193,8 +193,7 @@ class Matcher:
             return False
         if TRACK_CALLER_TAG in record.tags or "pattern" in message.evidence:
             return True
-        found = self._crate_in_path(location.path)
-        crate = location.crate or (found[0] if found else None)
+        crate = self._pasted_crate(location)
         return crate is None or self.index.in_project(crate)
 
     def _weigh_other_location(
@@ -208,8 +207,7 @@ class Matcher:
         if "/" not in location.path.lstrip("./ "):
             # `... renderer.rs:345`: the user cut the path; the file name is all it says.
             return confidence + (0.1 * message_score if pasted_file == record_file else 0.0)
-        found = self._crate_in_path(location.path)
-        crate = location.crate or (found[0] if found else None)
+        crate = self._pasted_crate(location)
         if crate and self.index.in_project(crate):
             # The panic is the project's own. Code moves between files and crates across
             # versions (burn-core/src/nn/.. became burn-nn/src/modules/..), and #[track_caller]
@@ -224,6 +222,11 @@ class Matcher:
             return confidence
         # Raised in another project's crate (wgpu, cubecl) or in the user's own code.
         return confidence * 0.45
+
+    def _pasted_crate(self, location: Location) -> str | None:
+        """The crate a pasted location names, or the project crate folder its path runs through."""
+        found = self._crate_in_path(location.path)
+        return location.crate or (found[0] if found else None)
 
     def _crate_in_path(self, path: str) -> tuple[str, str] | None:
         """(crate, path inside it) for a path through one of the project's crate folders."""

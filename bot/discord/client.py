@@ -574,13 +574,16 @@ class TriageBot(discord.Client):
         """Reply with the answer and remember the reply (edits and deletes follow it)."""
         rendered = self.render(analysis, author_id=msg.author_id, notes=notes)
         reply = await self._reply(message, rendered)
-        if reply is None:
-            return
+        if reply is not None:
+            await self._remember_reply(msg, reply.id, ids)
+
+    async def _remember_reply(self, msg: IncomingMessage, reply_id: int, ids: list[str]) -> None:
+        """The answer to `msg` is message `reply_id`, for `ids`: edits and deletes follow it."""
         await self._remember(
             self.store.put_discord_reply,
             msg.message_id,
             msg.channel_id,
-            reply.id,
+            reply_id,
             msg.author_id,
             ids,
         )
@@ -646,14 +649,7 @@ class TriageBot(discord.Client):
                 # someone removed our answer
                 await self._remember(self.store.delete_discord_reply, msg.message_id)
                 return
-            await self._remember(
-                self.store.put_discord_reply,
-                msg.message_id,
-                msg.channel_id,
-                reply_id,
-                msg.author_id,
-                ids,
-            )
+            await self._remember_reply(msg, reply_id, ids)
         elif action == "delete":
             await self._delete_reply(message.channel, row)
             await self._remember(self.store.delete_discord_reply, msg.message_id)
