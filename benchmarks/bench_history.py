@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def bench_build(repo_dir: str, since: str | None, head: bool) -> None:
-    from bot.scan.history import build_history, release_tags, version_key
+    from bot.scan.lineages import build_history, release_tags, version_key
 
     tags = release_tags(repo_dir)
     if since:
@@ -49,7 +49,7 @@ def bench_load(repeats: int) -> None:
         "import time; t = time.perf_counter();"
         "from bot.catalog.loader import load_bundled_catalog; c = load_bundled_catalog();"
         "t1 = time.perf_counter();"
-        "from bot.core.history import history_of; h = history_of(c);"
+        "from bot.core.match.releases import history_of; h = history_of(c);"
         "t2 = time.perf_counter();"
         "print(len(c), len(h.lineages), t1 - t, t2 - t1)"
     )

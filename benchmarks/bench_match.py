@@ -144,8 +144,8 @@ def run_size(size: str, synthetic: Path | None, repeat: int, naive_seconds: floa
 
     from bot.catalog.loader import bundled_catalog_path, load_bundled_catalog, load_catalog
     from bot.catalog.patterns import compile_safe, format_to_regex
-    from bot.core.extract import extract_panics
-    from bot.core.matcher import Matcher
+    from bot.core.extract.panics import extract_panics
+    from bot.core.match.matcher import Matcher
 
     rss_start = peak_rss_mb()
     started, cpu = time.perf_counter(), time.process_time()
@@ -253,7 +253,7 @@ def _huge(matcher) -> dict:
     """50 MB with a panic in the middle, read from a file as `triage-bot match` reads one."""
     import gc
 
-    from bot.core.windows import analyse_windows
+    from bot.core.match.windows import analyse_windows
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "huge.log"
@@ -336,7 +336,7 @@ def main() -> int:
         f"machine: {os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
         f"Python {platform.python_version()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
     )
-    # The bundled catalog's cache (bot.catalog.cache), filled before anything is measured:
+    # The bundled catalog's cache (bot.app.index_cache), filled before anything is measured:
     # what every start after the first one reads.
     subprocess.run(
         [sys.executable, "-c", "from bot.catalog.loader import load_bundled_catalog as f; f()"],

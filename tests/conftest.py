@@ -11,7 +11,7 @@ from fakes.github_api import FakeGitHub
 from bot.app import Triage
 from bot.catalog.loader import load_bundled_catalog
 
-# The bundled catalog's cache (bot.catalog.cache) in a folder of the test run's, not ~/.cache.
+# The bundled catalog's cache (bot.app.index_cache) in a folder of the test run's, not ~/.cache.
 os.environ.setdefault("TRIAGE_BOT_CACHE_DIR", tempfile.mkdtemp(prefix="triage-bot-cache-"))
 
 

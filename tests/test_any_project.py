@@ -18,11 +18,11 @@ import pytest
 from bot.app import Triage
 from bot.catalog.loader import load_catalog
 from bot.catalog.model import record_from_dict
-from bot.core.matcher import MATCH_THRESHOLD
+from bot.cli.scan import register_catalog
+from bot.core.match.matcher import MATCH_THRESHOLD
 from bot.render import texts
 from bot.render.answer import build_answer
 from bot.render.terminal import render_text
-from bot.scan.commands import register_catalog
 
 CRATE = Path(__file__).parent / "fixtures" / "rust_crate_callers"
 REPO = "acme/tiny_grid"
@@ -271,7 +271,7 @@ def test_an_old_format_fragment_without_its_header(triage: Triage) -> None:
 
 
 def test_registry_folder_names_read_as_the_crate_at_its_version() -> None:
-    from bot.core.paths import classify_path
+    from bot.core.extract.paths import classify_path
 
     cases = {
         "some_crate-0.14.2": ("some_crate", "0.14.2"),
@@ -290,7 +290,7 @@ def test_registry_folder_names_read_as_the_crate_at_its_version() -> None:
 
 def test_crates_named_in_any_spelling_are_the_projects() -> None:
     from bot.catalog.loader import Catalog
-    from bot.core.index import CatalogIndex
+    from bot.core.match.index import CatalogIndex
 
     records = {
         "a": record_from_dict(

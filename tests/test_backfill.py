@@ -9,12 +9,12 @@ import pytest
 from fakes.github_api import FakeGitHub
 from github import GithubException
 
-from bot.duplicates import add_line, also_reported_line, related_issues
+from bot.config.settings import Settings
 from bot.github import auth
 from bot.github.auth import ClientOptions, GitHubClients
 from bot.github.backfill import MAX_ATTEMPTS, backfill, cursor_name
-from bot.settings import Settings
-from bot.store import Store
+from bot.github.duplicates import add_line, also_reported_line, related_issues
+from bot.store.sqlite import Store
 
 REPO = "tracel-ai/burn"
 AVG_POOL = "8d1d2fa6df3880bd"

@@ -1,4 +1,4 @@
-"""The bundled catalog's cache (bot.catalog.cache): used when current, rebuilt when stale or
+"""The bundled catalog's cache (bot.app.index_cache): used when current, rebuilt when stale or
 corrupt, ignored when it cannot be written."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import bot
-from bot.catalog import cache
+from bot.app import index_cache as cache
 from bot.catalog.loader import Catalog, bundled_catalog_path, load_catalog
-from bot.core.index import CatalogIndex
-from bot.core.matcher import Matcher
+from bot.core.match.index import CatalogIndex
+from bot.core.match.matcher import Matcher
 
 AVG_POOL = (
     "thread 'main' panicked at /home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/"

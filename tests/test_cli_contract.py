@@ -23,8 +23,8 @@ import yaml
 from burn_repo import BURN_REPO, SKIP_REASON, burn_repo_present
 
 from bot.cli import build_parser, main, subcommands
-from bot.settings import NAMES
-from bot.store import Store
+from bot.config.settings import NAMES
+from bot.store.sqlite import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

@@ -15,7 +15,7 @@ from test_cli_contract import clean_env, console
 from test_github_flow import PANIC, issue_payload
 from test_server_health import damage, filled_store
 
-from bot.store import Store
+from bot.store.sqlite import Store
 
 RESTORE = "restore a backup, or move the file away to start with an empty store"
 # nothing listens on port 9 (discard): a command that went past the store check fails to connect

@@ -22,7 +22,7 @@ from fakes.github_api import FakeGitHub
 from test_github_flow import PANIC, REPO, bot_comments, fixture
 
 from bot.cli import build_parser
-from bot.settings import Settings
+from bot.config.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -354,8 +354,8 @@ async def test_dockerfile_healthcheck_asks_the_real_server(tmp_path):
     from aiohttp import web
 
     from bot.app import Triage
-    from bot.server import create_app
-    from bot.store import Store
+    from bot.server.http import create_app
+    from bot.store.sqlite import Store
 
     code = healthcheck_code()
     assert "/healthz" in code and ":8080/" in code
@@ -461,7 +461,7 @@ def test_systemd_unit_verifies(tmp_path):
 
 
 def test_guide_documents_every_setting_and_input():
-    from bot.settings import NAMES
+    from bot.config.settings import NAMES
 
     guide = (ROOT / "README.md").read_text()  # the maintainer's guide is the README
     example = (ROOT / ".env.example").read_text()

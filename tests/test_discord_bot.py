@@ -36,7 +36,7 @@ from bot.app import Triage
 from bot.discord import listener as L
 from bot.discord.client import TriageBot, run_discord
 from bot.render import texts
-from bot.store import Store
+from bot.store.sqlite import Store
 
 AVG_POOL = "8d1d2fa6df3880bd"
 INTERPOLATE = "cf30438606d06d30"

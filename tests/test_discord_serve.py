@@ -24,11 +24,11 @@ from aiohttp.test_utils import TestServer
 from fakes.discord_gateway import FakeDiscord, patched_discord
 
 from bot.app import Triage
+from bot.cli.doctor import FAIL, OK, check_discord
+from bot.config.settings import Settings, SettingsError
 from bot.discord import client as discord_client
-from bot.doctor import FAIL, OK, check_discord
-from bot.server import STATE, create_app
-from bot.settings import Settings, SettingsError
-from bot.store import Store
+from bot.server.http import STATE, create_app
+from bot.store.sqlite import Store
 
 AVG_PANIC = (
     "thread 'main' panicked at crates/burn-autodiff/src/ops/module.rs:1498:9:\n"

@@ -17,9 +17,10 @@ import pytest
 from aiohttp import web
 from fakes.github_api import FakeGitHub
 
-from bot import cli, doctor
-from bot.doctor import FAIL, OK, SKIP, WARN, Check, run_checks
-from bot.store import MIGRATIONS, Store
+from bot import cli
+from bot.cli import doctor
+from bot.cli.doctor import FAIL, OK, SKIP, WARN, Check, run_checks
+from bot.store.sqlite import MIGRATIONS, Store
 
 ROOT = Path(__file__).resolve().parent.parent
 REPO = "tracel-ai/burn"
@@ -491,7 +492,7 @@ def test_command_exit_status_and_output(github, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "a-long-enough-webhook-secret")
     monkeypatch.setenv("GITHUB_API_URL", github.base_url)
     monkeypatch.setenv("TRIAGE_DB", str(tmp_path / "db.sqlite3"))
-    monkeypatch.setitem(cli.COMMAND_MODULES, "doctor", "bot.doctor")
+    monkeypatch.setitem(cli.COMMAND_MODULES, "doctor", "bot.cli.doctor")
     assert cli.main(["doctor", "--repo", REPO]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("ok    settings: GitHub token, Discord off")

@@ -1,9 +1,10 @@
-"""Drifted wordings compared on a message's fixed text (bot/core/drift.py), on plain strings."""
+"""Drifted wordings compared on a message's fixed text (bot/core/match/drift.py), on plain
+strings."""
 
 from __future__ import annotations
 
 from bot.catalog.patterns import normalise_message, parse_format
-from bot.core.drift import Drift, drift
+from bot.core.match.drift import Drift, drift
 
 TILE = "Tile {} overlaps tile {} at row {} and column {} in layer {} of the grid"
 LAYOUT = (

@@ -13,7 +13,8 @@ from test_github_flow import (
     issue_payload,
 )
 
-from bot.duplicates import (
+from bot.config.settings import SettingsError
+from bot.github.duplicates import (
     DuplicateConfig,
     add_line,
     also_reported_line,
@@ -23,8 +24,7 @@ from bot.duplicates import (
     related_issues,
 )
 from bot.render.github import parse_marker
-from bot.settings import SettingsError
-from bot.store import Store
+from bot.store.sqlite import Store
 
 
 def row(number, record, state="open", fingerprint="fp-x", last_at=0.0):

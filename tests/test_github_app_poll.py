@@ -10,14 +10,14 @@ from fakes.github_api import FakeGitHub
 from test_github_flow import PANIC, REPO, Harness, bot_comments, issue_payload
 
 from bot.app import Triage
+from bot.config.settings import Settings
 from bot.github import auth
 from bot.github.adapter import GitHubAdapter
 from bot.github.auth import ClientOptions, GitHubClients
 from bot.github.pipeline import IssuePipeline
 from bot.github.poll import poll_once, read_cursor
 from bot.github.worker import RetryPolicy, Worker
-from bot.settings import Settings
-from bot.store import Store
+from bot.store.sqlite import Store
 
 INSTALLATION = 31337
 
@@ -201,7 +201,7 @@ async def test_polling_feeds_the_same_pipeline_and_keeps_a_cursor(token_fake, tm
 
 
 def test_poll_command_once(token_fake, tmp_path, monkeypatch, capsys):
-    from bot.github import commands
+    from bot.cli import service as commands
 
     fake = token_fake
     fake.add_issue(REPO, "crash", PANIC)
@@ -222,7 +222,7 @@ def test_poll_command_once(token_fake, tmp_path, monkeypatch, capsys):
 
 
 def test_jobs_retry_run_replays_a_dead_job_now(token_fake, tmp_path, monkeypatch, capsys):
-    from bot.github import commands
+    from bot.cli import service as commands
 
     fake = token_fake
     issue = fake.add_issue(REPO, "crash", PANIC)
@@ -249,7 +249,7 @@ def test_handle_event_runs_the_pipeline_on_an_event_file(token_fake, tmp_path, m
     """The GitHub Action's path: a real event file, the workflow's token, no server."""
     import json
 
-    from bot.github import commands
+    from bot.cli import service as commands
 
     fake = token_fake
     issue = fake.add_issue(REPO, "crash", PANIC)

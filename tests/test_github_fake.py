@@ -135,10 +135,10 @@ def test_user_endpoint(fake):
 
 def test_enterprise_base_url_with_a_path_prefix():
     """GitHub Enterprise Server serves the API under /api/v3; every URL keeps the prefix."""
+    from bot.config.settings import Settings
     from bot.github.adapter import GitHubAdapter
     from bot.github.auth import ClientOptions, GitHubClients
     from bot.github.planner import Plan
-    from bot.settings import Settings
 
     with FakeGitHub(prefix="/api/v3") as fake:
         fake.add_token("ghp_ghes", "maintainer")

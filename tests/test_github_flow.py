@@ -19,13 +19,13 @@ from fakes.github_api import FakeGitHub
 from serve_process import serve_process
 
 from bot.app import Triage
+from bot.config.settings import Settings
 from bot.github.auth import ClientOptions
 from bot.github.webhook import sign
 from bot.github.worker import RetryPolicy
 from bot.render.github import parse_marker
-from bot.server import STATE, create_app
-from bot.settings import Settings
-from bot.store import Store
+from bot.server.http import STATE, create_app
+from bot.store.sqlite import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "webhooks"
 REPO = GITHUB_REPO  # the repository GitHub's example payloads name

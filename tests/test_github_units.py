@@ -10,14 +10,15 @@ from pathlib import Path
 import pytest
 from github import GithubException
 
-from bot import store as store_module
 from bot.catalog.model import Record
-from bot.github import commands, webhook
+from bot.cli import service as commands
+from bot.config.settings import NAMES, Settings, SettingsError, read_env_file
+from bot.github import webhook
 from bot.github.labels import LabelConfig, label_config_from_dict, load_label_config
 from bot.github.planner import BotComment, Desired, IssueView, plan
 from bot.github.worker import RetryPolicy, classify
-from bot.settings import NAMES, Settings, SettingsError, read_env_file
-from bot.store import Store
+from bot.store import sqlite as store_module
+from bot.store.sqlite import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "webhooks"
 ROOT = Path(__file__).parent.parent
@@ -443,10 +444,10 @@ def environment_reads(package: Path) -> tuple[set[str], list[str]]:
 
 def test_env_example_names_every_variable_the_bot_reads_with_a_comment():
     """The settings (NAMES) and every variable read from the environment anywhere in bot/ (such
-    as TRIAGE_BOT_CACHE_DIR, read by the catalog cache, not by bot/settings.py)."""
+    as TRIAGE_BOT_CACHE_DIR, read by the catalog cache, not by bot/config/settings.py)."""
     read, unknown = environment_reads(ROOT / "bot")
     assert not unknown, f"environment reads whose variable this test cannot tell: {unknown}"
-    assert "TRIAGE_BOT_CACHE_DIR" in read  # the scan sees reads outside bot/settings.py
+    assert "TRIAGE_BOT_CACHE_DIR" in read  # the scan sees reads outside bot/config/settings.py
     text = (ROOT / ".env.example").read_text()
     lines = text.splitlines()
     for name in sorted((set(NAMES) | read) - set(NOT_IN_ENV_EXAMPLE)):

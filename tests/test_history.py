@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.scan.history import (
+from bot.scan.lineages import (
     SiteAt,
     build_history,
     link_releases,

@@ -14,13 +14,13 @@ import pytest
 
 from bot.app import Triage
 from bot.catalog.loader import load_bundled_catalog
-from bot.core.history import (
+from bot.cli.match import analysis_json
+from bot.core.match.releases import (
     history_of,
     message_consistent,
     pasted_crate_file,
     version_in_text,
 )
-from bot.match_command import analysis_json
 from bot.render.answer import build_answer
 from bot.render.terminal import render_text
 
@@ -261,7 +261,7 @@ SYNTHETIC = [
 
 
 def test_release_lookups_on_a_synthetic_history():
-    from bot.core.history import find_hit, parse_history, story_for
+    from bot.core.match.releases import find_hit, parse_history, story_for
 
     history = parse_history(SYNTHETIC)
     assert history.releases_for("0.1") == [0, 1]

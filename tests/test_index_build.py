@@ -1,4 +1,4 @@
-"""The index and the matcher's shortcuts (bot.core.index, postings, drift, history) give what
+"""The index and the matcher's shortcuts (bot.core.match.index, postings, drift, history) give what
 their plain definitions give, only faster."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bot.core.index as index_module
+import bot.core.match.index as index_module
 from bot.catalog.loader import Catalog, bundled_catalog_path, load_catalog
 from bot.catalog.model import Record
 from bot.catalog.patterns import normalise_message, parse_format
-from bot.core import drift as drift_module
-from bot.core.history import _may_share_run
-from bot.core.index import CatalogIndex, _message_tokens, _word_weight, words
+from bot.core.match import drift as drift_module
+from bot.core.match.index import CatalogIndex, _message_tokens, _word_weight, words
+from bot.core.match.releases import _may_share_run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -150,7 +150,7 @@ def test_the_candidates_do_not_depend_on_the_hash_seed():
     script = (
         "import json\n"
         "from bot.catalog.loader import load_catalog, bundled_catalog_path\n"
-        "from bot.core.index import CatalogIndex\n"
+        "from bot.core.match.index import CatalogIndex\n"
         "index = CatalogIndex(load_catalog([bundled_catalog_path()]))\n"
         "query = ('=== Tensor Operation Error === Operation: Matmul Reason: 1. The inner "
         "dimension of matmul should be the same, but got 784 and 512. Lhs shape [32, 784], "

@@ -12,9 +12,7 @@ import pytest
 from fakes.github_api import FakeGitHub
 from test_github_flow import PANIC, REPO, bot_comments, issue_payload
 
-from bot.github import auth
-from bot.github.auth import ClientOptions
-from bot.logging_setup import (
+from bot.config.logs import (
     REDACTED,
     Redactor,
     configure_logging,
@@ -22,7 +20,9 @@ from bot.logging_setup import (
     log_event,
     secret_values,
 )
-from bot.settings import Settings
+from bot.config.settings import Settings
+from bot.github import auth
+from bot.github.auth import ClientOptions
 
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
 DISCORD = "MTEwMDAwMDAwMDAwMDAwMDAwMA.GhIjKl.abcdefghijklmnopqrstuvwxyz0123"
@@ -182,7 +182,7 @@ def test_handle_event_logs_one_event_line_without_the_token(
     tmp_path, monkeypatch, capsys, restore_logging
 ):
     """The pipeline's line, end to end: delivery, repo, issue, verdict, records, duration."""
-    from bot.github import commands
+    from bot.cli import service as commands
 
     token = "ghp_" + "z9" * 18
     with FakeGitHub() as fake:

@@ -6,7 +6,7 @@ import json
 
 from bot.app import Triage
 from bot.catalog.loader import load_catalog
-from bot.core.matcher import MATCH_THRESHOLD
+from bot.core.match.matcher import MATCH_THRESHOLD
 
 REGISTRY = "/home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-import bot.core.index as index_module
+import bot.core.match.index as index_module
 from bot.catalog.loader import Catalog
 from bot.catalog.model import Record
-from bot.core.matcher import Matcher
+from bot.core.match.matcher import Matcher
 from bot.core.panic import Panic
 
 REAL = "topk is not implemented for autodiff"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.paths import crate_from_function, parse_location, strip_symbol_hash
+from bot.core.extract.paths import crate_from_function, parse_location, strip_symbol_hash
 
 REG = "index.crates.io-1949cf8c6b5b557f"
 

@@ -1,4 +1,4 @@
-"""Large catalogs rank candidates over numpy arrays (bot.core.postings): the same answers as
+"""Large catalogs rank candidates over numpy arrays (bot.core.match.postings): the same answers as
 the plain loop, to the last bit."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import random
 import pytest
 from corpus_padding import load_cases
 
-import bot.core.index as index_module
+import bot.core.match.index as index_module
 from bot.catalog.loader import bundled_catalog_path, load_bundled_catalog, load_catalog
 from bot.catalog.sites import skeleton_record
-from bot.core.index import CatalogIndex, words
-from bot.core.matcher import Matcher
-from bot.core.postings import rank_with_arrays
+from bot.core.match.index import CatalogIndex, words
+from bot.core.match.matcher import Matcher
+from bot.core.match.postings import rank_with_arrays
 
 SWAPS = "tensor shape dtype kernel buffer device stream gradient backward layout".split()
 

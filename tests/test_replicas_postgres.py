@@ -38,7 +38,7 @@ from test_github_flow import (
 
 from bot.github.webhook import sign
 from bot.render.github import parse_marker
-from bot.store import Store
+from bot.store.sqlite import Store
 
 REPO = GITHUB_REPO
 SECRET = "replica-webhook-secret-0123"

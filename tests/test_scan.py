@@ -10,8 +10,8 @@ import pytest
 
 from bot.catalog.importers import skeletons_from_sites
 from bot.catalog.sites import pinned_url, site_id
-from bot.scan.commands import register_catalog
-from bot.scan.rust_sites import (
+from bot.cli.scan import register_catalog
+from bot.scan.rust.sites import (
     PanicSite,
     cfg_requires_test,
     scan_source,
@@ -658,7 +658,7 @@ prefix = '''Grid check failed:\\s*'''
 
 
 def scan_tree_source(source: str, builders) -> list[PanicSite]:
-    from bot.scan.rust_sites import ScanContext
+    from bot.scan.rust.sites import ScanContext
 
     return scan_source(source, "src/x.rs", context=ScanContext(builders=tuple(builders))).sites
 

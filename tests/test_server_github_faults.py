@@ -13,10 +13,10 @@ from aiohttp.test_utils import TestServer
 from fakes.github_api import FakeGitHub
 from test_github_flow import PANIC, REPO, Harness, bot_comments, issue_payload
 
+from bot.config.settings import Settings
 from bot.github.auth import ClientOptions
 from bot.github.worker import RetryPolicy
-from bot.server import create_app
-from bot.settings import Settings
+from bot.server.http import create_app
 
 COMMENTS = r"^/repos/[^/]+/[^/]+/issues/\d+/comments$"
 

@@ -14,11 +14,11 @@ import time
 import pytest
 from test_github_flow import PANIC, REPO, Harness, bot_comments, issue_payload
 
-from bot.github import commands
-from bot.health import Health, Status
-from bot.server import WebhookLimits, open_store
-from bot.settings import NAMES, Settings, SettingsError
-from bot.store import Store
+from bot.cli import service as commands
+from bot.config.settings import NAMES, Settings, SettingsError
+from bot.server.health import Health, Status
+from bot.server.http import WebhookLimits, open_store
+from bot.store.sqlite import Store
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ async def test_health_registry_runs_each_check_with_a_time_bound(caplog):
     health.register("raises", raises)
     state["ok"] = False
     started = time.monotonic()
-    with caplog.at_level(logging.ERROR, logger="bot.health"):
+    with caplog.at_level(logging.ERROR, logger="bot.server.health"):
         ok, report = await health.report()
         await health.report()  # a second report logs nothing new
     assert time.monotonic() - started < 2

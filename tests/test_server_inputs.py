@@ -18,9 +18,9 @@ from test_github_flow import (
     issue_payload,
 )
 
-from bot.github import commands
-from bot.server import WebhookLimits, create_app
-from bot.settings import NAMES, Settings, SettingsError
+from bot.cli import service as commands
+from bot.config.settings import NAMES, Settings, SettingsError
+from bot.server.http import WebhookLimits, create_app
 
 
 @pytest.fixture
@@ -216,7 +216,7 @@ def test_serve_listens_on_loopback_unless_told(monkeypatch):
 
 
 def test_doctor_warns_when_serve_listens_everywhere(tmp_path):
-    from bot.doctor import WARN, check_settings
+    from bot.cli.doctor import WARN, check_settings
 
     base = {"GITHUB_TOKEN": "ghp_x", "GITHUB_WEBHOOK_SECRET": "a-long-enough-secret"}
     quiet = check_settings(Settings.from_mapping(base), [])
@@ -281,7 +281,7 @@ async def test_past_the_waiting_bound_a_delivery_gets_503_before_its_body_is_rea
 def test_serve_warns_when_it_listens_on_every_interface(tmp_path, monkeypatch, caplog, triage):
     import logging
 
-    from bot import server
+    from bot.server import http as server
 
     started = []
     monkeypatch.setattr(server.web, "run_app", lambda app, **kw: started.append(kw["host"]))
@@ -289,7 +289,7 @@ def test_serve_warns_when_it_listens_on_every_interface(tmp_path, monkeypatch, c
     settings = Settings.from_mapping(
         {"DISCORD_TOKEN": "x" * 30, "TRIAGE_DB": str(tmp_path / "db.sqlite3")}
     )
-    with caplog.at_level(logging.WARNING, logger="bot.server"):
+    with caplog.at_level(logging.WARNING, logger="bot.server.http"):
         server.run(settings, "127.0.0.1", 0)
         assert not caplog.records
         server.run(settings, "0.0.0.0", 0)

@@ -12,7 +12,8 @@ import pytest
 from test_github_flow import INTERPOLATE, PANIC, REPO, UNKNOWN_PANIC, Harness, issue_payload
 
 from bot.catalog.loader import load_catalog
-from bot.stats import (
+from bot.cli.stats import register, register_catalog
+from bot.stats.report import (
     OTHER,
     PALETTE,
     TOP_SERIES,
@@ -25,8 +26,7 @@ from bot.stats import (
     render_html,
     render_text,
 )
-from bot.stats_command import register, register_catalog
-from bot.store import Store
+from bot.store.sqlite import Store
 
 
 def ts(day: str) -> float:
@@ -363,7 +363,7 @@ async def _in_thread(function, *args):
 
 
 def test_uncatalogued_items_are_the_panics_the_answer_does_not_cover(triage):
-    from bot.stats import uncatalogued_items
+    from bot.stats.report import uncatalogued_items
 
     registry = "/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f/"
     unknown_in_burn = (

@@ -16,10 +16,10 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from bot.app import Triage
-from bot.server import create_app
-from bot.settings import Settings
-from bot.stats import PALETTE, PRECISION_COLOUR
-from bot.store import Store
+from bot.config.settings import Settings
+from bot.server.http import create_app
+from bot.stats.report import PALETTE, PRECISION_COLOUR
+from bot.store.sqlite import Store
 
 CHROMIUM = Path("/usr/bin/chromium")
 INTERPOLATE = "cf30438606d06d30"

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import pytest
 from postgres_schema import fresh_schema, postgres_or_skip
 
-from bot.store import MIGRATIONS as SQLITE_MIGRATIONS
-from bot.store import Store
-from bot.stores import TriageStore, open_store
+from bot.store.open import TriageStore, open_store
+from bot.store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
+from bot.store.sqlite import Store
 
 LEASE = 60.0
 
@@ -50,7 +50,7 @@ def make_store(kind, tmp_path, request, clock):
     """Open (another handle on) this test's store."""
     opened: list[TriageStore] = []
     if kind == "postgres":
-        from bot.store_postgres import PgStore
+        from bot.store.postgres import PgStore
 
         url = request.getfixturevalue("pg_schema")
         _wipe(url)
@@ -108,11 +108,11 @@ def _public(cls: type) -> dict[str, inspect.Signature]:
 
 
 def test_both_stores_have_the_same_public_methods_and_the_protocol_lists_them():
-    from bot.store_postgres import PgStore
+    from bot.store.postgres import PgStore
 
     sqlite, postgres = _public(Store), _public(PgStore)
     missing = sorted(set(sqlite) - set(postgres))
-    assert not missing, f"PgStore lacks {missing}: add them to bot/store_postgres.py"
+    assert not missing, f"PgStore lacks {missing}: add them to bot/store/postgres.py"
     for name, signature in sqlite.items():
         if name == "open":  # a path, a URL
             continue
@@ -122,15 +122,15 @@ def test_both_stores_have_the_same_public_methods_and_the_protocol_lists_them():
 
 
 def test_the_migrations_are_the_same_versions():
-    from bot.store_postgres import MIGRATIONS as PG_MIGRATIONS
-    from bot.store_postgres import PgStore
+    from bot.store.postgres import MIGRATIONS as PG_MIGRATIONS
+    from bot.store.postgres import PgStore
 
     assert PgStore.latest_version() == Store.latest_version()
     assert [v for v, _ in PG_MIGRATIONS] == [v for v, _ in SQLITE_MIGRATIONS]
 
 
 def test_open_store_picks_the_implementation(tmp_path, pg_schema):
-    from bot.store_postgres import PgStore
+    from bot.store.postgres import PgStore
 
     with open_store(tmp_path / "x.sqlite3") as sqlite:
         assert isinstance(sqlite, Store)

@@ -17,9 +17,9 @@ import psycopg
 import pytest
 from postgres_schema import fresh_schema, postgres_or_skip
 
-from bot.settings import Settings
-from bot.store import Store
-from bot.store_postgres import PgStore, redact_url
+from bot.config.settings import Settings
+from bot.store.postgres import PgStore, redact_url
+from bot.store.sqlite import Store
 
 
 class Clock:
@@ -212,7 +212,7 @@ def test_triage_db_url_selects_postgres_and_hides_the_password(tmp_path):
     sqlite = Settings.from_mapping({"TRIAGE_DB": str(tmp_path / "x.db")})
     assert sqlite.store_location == tmp_path / "x.db" and sqlite.triage_db_url is None
     assert redact_url("postgresql://bot@db/triage") == "postgresql://bot@db/triage"
-    from bot.settings import SettingsError
+    from bot.config.settings import SettingsError
 
     with pytest.raises(SettingsError, match="TRIAGE_JOB_LEASE"):
         Settings.from_mapping({"TRIAGE_JOB_LEASE": "soon"})
@@ -228,7 +228,7 @@ def test_an_unreachable_database_is_named_without_its_password():
 
 
 def test_doctor_checks_the_connection_and_the_schema(url):
-    from bot.doctor import FAIL, OK, WARN, check_store
+    from bot.cli.doctor import FAIL, OK, WARN, check_store
 
     def check(db: str):
         return check_store(Settings.from_mapping({"TRIAGE_DB": db}))
@@ -255,7 +255,7 @@ def test_doctor_checks_the_connection_and_the_schema(url):
 
 
 def test_doctor_shows_the_database_without_its_password():
-    from bot.doctor import check_settings
+    from bot.cli.doctor import check_settings
 
     settings = Settings.from_mapping(
         {"TRIAGE_DB": "postgresql://bot:s3cret@db:5432/triage", "GITHUB_TOKEN": "t"}
@@ -282,7 +282,7 @@ def test_the_database_refuses_a_second_running_job_of_one_issue(url):
 
 
 def test_an_older_schema_is_migrated_and_keeps_its_data(url, monkeypatch):
-    import bot.store_postgres as store_postgres
+    import bot.store.postgres as store_postgres
 
     full = list(store_postgres.MIGRATIONS)
     monkeypatch.setattr(store_postgres, "MIGRATIONS", full[:1])
@@ -364,9 +364,9 @@ class Cable:
 def test_a_database_outage_neither_stalls_the_worker_nor_strands_a_job(url, monkeypatch):
     from urllib.parse import urlsplit, urlunsplit
 
-    import bot.store_postgres
+    import bot.store.postgres
 
-    monkeypatch.setattr(bot.store_postgres, "OUTAGE_PAUSE", 1.0)
+    monkeypatch.setattr(bot.store.postgres, "OUTAGE_PAUSE", 1.0)
 
     parts = urlsplit(url)
     cable = Cable(parts.hostname or "127.0.0.1", parts.port or 5432)
@@ -415,7 +415,7 @@ def test_a_lost_server_reads_as_the_store_unavailable_not_a_bug(url):
     import sqlite3
     from urllib.parse import urlsplit, urlunsplit
 
-    from bot.store_access import store_unavailable
+    from bot.store.thread import store_unavailable
 
     parts = urlsplit(url)
     cable = Cable(parts.hostname or "127.0.0.1", parts.port or 5432)

@@ -18,7 +18,7 @@ from test_github_flow import (
     issue_payload,
 )
 
-from bot.github.triage_commands import Command, command_entries, new_commands, parse
+from bot.github.triage_command.parse import Command, command_entries, new_commands, parse
 from bot.github.webhook import decide
 from bot.render import texts
 from bot.render.github import parse_marker

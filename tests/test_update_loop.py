@@ -16,7 +16,7 @@ from burn_repo import BURN_REPO, SKIP_REASON, burn_repo_present
 
 from bot.catalog.sites import skeleton_record
 from bot.cli import main
-from bot.scan.history import extract_tree, git
+from bot.scan.lineages import extract_tree, git
 from bot.scan.update import update_catalog
 
 ROOT = Path(__file__).resolve().parent.parent

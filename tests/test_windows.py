@@ -1,4 +1,4 @@
-"""Inputs of any size are read whole, a window at a time (bot.core.windows)."""
+"""Inputs of any size are read whole, a window at a time (bot.core.match.windows)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from corpus_padding import noise
 
 from bot.cli import main
-from bot.core.windows import analyse_windows, windows
+from bot.core.match.windows import analyse_windows, windows
 
 PANIC = (
     "thread 'main' panicked at /home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/"

@@ -43,10 +43,10 @@ class Catalog:
         self._by_message: dict[str, list[str]] | None = None
         self._flags: dict[str, frozenset[str]] = {}
         self._families: dict[str, Any] = {}
-        # The matcher's index (bot.core.index.CatalogIndex), when built with the catalog
-        # (the bundled one, cached between runs by bot.catalog.cache).
+        # The matcher's index (bot.core.match.index.CatalogIndex), when built with the catalog
+        # (the bundled one, cached between runs by bot.app.index_cache).
         self.prebuilt_index: Any = None
-        # Release histories beside the records (`*.ndjson`, read by bot.core.history on use).
+        # Release histories beside the records (`*.ndjson`, read by bot.core.match.releases on use).
         self.history_files: list[Path] = []
 
     def __len__(self) -> int:
@@ -378,14 +378,14 @@ def bundled_catalog_path() -> Path:
 @cache
 def load_bundled_catalog() -> Catalog:
     """The bundled catalog with its index, from the user's cache folder when it is current."""
-    from bot.catalog.cache import load_indexed
+    from bot.app.index_cache import load_indexed
 
     paths = [bundled_catalog_path()]
     return load_indexed(paths, lambda: _with_index(load_catalog(paths)))
 
 
 def _with_index(catalog: Catalog) -> Catalog:
-    from bot.core.index import CatalogIndex  # the core imports this module
+    from bot.core.match.index import CatalogIndex  # the core imports this module
 
     catalog.prebuilt_index = CatalogIndex(catalog)
     return catalog

@@ -3,7 +3,7 @@
 Kept thin: everything that can be decided without discord.py lives in `bot.discord.listener`.
 Started by `triage-bot serve` through `run_discord(settings, triage, store, db=...)`.
 
-Store calls run on the store's own thread (`bot.store_access`), never on the event loop: a
+Store calls run on the store's own thread (`bot.store.thread`), never on the event loop: a
 database locked by another process would otherwise stall the gateway for its busy timeout. A
 store that cannot be used (damaged, its file gone, locked past the timeout) costs the memory of
 an answer, not the answer: it is logged once, and `/healthz` shows it under "store".
@@ -24,10 +24,10 @@ import discord
 from discord import app_commands
 
 from bot.discord import listener as L
-from bot.discord.health import DiscordStatus
 from bot.discord.listener import AttachmentInfo, IncomingMessage
+from bot.discord.status import DiscordStatus
 from bot.render import texts
-from bot.store_access import StoreAccess, StoreUnavailable, store_unavailable
+from bot.store.thread import StoreAccess, StoreUnavailable, store_unavailable
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ def invite_url(application_id: int) -> str:
 
 
 class DiscordSettings(Protocol):
-    """What the Discord side reads from `bot.settings.Settings`."""
+    """What the Discord side reads from `bot.config.settings.Settings`."""
 
     @property
     def discord_token(self) -> str | None: ...
@@ -355,7 +355,7 @@ class TriageBot(discord.Client):
 
     async def _remember_gaps(self, msg: IncomingMessage, analysis: Any) -> None:
         """Uncatalogued panics pasted in watched channels feed `stats`' list of records to write."""
-        from bot.stats import uncatalogued_items
+        from bot.stats.report import uncatalogued_items
 
         items = uncatalogued_items(analysis, L.answered_ids(analysis))
         subject = f"{msg.channel_id}/{msg.message_id}"

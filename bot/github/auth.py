@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from github import Auth, Github, GithubIntegration
 
+from bot.config.settings import Settings
 from bot.github.gate import InstallationGates
-from bot.settings import Settings
 
 USER_AGENT = "panic-triage-bot"
 

@@ -243,11 +243,11 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_backfill(args: argparse.Namespace) -> int:
+    from bot.config.logs import configure_logging
+    from bot.config.settings import Settings, SettingsError
     from bot.github.auth import GitHubClients
-    from bot.logging_setup import configure_logging
-    from bot.server import load_triage
-    from bot.settings import Settings, SettingsError
-    from bot.stores import open_command_store, store_errors
+    from bot.server.http import load_triage
+    from bot.store.open import open_command_store, store_errors
 
     if args.repo.count("/") != 1 or not all(args.repo.split("/")):
         print("triage-bot: --repo must be OWNER/NAME", file=sys.stderr)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.catalog.model import Record
-from bot.settings import SettingsError, read_triage_config
+from bot.config.settings import SettingsError, read_triage_config
 
 DEFAULT_MATCHED = "panic: known"
 DEFAULT_UNCATALOGUED = "panic: uncatalogued"

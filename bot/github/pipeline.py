@@ -12,15 +12,19 @@ import time
 from dataclasses import dataclass, replace
 
 from bot.app import Triage
-from bot.duplicates import (
+from bot.config.logs import log_event
+from bot.github.adapter import GitHubAdapter
+from bot.github.duplicates import (
     DuplicateConfig,
     add_line,
     also_reported_line,
     duplicate_label,
     related_issues,
 )
-from bot.github.adapter import GitHubAdapter
-from bot.github.commands_handler import (
+from bot.github.labels import LabelConfig
+from bot.github.metrics import Metrics
+from bot.github.planner import Desired, IssueView, Plan, plan
+from bot.github.triage_command.handle import (
     CommandHandler,
     add_why,
     answer_for_record,
@@ -31,14 +35,10 @@ from bot.github.commands_handler import (
     without_records,
     wrong_note_body,
 )
-from bot.github.labels import LabelConfig
-from bot.github.metrics import Metrics
-from bot.github.planner import Desired, IssueView, Plan, plan
-from bot.logging_setup import log_event
 from bot.render.answer import build_answer
 from bot.render.github import render_comment, render_no_longer
-from bot.stats import uncatalogued_items
-from bot.store import Job, Store
+from bot.stats.report import uncatalogued_items
+from bot.store.sqlite import Job, Store
 
 log = logging.getLogger(__name__)
 
@@ -294,7 +294,7 @@ class IssuePipeline:
 
 def pipeline_from_settings(settings, triage, adapter, store, metrics=None) -> IssuePipeline:
     """The pipeline every entry point runs (serve, poll, handle-event, jobs retry)."""
-    from bot.duplicates import load_duplicate_config
+    from bot.github.duplicates import load_duplicate_config
     from bot.github.labels import load_label_config
 
     return IssuePipeline(

@@ -15,8 +15,8 @@ from datetime import UTC, datetime, timedelta
 from bot.github.adapter import is_bot_author
 from bot.github.auth import GitHubClients
 from bot.github.marker import looks_like_bot_comment
-from bot.github.triage_commands import command_entries
-from bot.store import Store
+from bot.github.triage_command.parse import command_entries
+from bot.store.sqlite import Store
 
 log = logging.getLogger(__name__)
 

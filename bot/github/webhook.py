@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
 
+from bot.config.settings import valid_full_name
 from bot.github.marker import looks_like_bot_comment
-from bot.github.triage_commands import command_entries
-from bot.settings import valid_full_name
+from bot.github.triage_command.parse import command_entries
 
 MAX_BODY = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
 MAX_NUMBER = 2**31 - 1  # issue numbers fit in 32 bits (GitHub's own limit)

@@ -8,7 +8,7 @@
   pacing is kept where it belongs, per installation: one writer per installation at a time,
   writes spaced out, and after a rate-limit answer no request for that installation is sent
   until it passes (`bot.github.gate`); other installations and reads go on meanwhile.
-- Every store call of the worker goes through the store's own thread (`bot.store_access`).
+- Every store call of the worker goes through the store's own thread (`bot.store.thread`).
 - A write that timed out or lost its connection may have landed: it is retried only after
   `write_settle` seconds, and the retry reads the issue (finding the bot's marker) first.
 - Failures are classified: 5xx, timeouts and connection errors back off exponentially; a
@@ -38,8 +38,8 @@ from github.Requester import Requester
 from bot.github.adapter import AmbiguousWrite
 from bot.github.gate import GateClosed, InstallationGates
 from bot.github.metrics import Metrics
-from bot.store import Job, Store
-from bot.store_access import StoreAccess
+from bot.store.sqlite import Job, Store
+from bot.store.thread import StoreAccess
 
 log = logging.getLogger(__name__)
 

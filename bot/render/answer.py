@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from bot.catalog.model import Record
 from bot.core.analysis import Analysis, Candidate, PanicMatch, Verdict
-from bot.core.cascade import is_uncatalogued_unwrap
+from bot.core.match.cascade import is_uncatalogued_unwrap
 from bot.core.panic import Location, Panic
 from bot.render import texts
 from bot.render.history_note import history_note

@@ -7,7 +7,7 @@ from typing import Any
 
 from bot.catalog.model import Record
 from bot.core.analysis import PanicMatch
-from bot.core.history import project_name, story_of
+from bot.core.match.releases import project_name, story_of
 from bot.render import texts
 from bot.render.markup import Words, words
 

@@ -226,7 +226,7 @@ MODAL_LABEL = "Panic output"
 MODAL_PLACEHOLDER = "thread 'main' panicked at ..."
 EXPLAIN_MENU = "Explain this panic"
 
-# --- GitHub: maintainers' `/triage` commands (bot/github/commands_handler.py) ---------------------
+# --- GitHub: maintainers' `/triage` commands (bot/github/triage_command/handle.py) ---
 # A stranger's command, answered at most once per issue.
 COMMAND_REFUSED = (
     "Thanks, @{login}! Only people with triage rights on this repository can give the bot "
@@ -256,7 +256,7 @@ WHY_DECIDED_REPEAT = "  decided: same record as an earlier panic, answered once"
 WHY_OVERRIDE_MATCH = "A maintainer chose record {record} with /triage match."
 WHY_OVERRIDE_WRONG = "A maintainer marked record(s) {records} as wrong with /triage wrong."
 
-# --- duplicates: other issues that hit the same record (bot/duplicates.py) ---------------------
+# --- duplicates: other issues that hit the same record (bot/github/duplicates.py) ---
 ALSO_REPORTED = "Also reported in {issues}."
 ALSO_REPORTED_OPEN = "#{number} (open)"  # said, so an open issue is not taken for unknown
 ALSO_REPORTED_CLOSED = "#{number} ({closed})"

@@ -50,7 +50,7 @@ class Builder:
 
     def tags(self) -> tuple[str, ...]:
         # Imported here: rust_sites imports this module's users, not the other way round.
-        from bot.scan.rust_sites import MACRO_BODY_TAG, RAISED_AT_TAG_PREFIX
+        from bot.scan.rust.sites import MACRO_BODY_TAG, RAISED_AT_TAG_PREFIX
 
         tags: list[str] = []
         if self.reported_at == "caller":

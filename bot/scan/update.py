@@ -36,7 +36,7 @@ from typing import Any
 from bot.catalog.model import REMOVED_TAG_PREFIX
 from bot.catalog.patterns import normalise_message
 from bot.catalog.sites import pinned_url, site_id, with_enclosing_fn
-from bot.scan.history import message_similarity, path_affinity
+from bot.scan.lineages import message_similarity, path_affinity
 
 # A changed message is proposed when its similarity (rapidfuzz ratio, 0-100) reaches this.
 DEFAULT_CUTOFF = 85.0

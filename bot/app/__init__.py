@@ -1,0 +1,26 @@
+"""The pipeline every source shares: a catalog, indexed once, and the text -> Analysis step."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from bot.catalog.loader import Catalog, load_bundled_catalog, load_catalog
+from bot.core.analysis import Analysis
+from bot.core.match.matcher import Matcher
+
+
+class Triage:
+    """What every adapter (CLI, GitHub, Discord) calls: one catalog, one index, many texts."""
+
+    def __init__(self, catalog: Catalog):
+        self.catalog = catalog
+        self.matcher = Matcher(catalog)
+
+    @classmethod
+    def from_paths(cls, paths: Sequence[str | Path] | None = None) -> Triage:
+        """The given catalogs, or the bundled one when none is given."""
+        return cls(load_catalog(paths) if paths else load_bundled_catalog())
+
+    def analyse(self, text: str) -> Analysis:
+        return self.matcher.analyse(text)

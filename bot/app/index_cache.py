@@ -1,0 +1,99 @@
+"""The bundled catalog, loaded and indexed, kept in the user's cache folder between runs.
+
+Reading, checking and indexing the bundled catalog is most of a cold `triage-bot match`;
+unpickling the result costs a fraction. Nothing is committed: the file is written on first use.
+Its name is a digest of everything the result depends on (the catalog files' names and bytes,
+the package version, the Python version, and the source of the modules whose objects it
+holds), so an edited or rebuilt catalog, or an upgraded bot, never reads a stale file. A missing,
+unreadable or corrupt file is rebuilt; a cache folder that cannot be written is ignored.
+
+`TRIAGE_BOT_CACHE_DIR` names the folder; `off` turns the cache off. Default:
+`$XDG_CACHE_HOME/triage-bot`, else `~/.cache/triage-bot`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from bot.catalog.loader import Catalog, catalog_files
+
+CACHE_ENV = "TRIAGE_BOT_CACHE_DIR"
+_PACKAGE = Path(__file__).resolve().parent.parent
+# Modules whose classes are in the pickle, or that decide its contents.
+_SOURCES = (
+    *sorted((_PACKAGE / "catalog").glob("*.py")),
+    _PACKAGE / "core" / "match" / "index.py",
+    _PACKAGE / "core" / "match" / "drift.py",
+    _PACKAGE / "__init__.py",
+)
+
+
+def cache_dir() -> Path | None:
+    value = os.environ.get(CACHE_ENV)
+    if value is not None:
+        return None if value.strip().lower() in ("", "off", "0", "false", "no") else Path(value)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "triage-bot"
+
+
+def cache_key(paths: list[Path]) -> str:
+    """A digest of the catalog files and of the code that turns them into the cached objects."""
+    from bot import __version__
+
+    digest = hashlib.sha256()
+    digest.update(f"{__version__}\n{sys.version}\n{pickle.HIGHEST_PROTOCOL}\n".encode())
+    for source in _SOURCES:
+        digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+    for given in paths:
+        for file in catalog_files(Path(given)):
+            digest.update(str(file).encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()[:32]
+
+
+def load_indexed(paths: list[Path], build: Callable[[], Catalog]) -> Catalog:
+    """`build()`'s catalog, from the cache when a file for these catalog files is there.
+
+    `build` loads the catalog and attaches its index (`Catalog.prebuilt_index`), so both are
+    saved together.
+    """
+    folder = cache_dir()
+    if folder is None:
+        return build()
+    try:
+        path = folder / f"catalog-{cache_key(paths)}.pickle"
+    except OSError:
+        return build()  # a catalog file went missing: let the loader say so
+    try:
+        with path.open("rb") as stream:
+            catalog = pickle.load(stream)
+        if isinstance(catalog, Catalog) and catalog.prebuilt_index is not None:
+            return catalog
+    except Exception:  # missing, unreadable, corrupt or from other code: rebuild it
+        pass
+    catalog = build()
+    _write(folder, path, catalog)
+    return catalog
+
+
+def _write(folder: Path, path: Path, catalog: Catalog) -> None:
+    import tempfile  # only when writing: its imports cost a cold start
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob("catalog-*.pickle"):
+            old.unlink(missing_ok=True)  # files for other catalog versions are never read again
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".catalog-", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                pickle.dump(catalog, stream, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temporary, path)  # whole or not at all, even with two writers
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except (OSError, pickle.PicklingError):
+        pass  # a read-only home or a full disk: run without the cache

@@ -1,0 +1,161 @@
+"""`triage-bot match`: answer the panics in files (or stdin) from the catalog."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, BinaryIO
+
+from bot.catalog.loader import CatalogError
+from bot.core.analysis import Analysis
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "match",
+        help="answer the panics pasted in files or stdin",
+        description="Extract the panics in each input and match them against the catalog.",
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files to read; - or none: stdin")
+    parser.add_argument(
+        "--catalog",
+        action="append",
+        metavar="PATH",
+        help="catalog file or folder (repeatable; default: the bundled catalog)",
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per input, per line")
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colours in the text output (auto: only on a terminal)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def analyse_input(triage, stream: BinaryIO) -> tuple[Analysis, str | None]:
+    """Analyse all of a file or stdin, a window at a time (bot.core.match.windows): memory stays
+    bounded and a panic in the middle of a 50 MB log is found. Invalid UTF-8 is replaced.
+
+    Also returns the release of the catalog's project the text names (`burn 0.18`, a
+    Cargo.lock entry), the first one any window names, to place a match in that release."""
+    from bot.core.match.releases import history_of, project_names, version_in_text
+    from bot.core.match.windows import analyse_windows
+
+    versions: list[str] = []
+    history = history_of(triage.catalog)
+    names = project_names(history) if history is not None else set()
+
+    def analyse(text: str) -> Analysis:
+        if names and not versions and (version := version_in_text(text, names)):
+            versions.append(version)
+        return triage.analyse(text)
+
+    analysis = analyse_windows(analyse, stream)
+    return analysis, (versions[0] if versions else None)
+
+
+def run(args: argparse.Namespace) -> int:
+    from bot.app import Triage  # imported here so `--help` stays instant
+
+    try:
+        triage = Triage.from_paths(args.catalog)
+    except CatalogError as exc:
+        count = len(exc.problems)
+        print(
+            f"triage-bot: the catalog is invalid ({count} problem{'s' if count != 1 else ''}):",
+            file=sys.stderr,
+        )
+        for problem in exc.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 2
+    paths = args.paths or ["-"]
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    failed = False
+    for index, path in enumerate(paths):
+        try:
+            if path == "-":
+                stdin = getattr(sys.stdin, "buffer", None)
+                if stdin is None:  # `triage-bot match <&-`: Python sets sys.stdin to None
+                    print(
+                        "triage-bot: cannot read stdin: it is closed; give a file, "
+                        "or pipe the text in",
+                        file=sys.stderr,
+                    )
+                    failed = True
+                    continue
+                analysis, text_version = analyse_input(triage, stdin)
+            else:
+                with open(path, "rb") as stream:
+                    analysis, text_version = analyse_input(triage, stream)
+        except OSError as exc:
+            print(f"triage-bot: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+            failed = True
+            continue
+        if args.json:
+            found = analysis_json(path, analysis, triage, text_version=text_version)
+            print(json.dumps(found, ensure_ascii=False))
+        else:
+            if index:
+                print()
+            print(render_for_terminal(path, analysis, triage, color=color, many=len(paths) > 1))
+        sys.stdout.flush()
+    return 1 if failed else 0
+
+
+def analysis_json(
+    input_name: str, analysis: Analysis, triage, text_version: str | None = None
+) -> dict[str, Any]:
+    """The contract checked from outside: keep these names. `text_version` (a release the input
+    names: `burn 0.18`, a Cargo.lock entry) places the match in that release."""
+    index = triage.matcher.index
+    panics = []
+    for item in analysis.panics:
+        loc = item.panic.location
+        repo_path = index.repo_path(loc.crate, loc.crate_path) if loc else None
+        panics.append(
+            {
+                "message": item.panic.message,
+                "file": repo_path or (loc.path if loc else None),
+                "line": loc.line if loc else None,
+                "crate": loc.crate if loc else None,
+                "crate_version": loc.crate_version if loc else None,
+            }
+        )
+    from bot.core.match.releases import story_json, story_of
+
+    matches = []
+    for item in analysis.answered:
+        best = item.best
+        record = triage.catalog.get(best.record_id)
+        matches.append(
+            {
+                "id": record.id,
+                "confidence": best.confidence,
+                "file_path": record.file_path,
+                "error_message": record.error_message,
+                "evidence": list(best.evidence),
+                **story_json(story_of(triage.catalog, item, record.id, text_version)),
+            }
+        )
+    verdict = analysis.verdict
+    if verdict == "match" and "removed_in" in matches[0]:
+        verdict = "removed-site"  # the root panic's site is gone from the code (issue 12)
+    return {
+        "input": input_name,
+        "verdict": verdict,
+        "panics": panics,
+        "matches": matches,
+    }
+
+
+def render_for_terminal(path: str, analysis: Analysis, triage, *, color: bool, many: bool) -> str:
+    from bot.render.answer import build_answer
+    from bot.render.terminal import render_text, render_verdict_line
+
+    heading = f"== {path}\n" if many else ""
+    if analysis.verdict != "match":
+        return heading + render_verdict_line(analysis)
+    answer = build_answer(analysis, triage.catalog)
+    return heading + render_text(answer, color=color)

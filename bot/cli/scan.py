@@ -1,0 +1,363 @@
+"""`triage-bot catalog scan` and `triage-bot catalog update`.
+
+`register_catalog(catalog_subparsers)` adds both to the `catalog` group (the sub-subparsers
+object that `bot.cli.catalog` creates). Records go to stdout or files; progress, summaries
+and problems go to stderr. Each handler returns the exit code: 0 done, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+_REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
+# Progress is shown for trees with at least this many files.
+PROGRESS_MIN_FILES = 50
+
+
+def _err(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def register_catalog(catalog_subparsers: Any) -> None:
+    scan = catalog_subparsers.add_parser(
+        "scan",
+        help="find the panic sites of a Rust checkout",
+        description="Walk a Rust checkout and emit a skeleton record for every panic site with "
+        "a literal message (panic!, unimplemented!, todo!, unreachable!, assert*! with a "
+        'message, .expect("...")). Tests, benches, examples, #[cfg(test)] code and test-helper '
+        "crates (*-tests, *-testgen, xtask) are left out unless --include-tests. Records go to "
+        "stdout as JSON lines, or with --out to DIR/scan-<commit>.jsonl; progress goes to stderr.",
+    )
+    scan.add_argument(
+        "path",
+        metavar="PATH",
+        help="the repository's root folder; record paths are relative to it (crates/x/src/..)",
+    )
+    scan.add_argument("--repo", required=True, metavar="OWNER/NAME", help="GitHub repository")
+    scan.add_argument("--commit", required=True, metavar="SHA", help="the checkout's commit")
+    scan.add_argument("--out", metavar="DIR", help="write DIR/scan-<commit>.jsonl")
+    scan.add_argument(
+        "--include-tests",
+        action="store_true",
+        help="also scan tests, benches, examples and test-helper crates",
+    )
+    scan.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a TOML scan setting declaring builder functions whose string arguments are "
+        "panic messages raised elsewhere ([[builder]] tables; see the README)",
+    )
+    scan.add_argument(
+        "--format",
+        choices=("records", "sites"),
+        default="records",
+        help="skeleton records (default), or the panic-site list format "
+        "(file_path, line, kind, message_format, commit)",
+    )
+    scan.set_defaults(handler=cmd_scan)
+
+    update = catalog_subparsers.add_parser(
+        "update",
+        help="bring a catalog in step with a fresh scan",
+        description="Compare the catalog with a scan of a newer commit. Sites with the same "
+        "file and message get the new line, commit and pinned URL (their analysis is kept); "
+        "slightly changed messages are proposed, not applied (see --accept and --reject); "
+        "sites that are gone are kept and tagged removed-at:<commit>; new sites get skeleton "
+        "records. Prints a summary on stderr. Without --out nothing is written and the diff "
+        "goes to stdout; with --out, DIR/catalog/ holds the updated catalog, DIR/update.md the "
+        "review page, DIR/update.diff the JSON diff and DIR/proposals.json the proposals.",
+    )
+    update.add_argument("--catalog", required=True, metavar="PATH", help="catalog file or folder")
+    update.add_argument(
+        "--scan", required=True, metavar="PATH", help="records written by `catalog scan`"
+    )
+    update.add_argument("--out", metavar="DIR", help="where to write the updated catalog")
+    update.add_argument(
+        "--accept",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="apply the proposed change of this record (repeatable)",
+    )
+    update.add_argument(
+        "--reject",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="refuse the proposed change of this record: it is marked removed and the new "
+        "site added (repeatable)",
+    )
+    update.add_argument(
+        "--cutoff",
+        type=float,
+        default=None,
+        metavar="SCORE",
+        help="least message similarity (0-100) for a change proposal (default 85)",
+    )
+    update.set_defaults(handler=cmd_update)
+
+    history = catalog_subparsers.add_parser(
+        "history",
+        help="follow the panic sites of a repository's release tags",
+        description="Scan each release tag of a git repository (bare or not; read with git, no "
+        "checkout needed) and link the sites across releases into lineages that survive file "
+        "moves, crate splits and message edits. Writes DIR/history.ndjson (the lineages: "
+        "file, line and message in each release), DIR/panic_sites.jsonl (skeleton records of "
+        "the newest release's sites) and DIR/removed_sites.jsonl (sites gone by then, tagged "
+        "removed-at:<commit>, removed-in:<version>, last-seen-in:<version>). Runtime code "
+        "only: tests, benches, examples, #[cfg(test)] code and test-helper crates are left out.",
+    )
+    history.add_argument("path", metavar="REPO_CHECKOUT", help="a git repository (bare or not)")
+    history.add_argument("--repo", required=True, metavar="OWNER/NAME", help="GitHub repository")
+    history.add_argument(
+        "--tags",
+        metavar="PATTERN",
+        help="regular expression for the tags to scan (default: release tags vX.Y.Z)",
+    )
+    history.add_argument(
+        "--since", metavar="TAG", help="the oldest tag to scan (e.g. v0.13.0; default: all)"
+    )
+    history.add_argument(
+        "--include-head",
+        action="store_true",
+        help="also scan the repository's HEAD, as the newest release `HEAD`",
+    )
+    history.add_argument(
+        "--catalog",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="catalog whose written-up records (seeds) are attached to their lineages (repeatable)",
+    )
+    history.add_argument("--out", required=True, metavar="DIR", help="where to write the files")
+    history.set_defaults(handler=cmd_history)
+
+
+class _Progress:
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.tty = sys.stderr.isatty()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int, sites: int) -> None:
+        if total < PROGRESS_MIN_FILES:
+            return
+        now = time.monotonic()
+        if done != total and now - self.last < (0.2 if self.tty else 2.0):
+            return
+        self.last = now
+        line = f"scan: {done}/{total} files, {sites} sites"
+        if self.tty:
+            print("\r" + line, end="\n" if done == total else "", file=sys.stderr, flush=True)
+        else:
+            _err(line)
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from bot.scan.rust.sites import rust_files, scan_tree, skeletons
+
+    if not _REPO.match(args.repo):
+        _err(f"error: --repo must be OWNER/NAME, not `{args.repo}`")
+        return 2
+    if not _SHA.match(args.commit):
+        _err(f"error: --commit must be a commit SHA (7 to 40 hex digits), not `{args.commit}`")
+        return 2
+    root = Path(args.path)
+    if not root.exists():
+        _err(f"error: {root}: no such file or folder")
+        return 2
+    if root.is_dir() and next(iter(rust_files(root, include_tests=True)), None) is None:
+        # A bare git repository (no working tree) or the wrong folder: "0 sites" would pass
+        # for a clean scan and leave an empty catalog.
+        _err(f"error: {root}: no Rust source files (.rs) here; scan a checkout of the code")
+        return 2
+    builders = []
+    if args.config:
+        from bot.scan.builders import BuilderConfigError, load_builders
+
+        try:
+            builders = load_builders(args.config)
+        except BuilderConfigError as exc:
+            _err(f"error: {exc}")
+            return 2
+    started = time.monotonic()
+    sites = scan_tree(
+        root, include_tests=args.include_tests, progress=_Progress(), builders=builders
+    )
+    if not args.include_tests:
+        from bot.core.match.releases import crate_and_inner
+        from bot.scan.lineages import is_test_helper_crate
+
+        # As `catalog history` does: test-helper crates (burn-no-std-tests) are tests too.
+        sites = [s for s in sites if not is_test_helper_crate(crate_and_inner(s.file_path)[0])]
+    if args.format == "sites":
+        rows: list[dict[str, Any]] = [s.as_panic_site(args.commit) for s in sites]
+    else:
+        rows = skeletons(sites, repo=args.repo, commit=args.commit)
+    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    elapsed = time.monotonic() - started
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        name = "panic_sites" if args.format == "sites" else "scan"
+        target = out / f"{name}-{args.commit[:12]}.jsonl"
+        target.write_text(text, encoding="utf-8")
+        _err(f"scan: {len(rows)} sites in {elapsed:.1f}s, written to {target}")
+    else:
+        sys.stdout.write(text)
+        _err(f"scan: {len(rows)} sites in {elapsed:.1f}s")
+    return 0
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    from bot.catalog.loader import CatalogError, load_catalog
+    from bot.scan.catalog_io import read_catalog, read_records_file, write_catalog
+    from bot.scan.update import (
+        DEFAULT_CUTOFF,
+        proposals_json,
+        record_diff,
+        report_markdown,
+        scan_identity,
+        update_catalog,
+    )
+
+    catalog_path, scan_path = Path(args.catalog), Path(args.scan)
+    for path in (catalog_path, scan_path):
+        if not path.exists():
+            _err(f"error: {path}: no such file or folder")
+            return 2
+    try:
+        load_catalog([catalog_path])  # the catalog must be sound before it is rewritten
+    except CatalogError as exc:
+        _err(f"error: the catalog has problems; fix them first:\n{exc}")
+        return 2
+    try:
+        catalog = read_catalog(catalog_path)
+        scan = read_records_file(scan_path)
+        _repo, commit = scan_identity(scan)
+    except (ValueError, KeyError) as exc:
+        _err(f"error: {exc}")
+        return 2
+    cutoff = DEFAULT_CUTOFF if args.cutoff is None else args.cutoff
+    result = update_catalog(
+        catalog.records, scan, accept=args.accept, reject=args.reject, cutoff=cutoff
+    )
+    unknown = set(args.accept + args.reject) - {
+        rid for p in result.proposals for rid in p.record_ids
+    }
+    for rid in sorted(unknown):
+        _err(f"warning: no proposal for record {rid}; --accept/--reject ignored for it")
+    new_file = f"new-sites-{commit[:12]}.jsonl"
+    origins = [catalog.origin(i) for i in range(len(catalog.records))]
+    diff = record_diff(catalog.records, result, origins, new_origin=new_file)
+    hint = f"triage-bot catalog update --catalog {args.catalog} --scan {args.scan} --accept ID"
+    report = report_markdown(result, accept_hint=hint)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        write_catalog(
+            catalog,
+            result.records,
+            result.changed,
+            out / "catalog",
+            new_records=result.new,
+            new_file=new_file,
+        )
+        (out / "update.md").write_text(report, encoding="utf-8")
+        (out / "update.diff").write_text(diff, encoding="utf-8")
+        (out / "proposals.json").write_text(
+            json.dumps(proposals_json(result), indent=2, ensure_ascii=False) + "\n",
+            encoding="utf-8",
+        )
+        _err(f"update: wrote {out / 'catalog'}, update.md, update.diff and proposals.json")
+    else:
+        sys.stdout.write(diff)
+    _err("update: " + result.summary())
+    for warning in result.warnings:
+        _err(f"warning: {warning}")
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from bot.scan.catalog_io import read_catalog
+    from bot.scan.lineages import (
+        build_history,
+        history_lines,
+        lineage_records,
+        release_tags,
+        version_key,
+    )
+
+    if not _REPO.match(args.repo):
+        _err(f"error: --repo must be OWNER/NAME, not `{args.repo}`")
+        return 2
+    repo_dir = Path(args.path)
+    try:
+        tags = release_tags(repo_dir, args.tags)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        _err(f"error: {repo_dir}: not a git repository ({exc})")
+        return 2
+    except re.error as exc:
+        _err(f"error: --tags is not a regular expression: {exc}")
+        return 2
+    if args.since:
+        tags = [t for t in tags if version_key(t) >= version_key(args.since)]
+    if not tags and not args.include_head:
+        _err("error: no tag matches; give --tags PATTERN or --include-head")
+        return 2
+    written_ups: list[dict[str, Any]] = []
+    for path in args.catalog:
+        try:
+            written_ups.extend(r for r in read_catalog(path).records if _has_write_up(r))
+        except (OSError, ValueError) as exc:
+            _err(f"error: {exc}")
+            return 2
+
+    def progress(release, sites: int, seconds: float) -> None:
+        _err(f"history: {release.version} ({release.commit[:12]}): {sites} sites in {seconds:.1f}s")
+
+    started = time.monotonic()
+    try:
+        history = build_history(
+            repo_dir,
+            args.repo,
+            tags=tags,
+            head_ref="HEAD" if args.include_head else None,
+            progress=progress,
+        )
+    except subprocess.CalledProcessError as exc:
+        detail = (exc.stderr or b"").decode("utf-8", "replace").strip()
+        _err(f"error: git failed: {detail or exc}")
+        return 2
+    from bot.scan.lineages import attach_records
+
+    attached = attach_records(history, written_ups)
+    live, gone = lineage_records(history)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "history.ndjson").write_text("\n".join(history_lines(history, attached)) + "\n")
+    for name, rows in (("panic_sites.jsonl", live), ("removed_sites.jsonl", gone)):
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        (out / name).write_text(text, encoding="utf-8")
+    elapsed = time.monotonic() - started
+    _err(
+        f"history: {len(history.releases)} releases, {len(history.lineages)} lineages "
+        f"({len(live)} live, {len(gone)} removed, {sum(map(len, attached.values()))} write-ups "
+        f"attached) in {elapsed:.1f}s, written to {out}"
+    )
+    return 0
+
+
+def _has_write_up(record: dict[str, Any]) -> bool:
+    from bot.catalog.model import ATTR_BY_KEY, WRITE_UP_ATTRS
+
+    return any(record.get(k) for k, attr in ATTR_BY_KEY.items() if attr in WRITE_UP_ATTRS)

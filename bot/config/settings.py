@@ -1,0 +1,389 @@
+"""Typed settings from the environment and a `.env` file, validated once at start-up.
+
+The environment wins over `.env`. A missing or invalid setting raises `SettingsError`, whose
+message names the setting and says what is expected; commands print it and stop.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+DEFAULT_API_URL = "https://api.github.com"
+DEFAULT_DB = "triage-bot.sqlite3"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+TRUE = frozenset({"1", "true", "yes", "on"})
+FALSE = frozenset({"0", "false", "no", "off", ""})
+
+# Every setting the bot reads, for `.env.example`, doctor and the README.
+NAMES = (
+    "GITHUB_TOKEN",
+    "GITHUB_APP_ID",
+    "GITHUB_APP_PRIVATE_KEY",
+    "GITHUB_APP_PRIVATE_KEY_PATH",
+    "GITHUB_WEBHOOK_SECRET",
+    "GITHUB_API_URL",
+    "DISCORD_TOKEN",
+    "DISCORD_CHANNEL_IDS",
+    "DISCORD_GUILD_ID",
+    "DISCORD_EDIT_DEBOUNCE",
+    "TRIAGE_DB",
+    "TRIAGE_JOB_LEASE",
+    "TRIAGE_CATALOG",
+    "TRIAGE_DRY_RUN",
+    "TRIAGE_CONFIG",
+    "LOG_LEVEL",
+    "TRIAGE_REPOS",
+    "TRIAGE_STATS_TOKEN",
+    "TRIAGE_HOST",
+)
+SECRET_NAMES = frozenset(
+    {
+        "GITHUB_TOKEN",
+        "GITHUB_APP_PRIVATE_KEY",
+        "GITHUB_WEBHOOK_SECRET",
+        "DISCORD_TOKEN",
+        "TRIAGE_STATS_TOKEN",
+    }
+)
+MIN_WEBHOOK_SECRET = 16  # characters; `serve` refuses shorter webhook secrets
+DEFAULT_HOST = "127.0.0.1"  # `serve` listens on loopback unless told otherwise
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "*", ""})
+_OWNER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
+_NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
+
+
+def valid_full_name(full_name: object) -> bool:
+    """`owner/name` as GitHub spells repositories: one slash, no `.`/`..` segments."""
+    if not isinstance(full_name, str) or full_name.count("/") != 1:
+        return False
+    owner, name = full_name.split("/")
+    return bool(_OWNER.fullmatch(owner) and _NAME.fullmatch(name)) and name not in (".", "..")
+
+
+class SettingsError(ValueError):
+    """A setting is missing or invalid. `names` lists the settings concerned."""
+
+    def __init__(self, message: str, names: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.names = names
+
+
+@dataclass(frozen=True)
+class Settings:
+    github_token: str | None = None
+    github_app_id: int | None = None
+    github_app_private_key: str | None = field(default=None, repr=False)
+    github_webhook_secrets: tuple[str, ...] = field(default=(), repr=False)
+    github_api_url: str = DEFAULT_API_URL
+    discord_token: str | None = field(default=None, repr=False)
+    discord_channel_ids: frozenset[int] = frozenset()
+    discord_guild_id: int | None = None
+    discord_edit_debounce: float = 2.0  # seconds an edit waits for the next before it is followed
+    triage_db: Path = Path(DEFAULT_DB)
+    # TRIAGE_DB=postgresql://…: the shared PostgreSQL store (may hold a password: not shown)
+    triage_db_url: str | None = field(default=None, repr=False)
+    triage_job_lease: float = 300.0
+    triage_catalog: Path | None = None
+    triage_dry_run: bool = False
+    triage_config: Path | None = None
+    log_level: str = "INFO"
+    # repositories (`owner/name`) or owners (`owner`) the bot may act on; empty: anywhere
+    triage_repos: tuple[str, ...] = ()
+    triage_stats_token: str | None = field(default=None, repr=False)
+    triage_host: str = DEFAULT_HOST
+
+    def repo_allowed(self, full_name: str) -> bool:
+        """True when TRIAGE_REPOS is empty or lists the repository or its owner."""
+        if not self.triage_repos:
+            return True
+        key = full_name.lower()
+        return key in self.triage_repos or key.split("/", 1)[0] in self.triage_repos
+
+    def __repr__(self) -> str:  # never print secrets
+        shown = {
+            "github_auth": self.github_auth,
+            "github_api_url": self.github_api_url,
+            "webhook_secrets": len(self.github_webhook_secrets),
+            "discord": bool(self.discord_token),
+            "triage_db": self.store_description,
+            "dry_run": self.triage_dry_run,
+        }
+        return f"Settings({shown})"
+
+    @property
+    def github_auth(self) -> str | None:
+        """ "app", "token", or None when GitHub is not configured."""
+        if self.github_app_id is not None:
+            return "app"
+        if self.github_token:
+            return "token"
+        return None
+
+    @property
+    def store_location(self) -> str | Path:
+        """What `bot.store.open.open_store` opens: the PostgreSQL URL, else the SQLite file."""
+        return self.triage_db_url or self.triage_db
+
+    @property
+    def store_description(self) -> str:
+        """The store for messages: the SQLite path, or the PostgreSQL URL without a password."""
+        if self.triage_db_url:
+            from bot.store.postgres import redact_url
+
+            return redact_url(self.triage_db_url)
+        return str(self.triage_db)
+
+    @property
+    def github_enabled(self) -> bool:
+        return self.github_auth is not None
+
+    @property
+    def discord_enabled(self) -> bool:
+        return bool(self.discord_token)
+
+    def require_github(self, *, webhook: bool = False) -> None:
+        """Stop with a message naming what is missing for the GitHub side."""
+        if not self.github_enabled:
+            raise SettingsError(
+                "GITHUB_TOKEN (a token) or GITHUB_APP_ID with GITHUB_APP_PRIVATE_KEY or "
+                "GITHUB_APP_PRIVATE_KEY_PATH (a GitHub App) must be set",
+                ("GITHUB_TOKEN", "GITHUB_APP_ID"),
+            )
+        if webhook and not self.github_webhook_secrets:
+            raise SettingsError(
+                "GITHUB_WEBHOOK_SECRET must be set to receive webhooks (the secret configured "
+                "on the GitHub webhook or App; several may be given, comma-separated)",
+                ("GITHUB_WEBHOOK_SECRET",),
+            )
+        if webhook:
+            self.require_strong_webhook_secrets()
+
+    def require_strong_webhook_secrets(self) -> None:
+        """Stop when a webhook secret is too short to keep forged deliveries out."""
+        if any(len(s) < MIN_WEBHOOK_SECRET for s in self.github_webhook_secrets):
+            raise SettingsError(
+                f"GITHUB_WEBHOOK_SECRET: every secret must have at least {MIN_WEBHOOK_SECRET} "
+                "characters (make one with `python -c 'import secrets; "
+                "print(secrets.token_hex(32))'` and set it on GitHub too)",
+                ("GITHUB_WEBHOOK_SECRET",),
+            )
+
+    @classmethod
+    def load(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        env_file: str | Path | None = ".env",
+    ) -> Settings:
+        """Read the settings from `environ` (default os.environ) over the `.env` file."""
+        values: dict[str, str] = {}
+        if env_file is not None and Path(env_file).is_file():
+            values.update(read_env_file(env_file))
+        values.update(os.environ if environ is None else environ)
+        return cls.from_mapping(values)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, str]) -> Settings:
+        def get(name: str) -> str | None:
+            raw = values.get(name)
+            if raw is None:
+                return None
+            raw = raw.strip()
+            return raw or None
+
+        token = get("GITHUB_TOKEN")
+        app_id = _int(get("GITHUB_APP_ID"), "GITHUB_APP_ID", positive=True)
+        key = values.get("GITHUB_APP_PRIVATE_KEY") or None
+        key_path = get("GITHUB_APP_PRIVATE_KEY_PATH")
+        if key and "\\n" in key and "\n" not in key:
+            key = key.replace("\\n", "\n")  # a PEM written on one line in .env
+        if app_id is not None:
+            if token:
+                raise SettingsError(
+                    "GITHUB_TOKEN and GITHUB_APP_ID are both set: use a token or an App, not both",
+                    ("GITHUB_TOKEN", "GITHUB_APP_ID"),
+                )
+            if key and key_path:
+                raise SettingsError(
+                    "GITHUB_APP_PRIVATE_KEY and GITHUB_APP_PRIVATE_KEY_PATH are both set: use one",
+                    ("GITHUB_APP_PRIVATE_KEY", "GITHUB_APP_PRIVATE_KEY_PATH"),
+                )
+            if key_path:
+                path = Path(key_path).expanduser()
+                try:
+                    key = path.read_text()
+                except OSError as exc:
+                    raise SettingsError(
+                        f"GITHUB_APP_PRIVATE_KEY_PATH: cannot read {path}: {exc.strerror or exc}",
+                        ("GITHUB_APP_PRIVATE_KEY_PATH",),
+                    ) from exc
+            if not key:
+                raise SettingsError(
+                    "GITHUB_APP_ID is set but GITHUB_APP_PRIVATE_KEY or "
+                    "GITHUB_APP_PRIVATE_KEY_PATH is missing (the App's private key, PEM)",
+                    ("GITHUB_APP_PRIVATE_KEY", "GITHUB_APP_PRIVATE_KEY_PATH"),
+                )
+            if "PRIVATE KEY" not in key:
+                raise SettingsError(
+                    "GITHUB_APP_PRIVATE_KEY: not a PEM private key "
+                    "(expected '-----BEGIN RSA PRIVATE KEY-----')",
+                    ("GITHUB_APP_PRIVATE_KEY",),
+                )
+        elif key or key_path:
+            raise SettingsError(
+                "GITHUB_APP_PRIVATE_KEY(_PATH) is set but GITHUB_APP_ID is missing",
+                ("GITHUB_APP_ID",),
+            )
+
+        secrets = tuple(s.strip() for s in (get("GITHUB_WEBHOOK_SECRET") or "").split(","))
+        secrets = tuple(s for s in secrets if s)
+
+        api_url = (get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
+        parsed = urlparse(api_url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise SettingsError(
+                f"GITHUB_API_URL: {api_url!r} is not an http(s) URL "
+                f"(default {DEFAULT_API_URL}; GitHub Enterprise: https://HOST/api/v3)",
+                ("GITHUB_API_URL",),
+            )
+
+        channel_ids: list[int] = []
+        for part in (get("DISCORD_CHANNEL_IDS") or "").split(","):
+            if part.strip():
+                value = _int(part.strip(), "DISCORD_CHANNEL_IDS", positive=True)
+                assert value is not None
+                channel_ids.append(value)
+        guild_id = _int(get("DISCORD_GUILD_ID"), "DISCORD_GUILD_ID", positive=True)
+        debounce_raw = get("DISCORD_EDIT_DEBOUNCE") or "2"
+        try:
+            edit_debounce = float(debounce_raw)
+        except ValueError:
+            edit_debounce = -1.0
+        if not 0 <= edit_debounce <= 60:
+            raise SettingsError(
+                f"DISCORD_EDIT_DEBOUNCE: {debounce_raw!r} is not a number of seconds from 0 to 60",
+                ("DISCORD_EDIT_DEBOUNCE",),
+            )
+
+        catalog = get("TRIAGE_CATALOG")
+        if catalog is not None and not Path(catalog).expanduser().exists():
+            raise SettingsError(
+                f"TRIAGE_CATALOG: {catalog} does not exist (a catalog folder or file; "
+                "leave unset for the bundled catalog)",
+                ("TRIAGE_CATALOG",),
+            )
+        config = get("TRIAGE_CONFIG")
+        if config is not None and not Path(config).expanduser().is_file():
+            raise SettingsError(
+                f"TRIAGE_CONFIG: {config} is not a file (a TOML file such as triage-bot.toml)",
+                ("TRIAGE_CONFIG",),
+            )
+
+        dry = (get("TRIAGE_DRY_RUN") or "").lower()
+        if dry not in TRUE | FALSE:
+            raise SettingsError(
+                f"TRIAGE_DRY_RUN: {dry!r} is not a boolean (use 1 or 0)", ("TRIAGE_DRY_RUN",)
+            )
+        level = (get("LOG_LEVEL") or "INFO").upper()
+        if level not in LOG_LEVELS:
+            raise SettingsError(
+                f"LOG_LEVEL: {level!r} is not one of {', '.join(LOG_LEVELS)}", ("LOG_LEVEL",)
+            )
+
+        repos: list[str] = []
+        for part in re.split(r"[,\s]+", get("TRIAGE_REPOS") or ""):
+            if not part:
+                continue
+            if not (valid_full_name(part) or _OWNER.fullmatch(part)):
+                raise SettingsError(
+                    f"TRIAGE_REPOS: {part!r} is not OWNER/NAME or OWNER "
+                    "(comma-separated, e.g. tracel-ai/burn,my-org)",
+                    ("TRIAGE_REPOS",),
+                )
+            repos.append(part.lower())
+        host = get("TRIAGE_HOST") or DEFAULT_HOST
+        db = get("TRIAGE_DB") or DEFAULT_DB
+        db_url = db if db.startswith(("postgresql://", "postgres://")) else None
+        lease_raw = get("TRIAGE_JOB_LEASE") or "300"
+        try:
+            job_lease = float(lease_raw)
+        except ValueError:
+            job_lease = -1.0
+        if not 0 < job_lease <= 86400:
+            raise SettingsError(
+                f"TRIAGE_JOB_LEASE: {lease_raw!r} is not a number of seconds between 0 and 86400 "
+                "(how long a replica keeps a job without renewing its lease; default 300)",
+                ("TRIAGE_JOB_LEASE",),
+            )
+
+        return cls(
+            github_token=token,
+            github_app_id=app_id,
+            github_app_private_key=key if app_id is not None else None,
+            github_webhook_secrets=secrets,
+            github_api_url=api_url,
+            discord_token=get("DISCORD_TOKEN"),
+            discord_channel_ids=frozenset(channel_ids),
+            discord_guild_id=guild_id,
+            triage_db=Path(DEFAULT_DB if db_url else db).expanduser(),
+            triage_db_url=db_url,
+            triage_job_lease=job_lease,
+            discord_edit_debounce=edit_debounce,
+            triage_catalog=Path(catalog).expanduser() if catalog else None,
+            triage_dry_run=dry in TRUE,
+            triage_config=Path(config).expanduser() if config else None,
+            log_level=level,
+            triage_repos=tuple(repos),
+            triage_stats_token=get("TRIAGE_STATS_TOKEN"),
+            triage_host=host,
+        )
+
+
+def _int(raw: str | None, name: str, *, positive: bool = False) -> int | None:
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SettingsError(f"{name}: {raw!r} is not an integer", (name,)) from None
+    if positive and value <= 0:
+        raise SettingsError(f"{name}: {raw!r} must be a positive integer", (name,))
+    return value
+
+
+def read_env_file(path: str | Path) -> dict[str, str]:
+    """Parse a `.env` file: KEY=VALUE lines, `export` allowed, `#` comments, quoted values."""
+    out: dict[str, str] = {}
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        if text.startswith("export "):
+            text = text[len("export ") :].strip()
+        key, sep, value = text.partition("=")
+        key = key.strip()
+        if not sep or not key.replace("_", "").isalnum():
+            raise SettingsError(f"{path}:{number}: expected KEY=VALUE", ())
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        out[key] = value
+    return out
+
+
+def read_triage_config(path: str | Path) -> dict[str, Any]:
+    """The TOML file named by TRIAGE_CONFIG, parsed; SettingsError naming it when unreadable."""
+    try:
+        return tomllib.loads(Path(path).read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(
+            f"TRIAGE_CONFIG: cannot read {path}: {exc}", ("TRIAGE_CONFIG",)
+        ) from exc

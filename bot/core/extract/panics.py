@@ -1,0 +1,1135 @@
+"""Find Rust panics in pasted text: headers, messages, std wrappers, backtraces.
+
+Input is whatever people paste into an issue or a chat: ANSI colours, CRLF, markdown quotes
+and code fences, `<details>` blocks, log prefixes, lines wrapped by a terminal. The scanner
+works line by line with anchored, bounded regexes and plain string searches only, and looks at
+no more than `MAX_LINE` characters of any line, so a huge or binary paste costs linear time.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from itertools import accumulate
+
+from bot.core.extract.paths import crate_from_function, parse_location, strip_symbol_hash
+from bot.core.panic import Frame, Location, Panic, Wrapper
+
+MAX_LINE = 4000  # characters of a line the scanner looks at
+MAX_MESSAGE_LINES = 200  # lines of one panic message
+MAX_MESSAGE_CHARS = 20000
+MAX_FRAMES = 300  # frames kept per panic
+OLD_FORMAT_LOOKAHEAD = 40  # lines searched for the `', PATH:LINE:COL` end of an old header
+TRAILER_LOOKAHEAD = 40  # lines searched past a blank line for std's `note:` after a message
+MAX_CANDIDATE_CHARS = 500
+
+# --- cleaning -----------------------------------------------------------------------------
+
+# Cleaning works on UTF-8 bytes: `bytes.translate` drops C0 controls at C speed, and decoding
+# with errors="ignore" drops lone surrogates (encoded with "surrogatepass"), so a huge binary
+# paste costs a few passes over memory rather than millions of regex matches.
+
+# CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), DCS/SOS/PM/APC strings, two-char escapes.
+_ANSI_ESC = re.compile(
+    rb"\x1b\[[0-?]{0,64}[ -/]{0,16}[@-~]?"
+    rb"|\x1b\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)?"
+    rb"|\x1b[PX^_][^\x1b\n]{0,4096}(?:\x1b\\)?"
+    rb"|\x1b[ -/]{0,4}[0-~]?"
+)
+_ANSI_C1 = re.compile(rb"\xc2\x9b[0-?]{0,64}[ -/]{0,16}[@-~]?")  # U+009B, the 8-bit CSI
+# Escapes whose ESC got lost or was shown as a glyph: `^[[31m`, `\u241b[1m`, and a bare `[0m`.
+_ANSI_CARET = re.compile(rb"\^\[\[[0-?]{0,32}[ -/]{0,8}[@-~]?")
+_ANSI_GLYPH = re.compile(rb"\xe2\x90\x9b\[[0-?]{0,32}[ -/]{0,8}[@-~]?")
+_ANSI_ORPHAN_SGR = re.compile(rb"\[[0-9][0-9;]{0,31}m")
+# C0 controls except TAB and LF (CR is turned into LF first), and DEL.
+_ASCII = bytes(range(0x80))
+_C0 = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+# C1 controls (U+0080..U+009F). A binary paste holds millions, so they are removed from each
+# line when it is read (`_Cleaned.line`), not from the whole text up front.
+_C1 = re.compile(r"[\x80-\x9f]")
+_C1_BYTES = re.compile(rb"\xc2[\x80-\x9f]")
+# Zero-width space/non-joiner/joiner, word joiner, BOM: dropped.
+_INVISIBLE = tuple(
+    (char, char.encode()) for char in ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
+)
+# NBSP, line/paragraph separators, narrow NBSP, ideographic space: become spaces.
+_SPACE_LIKE = tuple(
+    (char, char.encode()) for char in ("\xa0", "\u2028", "\u2029", "\u202f", "\u3000")
+)
+_HTML_TAG = re.compile(rb"</?(?:details|summary|pre|code|br|kbd)\b[^<>\n]{0,200}>", re.IGNORECASE)
+_NEWLINE_SPLIT = re.compile(r"(\r\n|\r|\n)")
+
+
+@dataclass(frozen=True, slots=True)
+class _Cleaned:
+    decoded: str  # the cleaned text, C1 controls and trailing padding still in
+    raw_lines: list[str]  # its lines: one per line of the input (CRLF, CR and LF)
+    c1: bool  # whether C1 controls are left to remove line by line
+
+    def line(self, index: int, limit: int | None = None) -> str:
+        """Line `index`, cleaned, its first `limit` characters when given."""
+        line = self.raw_lines[index]
+        if limit is not None and len(line) > limit:
+            line = line[:limit]
+        if self.c1:
+            line = _C1.sub("", line)
+        return line.rstrip(" \t")
+
+
+# The last text cleaned: the matcher reads one text twice (panics, then quoted messages).
+_last_cleaned: tuple[str, _Cleaned] | None = None
+
+
+def _clean(text: str) -> _Cleaned:
+    global _last_cleaned
+    last = _last_cleaned
+    if last is not None and last[0] is text:
+        return last[1]
+    cleaned = _clean_uncached(text)
+    _last_cleaned = (text, cleaned)
+    return cleaned
+
+
+def _clean_uncached(text: str) -> _Cleaned:
+    data = text.encode("utf-8", "surrogatepass")
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if b"\x1b" in data:
+        data = _ANSI_ESC.sub(b"", data)
+    if b"^[[" in data:
+        data = _ANSI_CARET.sub(b"", data)
+    if b"\xe2\x90\x9b[" in data:
+        data = _ANSI_GLYPH.sub(b"", data)
+    if b"[" in data:
+        data = _ANSI_ORPHAN_SGR.sub(b"", data)
+    data = data.translate(None, _C0)
+    c1 = False
+    invisible: list[str] = []
+    space_like: list[str] = []
+    if not data.isascii():
+        # The non-ASCII bytes alone (whole characters, still aligned) are usually a short
+        # string: test it first, and rewrite the text only when something is there.
+        high = data.translate(None, _ASCII)
+        if b"\xc2\x9b" in high:
+            data = _ANSI_C1.sub(b"", data)
+        c1 = b"\xc2" in high and _C1_BYTES.search(high) is not None
+        invisible = [char for char, seq in _INVISIBLE if seq in high]
+        space_like = [char for char, seq in _SPACE_LIKE if seq in high]
+    if b"<" in data:
+        data = _HTML_TAG.sub(b"", data)
+    # "ignore" drops the surrogates and anything an escape sequence cut in half.
+    decoded = data.decode("utf-8", "ignore")
+    for char in invisible:
+        decoded = decoded.replace(char, "")
+    for char in space_like:
+        decoded = decoded.replace(char, " ")
+    return _Cleaned(decoded, decoded.split("\n"), c1)
+
+
+def _clean_lines(text: str) -> list[str]:
+    """The cleaned text as lines; one line per line of the input (CRLF, CR and LF)."""
+    cleaned = _clean(text)
+    if cleaned.c1:
+        return [cleaned.line(index) for index in range(len(cleaned.raw_lines))]
+    return [line.rstrip(" \t") for line in cleaned.raw_lines]
+
+
+def clean_text(text: str) -> str:
+    """ANSI escapes and control characters removed, LF line ends, `<details>`/`<summary>`
+    tags dropped, trailing padding stripped. Markdown quote markers are kept (the scanner
+    reads through them)."""
+    return "\n".join(_clean_lines(text))
+
+
+# --- line helpers ----------------------------------------------------------------------------
+
+_FENCE_PREFIXES = ("```", "~~~")
+# A log prefix is read in three optional steps, each a flat regex anchored where the last
+# one stopped: `[...]`, a timestamp, a level with an optional `target:`.
+_LOG_BRACKET = re.compile(r"\[[^\]\n]{0,200}\][ \t]{0,8}")
+_LOG_TIME = re.compile(
+    r"(?:\d{4}-\d{2}-\d{2}[T ])?\d{2}:\d{2}:\d{2}[0-9.,]{0,10}[Z+:0-9-]{0,6}[ \t]{1,8}"
+)
+_LOG_LEVEL = re.compile(r"(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)[ \t]{1,8}")
+_LOG_TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_:]{0,200}(?:\{[^{}\n]{0,200}\})?:[ \t]{1,8}")
+_LOG_START = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"
+    r"|\[\d{4}-\d{2}-\d{2}"
+    r"|\[?(?:TRACE|DEBUG|INFO|WARN|ERROR)\]?[ \t]+[A-Za-z_]{1,100}(?:::|\]|:)"
+)
+_LOG_BRACKET_WORDS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "CRITICAL")
+_LEVEL_INITIALS = frozenset(word[0] for word in _LOG_BRACKET_WORDS)
+
+
+def _unquote(line: str) -> tuple[str, int, bool]:
+    """The line without markdown blockquote markers, the column it starts at, quoted or not.
+
+    `> text`, `>> text`, `> > text` and up to three spaces before the first `>`; one space
+    after the last marker belongs to it, further indentation to the text.
+    """
+    if ">" not in line[:4]:
+        return line, 0, False
+    position = len(line) - len(line.lstrip(" "))
+    if position > 3 or not line.startswith(">", position):
+        return line, 0, False
+    for _ in range(16):
+        position += 1  # the `>`
+        after = position + 1 if line.startswith((" ", "\t"), position) else position
+        if line.startswith(">", after):
+            position = after
+            continue
+        return line[after:], after, True
+    return line[position:], position, True
+
+
+def strip_log_prefix(text: str) -> str:
+    """Drop a leading log prefix: timestamps, `[... ERROR target]`, `INFO foo::bar:`."""
+    if not text:
+        return text
+    first = text[0]
+    if not (
+        first.isdigit()
+        or first == "["
+        or (first in _LEVEL_INITIALS and text.startswith(_LOG_BRACKET_WORDS))
+    ):
+        return text
+    position = 0
+    match = _LOG_BRACKET.match(text)
+    if match:
+        inside = text[1 : text.index("]")]
+        # A bracket is a log prefix only when it carries a level or a timestamp.
+        if not (inside[:1].isdigit() or any(word in inside for word in _LOG_BRACKET_WORDS)):
+            return text
+        position = match.end()
+    match = _LOG_TIME.match(text, position)
+    if match:
+        position = match.end()
+    match = _LOG_LEVEL.match(text, position)
+    if match:
+        position = match.end()
+        match = _LOG_TARGET.match(text, position)
+        if match:
+            position = match.end()
+    return text[position:].lstrip() if position else text
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- frames ---------------------------------------------------------------------------------
+
+_FRAME = re.compile(r"(\d{1,5}):[ \t]+(\S.*)")
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{1,20}")
+_FUNCTION_START = re.compile(r"[A-Za-z_<{\[(&*]")
+_AT = re.compile(r"at[ \t]+(\S.*)")
+_OMITTED = re.compile(r"\[ ?\.\.\. omitted")
+
+
+@dataclass(slots=True)
+class _FrameLine:
+    index: int
+    function: str
+    addressed: bool
+
+
+def _parse_frame(stripped: str) -> _FrameLine | None:
+    """`N: function`, `N: 0xADDR - function` or `N: 0xADDR` (a frame without a symbol)."""
+    if not stripped[:1].isdigit():
+        return None
+    match = _FRAME.match(stripped)
+    if not match:
+        return None
+    function = match.group(2)
+    addressed = False
+    if function.startswith("0x"):
+        address = _ADDRESS.match(function)
+        if address is not None:
+            rest = function[address.end() :].lstrip()
+            if not rest:
+                function, addressed = "<unknown>", True
+            elif rest.startswith("- "):
+                function, addressed = rest[2:].strip() or "<unknown>", True
+    if not _FUNCTION_START.match(function):
+        return None
+    if " " in function and "<" not in function and not function.startswith("{"):
+        return None  # prose such as `1: see below`
+    return _FrameLine(int(match.group(1)), strip_symbol_hash(function), addressed)
+
+
+def _is_inlined_frame(stripped: str) -> bool:
+    """A bare `crate::path::function` line inside a full backtrace (an inlined frame)."""
+    return (
+        "::" in stripped
+        and _FUNCTION_START.match(stripped) is not None
+        and not stripped.startswith("at ")
+        and (" " not in stripped or "<" in stripped)
+        and not stripped.endswith((":", ";", "{", "}", ")"))
+    )
+
+
+def _looks_like_backtrace(frame: _FrameLine) -> bool:
+    """Strict enough to end a panic message at: an address, a path, or frame 0."""
+    function = frame.function
+    return frame.addressed or "::" in function or function.startswith("<") or frame.index == 0
+
+
+def _parse_at(stripped: str) -> Location | None:
+    if not stripped.startswith("at"):
+        return None
+    match = _AT.match(stripped)
+    if not match:
+        return None
+    return parse_location(match.group(1))
+
+
+# --- wrappers -------------------------------------------------------------------------------
+
+_UNWRAP_ERR = "called `Result::unwrap()` on an `Err` value"
+_UNWRAP_NONE = "called `Option::unwrap()` on a `None` value"
+_ASSERT = "assertion failed: "
+_ASSERT_EQ = "assertion `left == right` failed"
+_ASSERT_NE = "assertion `left != right` failed"
+_OLD_ASSERT_EQ = "assertion failed: `(left == right)`"
+_OLD_ASSERT_NE = "assertion failed: `(left != right)`"
+_UNIMPLEMENTED = "not implemented"
+_TODO = "not yet implemented"
+_UNREACHABLE = "internal error: entered unreachable code"
+_MAIN_ERROR = "Error: "
+_OLD_RIGHT = re.compile(r"\bright: `")
+
+
+def _after(message: str, prefix: str) -> str:
+    """The text after `prefix` and an optional `: ` (empty when nothing follows)."""
+    rest = message[len(prefix) :]
+    if rest.startswith(":"):
+        rest = rest[1:]
+    return rest.strip()
+
+
+def split_wrapper(message: str) -> tuple[Wrapper | None, str]:
+    """(wrapper, core message) for a collapsed panic message."""
+    if message.startswith(_UNWRAP_ERR):
+        return "unwrap-err", _after(message, _UNWRAP_ERR)
+    if message.startswith(_UNWRAP_NONE):
+        return "unwrap-none", _after(message, _UNWRAP_NONE)
+    if message.startswith((_OLD_ASSERT_EQ, _OLD_ASSERT_NE)):
+        wrapper: Wrapper = "assert-eq" if message.startswith(_OLD_ASSERT_EQ) else "assert-ne"
+        # `assertion failed: `(left == right)` left: `1`, right: `2`: MSG`
+        match = _OLD_RIGHT.search(message)
+        if match:
+            end = message.find("`: ", match.end())
+            if end >= 0:
+                return wrapper, message[end + 3 :].strip()
+        return wrapper, ""
+    if message.startswith(_ASSERT_EQ):
+        return "assert-eq", _assert_core(message, _ASSERT_EQ)
+    if message.startswith(_ASSERT_NE):
+        return "assert-ne", _assert_core(message, _ASSERT_NE)
+    if message.startswith(_ASSERT):
+        return "assert", message[len(_ASSERT) :].strip()
+    if message.startswith(_TODO) and _wrapper_ends(message, _TODO):
+        return "todo", _after(message, _TODO)
+    if message.startswith(_UNIMPLEMENTED) and _wrapper_ends(message, _UNIMPLEMENTED):
+        return "unimplemented", _after(message, _UNIMPLEMENTED)
+    if message.startswith(_UNREACHABLE) and _wrapper_ends(message, _UNREACHABLE):
+        return "unreachable", _after(message, _UNREACHABLE)
+    return None, message
+
+
+def _wrapper_ends(message: str, prefix: str) -> bool:
+    return len(message) == len(prefix) or message.startswith(": ", len(prefix))
+
+
+def _assert_core(message: str, prefix: str) -> str:
+    """MSG of `assertion `left == right` failed: MSG left: .. right: ..` (collapsed)."""
+    rest = message[len(prefix) :]
+    if not rest.startswith(":"):
+        return ""
+    rest = rest[1:]
+    # The left:/right: lines follow the message; a message can itself contain ` left: `,
+    # so cut at the last one that still has a ` right: ` after it.
+    cut = rest.rfind(" left: ")
+    while cut >= 0 and rest.find(" right: ", cut) < 0:
+        cut = rest.rfind(" left: ", 0, cut)
+    if cut >= 0:
+        rest = rest[:cut]
+    elif rest.lstrip().startswith("left: "):
+        rest = ""
+    return rest.strip()
+
+
+# --- the scanner ----------------------------------------------------------------------------
+
+_PANICKED = "panicked at"
+_EYRE_HEADER = "application panicked"
+_BARE_LOCATION = re.compile(r"[^\s'\"`]{1,1000}\.rs:\d{1,9}:\d{1,9}:")
+# `:LINE:COL` then `:`, whitespace or the end: where a 1.73+ header's location ends.
+_LOC_END = re.compile(r":(\d{1,9}):(\d{1,9})(?::|(?=\s)|$)")
+# `panicked at burn-ir/src/handle.rs:97:` with the column left out (hand-edited pastes).
+_LOC_END_NO_COLUMN = re.compile(r"\.rs:(\d{1,9}):?$")
+_WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
+_THREAD_ID = re.compile(r" \(\d{1,20}\)$")
+_MESSAGE_STOPS = (
+    "note:",
+    # burn-train's banner around a panic: `=== PANIC ===` / `A fatal error happened, ...`
+    "=== PANIC ===",
+    "A fatal error happened",
+    "=============",
+    "stack backtrace:",
+    "Stack backtrace:",
+    "error: process didn't exit successfully",
+    "error: test failed",
+    "test result:",
+    "failures:",
+    "---- ",
+    "fatal runtime error:",
+    "thread caused non-unwinding panic",
+)
+_STD_NOTES = ("note: run with `RUST_BACKTRACE", "note: Some details are omitted")
+_BACKTRACE_HEADERS = ("stack backtrace:", "Stack backtrace:", "Backtrace:", "backtrace:")
+_BACKTRACE_AND_NOTE = (*_BACKTRACE_HEADERS, "note:")
+
+
+@dataclass(slots=True)
+class _Draft:
+    message: str
+    thread: str | None
+    location: Location | None
+    has_header: bool
+    main_error: bool
+    start: tuple[int, int]  # (line, column) in the cleaned lines
+    end: tuple[int, int]
+    frames: list[Frame] = field(default_factory=list)
+
+
+# GitHub Actions (and most CI) prefix every log line with an ISO timestamp.
+_CI_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z ")
+
+
+@dataclass(slots=True)
+class _View:
+    text: str  # the line without quote markers, capped at MAX_LINE
+    stripped: str
+    column: int  # where `text` starts in the cleaned line
+    quoted: bool
+
+
+class _Scanner:
+    def __init__(self, cleaned: _Cleaned) -> None:
+        self.cleaned = cleaned
+        self.lines = cleaned.raw_lines  # for counts and line ends (clamped later)
+        self.views: dict[int, _View] = {}
+        self.drafts: list[_Draft] = []
+        self.fences: list[int] | None = None  # lines that open or close a code block
+
+    def view(self, index: int) -> _View:
+        cached = self.views.get(index)
+        if cached is not None:
+            return cached
+        text, column, quoted = _unquote(self.cleaned.line(index, MAX_LINE))
+        ci_stamp = _CI_TIMESTAMP.match(text)
+        if ci_stamp:  # CI logs stamp every line; the stamp is never part of a message
+            text, column = text[ci_stamp.end() :], column + ci_stamp.end()
+        result = _View(text, text.strip(), column, quoted)
+        if len(self.views) > 256:
+            self.views.clear()
+        self.views[index] = result
+        return result
+
+    # -- main loop --
+
+    def run(self, triggers: list[int], max_panics: int) -> list[_Draft]:
+        """Look at the trigger lines in order; messages and backtraces are read from there."""
+        index = 0
+        keys: set[tuple[object, ...]] = set()
+        for trigger in triggers:
+            if trigger < index:
+                continue  # inside a message or backtrace already read
+            index = trigger + 1
+            view = self.view(trigger)
+            if view.stripped.startswith(_BACKTRACE_HEADERS):
+                target = self.drafts[-1] if self.drafts else None
+                if target is not None and not target.frames:
+                    index = self.walk_backtrace(target, index)
+                continue
+            draft, next_index = self.detect(trigger, view)
+            if draft is None:
+                continue
+            self.drafts.append(draft)
+            index = self.walk_backtrace(draft, next_index)
+            keys.add(_key(draft))
+            if len(keys) >= 2 * max_panics:
+                break  # enough distinct panics even if some turn out to repeat the title
+        return self.drafts
+
+    def walk_backtrace(self, target: _Draft, index: int) -> int:
+        """Read the backtrace lines after `index` into `target`; the first line after them."""
+        count = len(self.lines)
+        while index < count and self.backtrace_line(target, index, self.view(index)):
+            index += 1
+        return index
+
+    def backtrace_line(self, target: _Draft, index: int, view: _View) -> bool:
+        """Consume one line of the backtrace that follows `target`; False at its end."""
+        stripped = view.stripped
+        if not stripped or stripped.startswith(_BACKTRACE_AND_NOTE):
+            return True
+        if stripped.startswith(_FENCE_PREFIXES) or _OMITTED.match(stripped):
+            return True
+        frame = _parse_frame(stripped)
+        if frame is not None:
+            if len(target.frames) < MAX_FRAMES:
+                function = frame.function
+                target.frames.append(Frame(frame.index, function, _crate_of(function), None))
+            target.end = (index, len(self.lines[index]))
+            return True
+        if target.frames and _is_inlined_frame(stripped):
+            # Full backtraces list inlined functions under one index, without a number.
+            if len(target.frames) < MAX_FRAMES:
+                function = strip_symbol_hash(stripped)
+                target.frames.append(Frame(None, function, _crate_of(function), None))
+            target.end = (index, len(self.lines[index]))
+            return True
+        location = _parse_at(stripped)
+        if location is None and target.frames and stripped.startswith("at "):
+            return True  # an `at` line we cannot read (`at <anonymous>`)
+        if location is not None:
+            if target.frames and target.frames[-1].location is None:
+                last = target.frames[-1]
+                target.frames[-1] = Frame(last.index, last.function, last.crate, location)
+                target.end = (index, len(self.lines[index]))
+            return True
+        return False
+
+    def detect(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+        stripped = view.stripped
+        if _PANICKED in stripped:
+            result = self.header(index, view)
+            if result[0] is not None:
+                return result
+        if _EYRE_HEADER in stripped:
+            result = self.eyre_report(index, view)
+            if result[0] is not None:
+                return result
+        if stripped.endswith(":") and _BARE_LOCATION.fullmatch(stripped):
+            result = self.bare_location(index, view)
+            if result[0] is not None:
+                return result
+        if stripped.startswith("'"):
+            result = self.old_fragment(index, view)
+            if result[0] is not None:
+                return result
+        return self.headerless(index, view)
+
+    def old_fragment(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+        """`'MESSAGE', PATH:LINE:COL` alone on a line: an old (before 1.73) header quoted
+        without its `thread '..' panicked at`."""
+        stripped = view.stripped
+        if stripped.startswith(("', ", "': ")):
+            return self.old_fragment_end(index, view), index + 1
+        found = _old_terminator(stripped[1:])
+        if found is None:
+            return None, index + 1
+        cut, location = found
+        message = stripped[1 : 1 + cut]
+        if not message.strip() or not _is_source_path(location):
+            return None, index + 1
+        offset = view.column + (len(view.text) - len(view.text.lstrip()))
+        end = (index, len(self.lines[index]))
+        draft = _Draft(_collapse(message), None, location, False, False, (index, offset), end)
+        return draft, index + 1
+
+    def eyre_report(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+        """color-eyre's hook: `The application panicked (crashed).`, `Message:  ...`,
+        `Location: PATH:LINE`."""
+        limit = min(len(self.lines), index + 4)
+        probe = index + 1
+        while probe < limit and not self.view(probe).stripped.startswith("Message:"):
+            probe += 1
+        if probe >= limit:
+            return None, index + 1
+        parts = [self.view(probe).stripped[len("Message:") :]]
+        location = None
+        last = probe
+        probe += 1
+        limit = min(len(self.lines), probe + MAX_MESSAGE_LINES)
+        while probe < limit:
+            stripped = self.view(probe).stripped
+            if stripped.startswith("Location:"):
+                location = parse_location(stripped[len("Location:") :].replace(" ", ""))
+                last = probe
+                break
+            if stripped.startswith(_FENCE_PREFIXES) or _EYRE_HEADER in stripped:
+                break
+            parts.append(stripped)
+            last = probe
+            probe += 1
+        position = view.text.find(_EYRE_HEADER)
+        if view.text.startswith("The ", position - 4):
+            position -= 4
+        start = (index, view.column + position)
+        message = _collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
+        end = (last, len(self.lines[last]))
+        return _Draft(message, None, location, True, False, start, end), last + 1
+
+    def bare_location(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+        """`PATH:LINE:COL:` alone on a line, the message below: a 1.73+ header whose
+        `thread '..' panicked at` was left out of the paste."""
+        location = parse_location(view.stripped)
+        if location is None:
+            return None, index + 1
+        more, end_index = self.continuation(index + 1, view.quoted, False)
+        if not more:
+            return None, index + 1
+        message = _collapse(" ".join(more))[:MAX_MESSAGE_CHARS]
+        start = (index, view.column + len(view.text) - len(view.text.lstrip()))
+        end = (end_index, len(self.lines[end_index]))
+        return _Draft(message, None, location, False, False, start, end), end_index + 1
+
+    def old_fragment_end(self, index: int, view: _View) -> _Draft | None:
+        """`', PATH:LINE:COL` alone on a line, ending an old-format message that started with
+        `'` on an earlier line (a multi-line `check!` report pasted without its header)."""
+        location = parse_location(view.stripped[3:])
+        if location is None or not _is_source_path(location):
+            return None
+        floor = self.drafts[-1].end[0] if self.drafts else -1
+        probe = index - 1
+        while probe > floor and index - probe <= OLD_FORMAT_LOOKAHEAD:
+            stripped = self.view(probe).stripped
+            if stripped.startswith(_FENCE_PREFIXES) or _PANICKED in stripped:
+                return None
+            if stripped.startswith("'") and not stripped.startswith("', "):
+                rest = [self.view(i).text.strip() for i in range(probe + 1, index)]
+                lines = [stripped[1:], *rest]
+                message = _collapse(" ".join(lines))[:MAX_MESSAGE_CHARS]
+                if not message:
+                    return None
+                text = self.view(probe).text
+                start = (probe, self.view(probe).column + len(text) - len(text.lstrip()))
+                end = (index, len(self.lines[index]))
+                return _Draft(message, None, location, False, False, start, end)
+            probe -= 1
+        return None
+
+    # -- `panicked at` headers --
+
+    def header(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+        text = view.text
+        position = text.find(_PANICKED)
+        prefix = text[:position]
+        rest = text[position + len(_PANICKED) :].strip()
+        thread, start_column = _thread_of(prefix)
+        if start_column is None:
+            start_column = position
+        start = (index, view.column + start_column)
+        if rest.startswith("'"):
+            return self.old_header(index, view, rest, thread, start)
+        location, first_line, last_index = self.new_location(index, rest)
+        if location is None:
+            return None, index + 1
+        message_lines: list[str] = [first_line] if first_line else []
+        end = (last_index, len(self.lines[last_index]))
+        more, end_index = self.continuation(last_index + 1, view.quoted, bool(message_lines))
+        message_lines.extend(more)
+        if more:
+            end = (end_index, len(self.lines[end_index]))
+        message = _collapse(" ".join(message_lines))[:MAX_MESSAGE_CHARS]
+        if text[: start[1] - view.column].endswith("`") and message.endswith("`") and not more:
+            message = message[:-1].rstrip()  # `thread 'main' panicked at P:1:2: msg` in prose
+        draft = _Draft(message, thread, location, True, False, start, end)
+        return draft, max(last_index, end_index) + 1
+
+    def new_location(self, index: int, rest: str) -> tuple[Location | None, str, int]:
+        """The location of a 1.73+ header (maybe broken onto the next line), the message text
+        on the same line after it, and the index of the last line used."""
+        match = _LOC_END.search(rest)
+        if match and match.start() > 0:
+            location = parse_location(rest[: match.end()])
+            if location is not None:
+                return location, rest[match.end() :].strip(), index
+        bare = _LOC_END_NO_COLUMN.search(rest.rstrip())
+        if bare and " " not in rest.strip():
+            location = parse_location(rest.strip())
+            if location is not None:
+                return location, "", index
+        if index + 1 >= len(self.lines) or " " in rest:
+            return None, "", index
+        following = self.view(index + 1).stripped
+        joined = rest + following  # header split by a terminal: path (or its end) below
+        match = _LOC_END.search(joined)
+        if match is None or match.start() <= len(rest):
+            return None, "", index
+        path = joined[: match.start()]
+        if " " in path[len(rest) :] and not (not rest and _WINDOWS_DRIVE.match(path)):
+            return None, "", index
+        if not rest and not (path.endswith(".rs") or "/" in path or "\\" in path):
+            return None, "", index
+        location = parse_location(joined[: match.end()])
+        if location is None:
+            return None, "", index
+        return location, joined[match.end() :].strip(), index + 1
+
+    def old_header(
+        self, index: int, view: _View, rest: str, thread: str | None, start: tuple[int, int]
+    ) -> tuple[_Draft | None, int]:
+        """`panicked at 'MESSAGE', PATH:LINE:COL`, the message maybe over several lines."""
+        parts = [rest[1:]]
+        last = index
+        found = _old_terminator(parts[0])
+        limit = min(len(self.lines), index + 1 + OLD_FORMAT_LOOKAHEAD)
+        probe = index + 1
+        while found is None and probe < limit:
+            line = self.view(probe).text
+            stripped = line.strip()
+            if stripped.startswith(_FENCE_PREFIXES) or _PANICKED in line:
+                break
+            if stripped.startswith(_MESSAGE_STOPS) and not line[:1].isspace():
+                break
+            parts.append(line)
+            found = _old_terminator(line)
+            last = probe
+            probe += 1
+        if found is None:
+            # No `', PATH:LINE` anywhere near: keep the first line as the message.
+            message = parts[0].rstrip()
+            if message.endswith("'"):
+                message = message[:-1]
+            draft = _Draft(
+                _collapse(message)[:MAX_MESSAGE_CHARS],
+                thread,
+                None,
+                True,
+                False,
+                start,
+                (index, len(self.lines[index])),
+            )
+            return draft, index + 1
+        cut, location = found
+        parts[-1] = parts[-1][:cut]
+        message = _collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
+        draft = _Draft(message, thread, location, True, False, start, (last, len(self.lines[last])))
+        return draft, last + 1
+
+    def continuation(self, index: int, quoted: bool, have_first: bool) -> tuple[list[str], int]:
+        """Message lines after a header, up to `note:`, a backtrace, a fence, another panic,
+        a blank line not followed by more of the message, or the end."""
+        lines: list[str] = []
+        last = index - 1
+        count = len(self.lines)
+        chars = 0
+        while index < count and len(lines) < MAX_MESSAGE_LINES and chars < MAX_MESSAGE_CHARS:
+            view = self.view(index)
+            if quoted and not view.quoted and view.stripped:
+                break  # the quote the header was in has ended
+            if not view.stripped:
+                following = self.next_nonblank(index + 1, quoted)
+                if following is None:
+                    break
+                if not (lines or have_first):
+                    # Nothing of the message yet: a logger or a copy put a blank line between
+                    # the header and the message (`PANIC => panicked at P:1:2:`, blank, msg).
+                    if self.ends_message(self.view(following), False):
+                        break
+                    index = following
+                    continue
+                if not (
+                    self.continues_after_blank(self.view(following))
+                    or (self.in_code_block(index) and self.trailer_follows(following, quoted))
+                ):
+                    break
+                index = following
+                continue
+            if self.ends_message(view, bool(lines) or have_first):
+                break
+            lines.append(view.text.strip())
+            chars += len(lines[-1])
+            last = index
+            index += 1
+        return lines, last
+
+    def next_nonblank(self, index: int, quoted: bool) -> int | None:
+        limit = min(len(self.lines), index + 3)
+        while index < limit:
+            view = self.view(index)
+            if view.stripped:
+                if quoted and not view.quoted:
+                    return None
+                return index
+            index += 1
+        return None
+
+    def in_code_block(self, index: int) -> bool:
+        """Whether line `index` is inside a fenced code block (an odd number of fences above)."""
+        if self.fences is None:
+            self.fences = [
+                line
+                for line in _lines_with(self.cleaned.decoded, _FENCE_PREFIXES)
+                if self.view(line).stripped.startswith(_FENCE_PREFIXES)
+            ]
+        return bisect_left(self.fences, index) % 2 == 1
+
+    def trailer_follows(self, index: int, quoted: bool) -> bool:
+        """Whether std's `note: run with RUST_BACKTRACE` or `stack backtrace:` comes after the
+        text from `index` on, before a fence, another panic or the end: Rust prints it right
+        after the message, so everything before it (naga's shader errors after `Caused by:`)
+        is still the message."""
+        limit = min(len(self.lines), index + TRAILER_LOOKAHEAD)
+        while index < limit:
+            view = self.view(index)
+            stripped = view.stripped
+            if quoted and stripped and not view.quoted:
+                return False
+            if stripped.startswith(_STD_NOTES) or stripped.startswith(_BACKTRACE_HEADERS[:2]):
+                return True
+            if stripped.startswith(_FENCE_PREFIXES) or _PANICKED in stripped:
+                return False
+            if stripped.startswith(_MESSAGE_STOPS):
+                return False
+            index += 1
+        return False
+
+    def continues_after_blank(self, view: _View) -> bool:
+        text = view.text
+        if view.stripped.startswith("Caused by:"):
+            return True
+        if not text[:1].isspace():
+            return False
+        return not self.ends_message(view, True)
+
+    def ends_message(self, view: _View, started: bool) -> bool:
+        stripped = view.stripped
+        if stripped.startswith(_FENCE_PREFIXES) or _PANICKED in stripped:
+            return True
+        if stripped.startswith(_MESSAGE_STOPS):
+            # An indented `note:` belongs to the message (wgpu's `note: label = ...`), except
+            # std's own notes (a build script's output is indented as a whole).
+            return not (
+                stripped.startswith("note:")
+                and view.text[:1].isspace()
+                and not stripped.startswith(_STD_NOTES)
+            )
+        if stripped[:1].isdigit():
+            frame = _parse_frame(stripped)
+            if frame is not None and _looks_like_backtrace(frame):
+                return True
+        if started and stripped.startswith("at ") and _parse_at(stripped) is not None:
+            return True
+        return bool(started and _LOG_START.match(stripped))
+
+    # -- messages without a header --
+
+    def headerless(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+        stripped = view.stripped
+        text = view.text
+        offset = view.column + (len(text) - len(text.lstrip()))
+        for marker in (_UNWRAP_ERR, _UNWRAP_NONE):
+            position = stripped.find(marker)
+            if position >= 0:
+                message = _trim_quoted(stripped, position, marker == _UNWRAP_NONE)
+                start = (index, offset + position)
+                return self.single(index, message, start), index + 1
+        if text.startswith(_MAIN_ERROR) or (
+            stripped.startswith(_MAIN_ERROR) and len(text) - len(text.lstrip(" ")) <= 4
+        ):
+            more, end_index = self.continuation(index + 1, view.quoted, True)
+            message = _collapse(" ".join([stripped, *more]))[:MAX_MESSAGE_CHARS]
+            last = end_index if more else index
+            start = (index, offset)
+            end = (last, len(self.lines[last]))
+            return _Draft(message, None, None, False, True, start, end), last + 1
+        body = strip_log_prefix(stripped)
+        if not body.startswith(("assertion", "not ", "internal error")):
+            return None, index + 1
+        start = (index, offset + len(stripped) - len(body))
+        if body.startswith((_ASSERT_EQ, _ASSERT_NE)):
+            parts = [body]
+            last = index
+            probe = index + 1
+            while probe < len(self.lines) and probe <= index + 2:
+                following = self.view(probe).stripped
+                if not following.startswith(("left:", "right:")):
+                    break
+                parts.append(following)
+                last = probe
+                probe += 1
+            draft = self.single(last, _collapse(" ".join(parts)), start)
+            return draft, last + 1
+        if body.startswith(_ASSERT) or any(
+            body.startswith(marker) and _wrapper_ends(body, marker)
+            for marker in (_UNIMPLEMENTED, _TODO, _UNREACHABLE)
+        ):
+            return self.single(index, body, start), index + 1
+        return None, index + 1
+
+    def single(self, index: int, message: str, start: tuple[int, int]) -> _Draft:
+        end = (index, len(self.lines[index]))
+        return _Draft(_collapse(message), None, None, False, False, start, end)
+
+
+def _is_source_path(location: Location) -> bool:
+    path = location.path
+    return path.endswith(".rs") and ("/" in path or "\\" in path)
+
+
+def _thread_of(prefix: str) -> tuple[str | None, int | None]:
+    """`... thread 'NAME' (ID) ` before `panicked at` -> (NAME, column of `thread`)."""
+    position = prefix.rfind("thread '")
+    if position < 0:
+        return None, None
+    tail = prefix[position + 8 :].rstrip()
+    tail = _THREAD_ID.sub("", tail)
+    if not tail.endswith("'") or len(tail) > 257:
+        return None, None
+    return tail[:-1], position
+
+
+def _old_terminator(line: str) -> tuple[int, Location] | None:
+    """Where `', PATH:LINE[:COL]` ends an old-format message on this line, and the location."""
+    end = len(line)
+    for _ in range(8):
+        # `', ` as std prints it; `': ` as the log-panics crate does.
+        position = max(line.rfind("', ", 0, end), line.rfind("': ", 0, end))
+        if position < 0:
+            return None
+        location = parse_location(line[position + 3 :])
+        if location is not None and " " not in location.path.strip():
+            return position, location
+        if location is not None and ("/" in location.path or location.path.endswith(".rs")):
+            return position, location
+        end = position
+    return None
+
+
+def _trim_quoted(stripped: str, position: int, fixed: bool) -> str:
+    """The wrapper message from `position`, without the quotes or code span around it."""
+    if fixed:
+        return _UNWRAP_NONE
+    message = stripped[position:]
+    before = stripped[position - 1 : position] if position else ""
+    if before in ("`", '"', "'") and message.endswith(before) and len(message) > 1:
+        message = message[:-1]
+    found = _old_terminator(message)
+    if found is not None:
+        message = message[: found[0]]
+    return message
+
+
+def _crate_of(function: str) -> str | None:
+    return crate_from_function(function)
+
+
+# Literal strings one of which is on every line where a report can start.
+_TRIGGERS = (
+    _PANICKED,
+    "called `",
+    _MAIN_ERROR,
+    "assertion",
+    "implemented",
+    _UNREACHABLE[:14],  # "internal error"
+    "acktrace:",
+    _EYRE_HEADER,
+    ".rs:",  # a location left alone on its line
+)
+
+
+def _trigger_lines(decoded: str) -> list[int]:
+    """Indices of the lines holding a trigger, in order, by plain string search."""
+    return _lines_with(decoded, _TRIGGERS)
+
+
+def _lines_with(decoded: str, literals: tuple[str, ...]) -> list[int]:
+    """Indices of the lines holding any of `literals`, in order, by plain string search."""
+    positions: list[int] = []
+    for literal in literals:
+        position = decoded.find(literal)
+        while position >= 0:
+            positions.append(position)
+            newline = decoded.find("\n", position)
+            if newline < 0:
+                break
+            position = decoded.find(literal, newline)
+    positions.sort()
+    lines: list[int] = []
+    line = 0
+    last = 0
+    for position in positions:
+        line += decoded.count("\n", last, position)
+        last = position
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def _key(draft: _Draft) -> tuple[object, ...]:
+    location = draft.location
+    return (
+        draft.message,
+        location.path if location else None,
+        location.line if location else None,
+        location.column if location else None,
+    )
+
+
+# --- public API -----------------------------------------------------------------------------
+
+
+class _Spans:
+    """Where each line of the original text starts and ends (before any cleaning)."""
+
+    def __init__(self, text: str) -> None:
+        if "\r" in text:
+            pieces = _NEWLINE_SPLIT.split(text)  # line, separator, line, ...
+            self.step = 2
+        else:
+            pieces = text.split("\n")
+            self.step = 1
+        self.pieces = pieces
+        self.before = list(accumulate(map(len, pieces), initial=0))
+
+    def start(self, index: int) -> int:
+        if self.step == 2:
+            return self.before[2 * index]
+        return self.before[index] + index  # one `\n` per line before
+
+    def end(self, index: int) -> int:
+        return self.start(index) + len(self.pieces[self.step * index])
+
+
+def extract_panics(text: str, *, max_panics: int = 20) -> list[Panic]:
+    """The panics in `text`, in order of appearance, repeats removed, at most `max_panics`.
+
+    `start`/`end` are offsets into `text` as given. Where cleaning changed a line (ANSI
+    escapes, control characters), they widen to that line's start or end.
+    """
+    if not text or max_panics <= 0:
+        return []
+    cleaned = _clean(text)
+    drafts = _Scanner(cleaned).run(_trigger_lines(cleaned.decoded), max_panics)
+    if not drafts:
+        return []
+    spans = _Spans(text)
+    header_messages = {draft.message for draft in drafts if draft.has_header}
+    seen: dict[tuple[object, ...], int] = {}
+    result: list[Panic] = []
+    for draft in drafts:
+        if not draft.has_header and not draft.main_error and draft.message in header_messages:
+            continue  # the same message quoted again (an issue title) next to the full panic
+        location = draft.location
+        key = _key(draft)
+        if key in seen:
+            first = seen[key]
+            if not result[first].frames and draft.frames:
+                old = result[first]
+                result[first] = Panic(
+                    message=old.message,
+                    core_message=old.core_message,
+                    wrapper=old.wrapper,
+                    thread=old.thread,
+                    location=old.location,
+                    has_header=old.has_header,
+                    frames=tuple(draft.frames),
+                    start=old.start,
+                    end=old.end,
+                )
+            continue
+        if len(result) >= max_panics:
+            break
+        if draft.main_error:
+            wrapper: Wrapper | None = "main-error"
+            core = draft.message[len(_MAIN_ERROR) :].strip()
+        else:
+            wrapper, core = split_wrapper(draft.message)
+        seen[key] = len(result)
+        result.append(
+            Panic(
+                message=draft.message,
+                core_message=core,
+                wrapper=wrapper,
+                thread=draft.thread,
+                location=location,
+                has_header=draft.has_header,
+                frames=tuple(draft.frames),
+                start=_offset(text, cleaned, spans, draft.start, False),
+                end=_offset(text, cleaned, spans, draft.end, True),
+            )
+        )
+    return result
+
+
+def _offset(
+    text: str, cleaned_text: _Cleaned, spans: _Spans, point: tuple[int, int], is_end: bool
+) -> int:
+    index, column = point
+    begin = spans.start(index)
+    end = spans.end(index)
+    cleaned = cleaned_text.line(index)
+    # Exact where the cleaned line is a prefix of the original (only padding was dropped).
+    if begin + len(cleaned) <= end and text.startswith(cleaned, begin):
+        return begin + min(column, len(cleaned))
+    return end if is_end else begin
+
+
+# --- candidate lines ------------------------------------------------------------------------
+
+_HEADING = re.compile(r"#{1,6}[ \t]+")
+_LIST_MARKER = re.compile(r"(?:[-*+]|\d{1,3}[.)])[ \t]+")
+_CODE_SPAN = re.compile(r"`([^`\n]{1,4000})`")
+_URL_ONLY = re.compile(r"<?https?://\S{1,4000}$")
+_QUOTE_CHARS = ("`", '"', "'")
+_CODE_ENDINGS = (";", "{")
+_MARKER_INITIALS = frozenset("#-*+0123456789")
+
+
+def _candidate(text: str) -> str | None:
+    for _ in range(4):
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in _QUOTE_CHARS:
+            text = text[1:-1].strip()
+        else:
+            break
+    if "  " in text or "\t" in text:
+        text = _collapse(text)
+    if len(text) < 8 or text.endswith(_CODE_ENDINGS):
+        return None
+    if text.endswith("}") and not (": " in text and " { " in text):
+        return None  # a block's end; `msg: Struct { .. }` (a Debug value) is kept
+    if text[0] in "<h" and _URL_ONLY.match(text):
+        return None
+    return text[:MAX_CANDIDATE_CHARS].rstrip()
+
+
+def candidate_lines(text: str, *, max_lines: int = 2000) -> list[str]:
+    """Distinct cleaned lines and inline code spans that may quote a panic message."""
+    if not text or max_lines <= 0:
+        return []
+    seen: dict[str, None] = {}
+    cleaned = _clean(text)
+    c1 = cleaned.c1
+    for line in cleaned.raw_lines:
+        if len(line) < 8:
+            continue  # cleaning and markers only ever remove characters
+        if len(line) > MAX_LINE:
+            line = line[:MAX_LINE]
+        body = _C1.sub("", line).strip() if c1 else line.strip()
+        if len(body) < 8:
+            continue
+        if body[0] == ">":
+            body = _unquote(body)[0].strip()
+        if not body or body.startswith(_FENCE_PREFIXES):
+            continue
+        if body[0] in _MARKER_INITIALS:
+            match = _HEADING.match(body) or _LIST_MARKER.match(body)
+            if match:
+                body = body[match.end() :]
+        body = strip_log_prefix(body)
+        items = [body]
+        if "`" in body:
+            items.extend(match.group(1).strip() for match in _CODE_SPAN.finditer(body))
+        for item in items:
+            candidate = _candidate(item)
+            if candidate is not None and candidate not in seen:
+                seen[candidate] = None
+                if len(seen) >= max_lines:
+                    return list(seen)
+    return list(seen)

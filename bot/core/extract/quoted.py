@@ -1,0 +1,211 @@
+"""Panic messages quoted without a `panicked at` header: in a title, a line, a code span, quotes.
+
+Such a mention is weaker evidence than a pasted panic, and it is often not a report at all (a
+pull request that removes a panic, a docs question, a review comment quoting source). Each
+snippet therefore carries the sentence around it, so the matcher can tell "I get `X`" from
+"this removes the `X` stub".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.core.extract.panics import clean_text, split_wrapper, strip_log_prefix
+from bot.core.panic import PANIC_WRAPPERS
+
+MAX_SNIPPETS = 400
+MAX_SNIPPET_CHARS = 500
+MIN_SNIPPET_CHARS = 8
+
+Source = Literal["title", "line", "code", "span", "tail"]
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    text: str  # the candidate message, std wrapper removed
+    raw: str  # as it stands in the text, wrapper included
+    wrapper: str | None
+    source: Source
+    context: str  # the line it stands in, for telling a report from a discussion
+
+
+_TITLE = re.compile(r"^\s{0,3}(?:title|subject)\s*:\s*", re.IGNORECASE)
+_MARKERS = re.compile(r"^\s{0,8}(?:>\s?){0,8}(?:[-*+]\s+|\d{1,3}[.)]\s+|#{1,6}\s+)?")
+_SPAN = re.compile(r"(`{1,3})([^`\n]{1,500})\1")
+_QUOTED = re.compile(r"\"([^\"\n]{12,500})\"|“([^”\n]{12,500})”")
+# `getting this when training: MESSAGE` -> MESSAGE; the lead-in is short and ends with a colon.
+_LEAD_IN = re.compile(r"^[^:`\"]{3,80}?(?::|->|—|=>)\s+")
+# Source code quoted in a review: a message inside a macro call is not a report.
+_CODE_CALL = re.compile(r"\b(?:panic|unimplemented|todo|unreachable|assert\w*)!\s*\(|\.expect\(")
+_COLOR_EYRE = re.compile(r"^(?:Message|message)\s*:\s+")
+_FORMAT_PLACEHOLDER = re.compile(r"\{[A-Za-z0-9_]*(?::[^{}\s]*)?\}")
+
+
+def _strip_line(line: str) -> str:
+    line = _MARKERS.sub("", line, count=1)
+    line = strip_log_prefix(line)
+    return _COLOR_EYRE.sub("", line).strip().strip("`'\"“”").strip()
+
+
+def _looks_like_code(line: str) -> bool:
+    # Not a trailing `}`: Debug output such as `TensorId { value: 3 }` ends with one.
+    stripped = line.rstrip()
+    if stripped in ("}", "})", "});", ")", "];"):
+        return True
+    return stripped.endswith((";", "{", "=>")) or bool(_CODE_CALL.search(line))
+
+
+# Output of the tools around a panic, never a quoted panic message: log records below error
+# level, cargo's right-aligned progress lines and rustc's warnings. A long paste is mostly
+# these; dropping them in one pass over the text keeps the snippet budget (and the time) for
+# lines that can be a message.
+_QUIET_LEVELS = r"(?:TRACE|DEBUG|INFO|WARN|WARNING)"
+# Anchored on the line break before the line: the engine then jumps from `\n` to `\n` (a
+# literal prefix) rather than trying `^` at every character of a 4 MB window.
+_TOOL_OUTPUT = re.compile(
+    r"\n(?:"
+    r"warning[:\[][^\n]*"
+    r"|[ \t]{1,12}(?:Compiling|Checking|Finished|Running|Fresh|Downloading|Downloaded|"
+    r"Updating|Locking|Adding|Blocking|Documenting|Building|Installing|Installed|Unpacking|"
+    r"Packaging)[ \t][^\n]*"
+    rf"|\[(?:[0-9T:.,Z+-]{{8,40}}[ \t]{{1,4}})?{_QUIET_LEVELS}\b[^\]\n]{{0,200}}\][^\n]*"
+    r"|(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}[0-9.,]{0,10}[Z+:0-9-]{0,6}[ \t]{1,8})?"
+    rf"{_QUIET_LEVELS}[ \t]{{1,8}}[A-Za-z_][A-Za-z0-9_:]{{0,200}}:?[ \t][^\n]*"
+    r")(?=\n|$)"
+)
+
+
+def without_tool_output(text: str) -> str:
+    """The text with tool-output lines emptied (see `_TOOL_OUTPUT`); other lines as they are."""
+    return _TOOL_OUTPUT.sub("\n", "\n" + text)[1:]
+
+
+def quoted_snippets(text: str) -> list[Snippet]:
+    """Candidate messages in a text that has no `panicked at` header, in order, deduplicated."""
+    out: list[Snippet] = []
+    seen: set[str] = set()
+
+    def add(raw: str, source: Source, context: str) -> None:
+        raw = raw.strip().strip("`'\"“”").strip()
+        if not MIN_SNIPPET_CHARS <= len(raw) <= MAX_SNIPPET_CHARS or raw in seen:
+            return
+        if _FORMAT_PLACEHOLDER.search(raw):
+            return  # `{id:?}` unfilled: a format string quoted from source, not output
+        seen.add(raw)
+        wrapper, core = split_wrapper(raw)
+        out.append(Snippet(core.strip(), raw, wrapper, source, context))
+
+    in_fence = False
+    first = True
+    for raw_line in without_tool_output(clean_text(text)).split("\n"):
+        if len(out) >= MAX_SNIPPETS:
+            break
+        stripped = raw_line.strip()
+        if stripped.lstrip("> ").startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        if not stripped:
+            continue
+        if first:
+            first = False
+            title = _TITLE.match(stripped)
+            if title:
+                title_text = stripped[title.end() :]
+                add(title_text, "title", title_text)
+                for span in _SPAN.finditer(title_text):
+                    add(span.group(2), "title", title_text)
+                lead = _LEAD_IN.match(title_text)
+                if lead:
+                    add(title_text[lead.end() :], "title", title_text)
+                continue
+        if _looks_like_code(stripped):
+            continue
+        line = _strip_line(stripped)
+        if in_fence:
+            if not stripped.startswith(('"', 'r#"', "'")):  # a string literal in source
+                add(line, "code", line)
+            continue
+        add(line, "line", line)
+        for span in _SPAN.finditer(stripped):
+            add(span.group(2), "span", line)
+        for quote in _QUOTED.finditer(stripped):
+            add(quote.group(1) or quote.group(2), "span", line)
+        lead = _LEAD_IN.match(line)
+        if lead:
+            add(line[lead.end() :], "tail", line)
+    return out
+
+
+# Words that show a message is being discussed, not reported.
+_DISCUSSION = re.compile(
+    r"\b(?:removes?|removing|stub|implement(?:s|ing|ed|ation)?|refactor\w*|renam\w+|"
+    r"docs?|documentation|book|page|outdated|nit|pr|pull request|replace[sd]?|"
+    r"could this be|should this be|wording|typo in)\b",
+    re.IGNORECASE,
+)
+# In a pull request: a sentence that says the message was hit, and one about changing it.
+_PANICKED_WORDS = re.compile(r"\bpanic(?:s|ked|king)?\b", re.IGNORECASE)
+_CHANGE_WORDS = re.compile(
+    r"→|->|=>|\bnow\b|\bwording\b|\brenam\w*|\breplac\w*|\binstead of\b|\bremoves?\b|\bstub\b",
+    re.IGNORECASE,
+)
+_ARROW = re.compile(r"->|→|=>")
+# Words that show the writer hit it.
+_REPORT = re.compile(
+    r"\b(?:panic\w*|crash\w*|error|errors|get|gets|getting|got|gives?|giving|fails?|failing|"
+    r"failed|stops?|throws?|hit|hitting|see|seeing|seen|saw|occurs?|happens?|received|when i|"
+    r"produces?|returns?)\b",
+    re.IGNORECASE,
+)
+
+
+def reads_like_report(snippet: Snippet, *, strict: bool = False) -> bool:
+    """False when the sentence around a mention talks about the message rather than hitting it.
+
+    `strict`, for pull requests and changelogs: only a message shown alone in a code block, or
+    a sentence that says it panicked (and is not about changing the message), counts.
+    """
+    if strict:
+        if snippet.source == "code":
+            return True
+        context = snippet.context.replace(snippet.raw, " ")
+        return bool(_PANICKED_WORDS.search(context)) and not _CHANGE_WORDS.search(context)
+    if snippet.source in ("title", "code"):
+        return True
+    context = snippet.context.replace(snippet.raw, " ")
+    if _DISCUSSION.search(context) and not _REPORT.search(context):
+        return False
+    if snippet.source == "span" and len(context.strip(" `'\"“”:.,-")) > 12:
+        # Code spans in a sentence name many things; only a sentence about hitting it counts:
+        # report words, a std wrapper in the span itself (`not implemented: ...` is output), or
+        # chat shorthand for "this gives" (`save_image on RGBA -> `...``).
+        return (
+            bool(_REPORT.search(context))
+            or snippet.wrapper in PANIC_WRAPPERS
+            or (bool(_ARROW.search(context)) and not _DISCUSSION.search(context))
+        )
+    return True
+
+
+# A pull request, a changelog or a release note: conventional-commit titles, PR templates.
+_CHANGE_TITLE = re.compile(
+    r"^\s{0,3}(?:title\s*:\s*)?(?:feat|fix|chore|refactor|docs|perf|test|ci|build|style)"
+    r"(?:\([^)\n]{0,40}\))?!?:",
+    re.IGNORECASE,
+)
+_CHANGE_SECTIONS = re.compile(
+    r"^\s{0,3}(?:#{1,4}\s*)?(?:changes|changelog|release notes|test plan|testing|"
+    r"checklist|related issues?|pull request)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def looks_like_change_description(text: str) -> bool:
+    """True for pull requests and changelogs: they name messages without having hit them."""
+    head = text[:20_000]
+    first_line = head.lstrip().split("\n", 1)[0]
+    if _CHANGE_TITLE.match(first_line):
+        return True
+    return len(_CHANGE_SECTIONS.findall(head)) >= 2 or "- [x]" in head or "- [ ]" in head

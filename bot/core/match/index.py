@@ -1,0 +1,493 @@
+"""The catalog, indexed once for matching: tokens -> records, files -> records, crates -> folders.
+
+A match costs far less than the catalog's size: a panic's words fetch the few records that share
+its rarer words, and only those are verified against their patterns and scored.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from array import array
+from bisect import bisect_left
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+
+from bot.catalog.bulk import collector_paused
+from bot.catalog.loader import Catalog
+from bot.catalog.model import Record
+from bot.catalog.patterns import (
+    Segment,
+    compile_safe,
+    format_to_regex,
+    normalise_message,
+    parse_format,
+)
+from bot.core.match.crates import canonical_crate, crate_folders
+from bot.core.match.drift import MessageForm
+
+_WORD = re.compile(r"[A-Za-z0-9_']+")
+# Words that say little about which error this is. Kept short: burn's messages are terse.
+STOPWORDS = frozenset(
+    "a an the to of in on for be is are was and or with it its this that "
+    "at by as yet from into than then has have had no can cannot".split()
+)
+# Words so frequent in panic messages that they weigh half.
+WEAK_WORDS = frozenset(["should", "must", "got", "expected", "found", "failed", "error", "invalid"])
+# Std and everyday phrases: a record made only of these is generic whatever its length.
+GENERIC_MESSAGES = frozenset(
+    normalise_message(m).lower()
+    for m in (
+        "index out of bounds",
+        "attempt to subtract with overflow",
+        "attempt to add with overflow",
+        "attempt to multiply with overflow",
+        "called `Option::unwrap()` on a `None` value",
+        "called `Result::unwrap()` on an `Err` value",
+        "not implemented",
+        "not yet implemented",
+        "explicit panic",
+        "out of memory",
+    )
+)
+
+
+def words(text: str) -> list[str]:
+    return [w.lower().strip("'") for w in _WORD.findall(text)]
+
+
+@lru_cache(maxsize=65536)
+def _word_weight(word: str) -> float:
+    if word in STOPWORDS or len(word) < 2:
+        return 0.0
+    if word in ("not", "eq", "ne"):
+        return 0.5  # short, but they are what `not eq` / `not approx eq` messages say
+    weight = min(len(word) / 6, 1.5)
+    if word in WEAK_WORDS:
+        weight *= 0.5
+    if "_" in word or (any(c.isdigit() for c in word) and any(c.isalpha() for c in word)):
+        weight = max(weight, 1.0)  # identifiers such as deform_conv2d name one place
+    return weight
+
+
+def _specificity(literal: str) -> float:
+    if literal.lower().strip(" .:") in GENERIC_MESSAGES:
+        return 0.0
+    score = sum(_word_weight(word) for word in set(words(literal)))
+    return max(0.0, min(1.0, (score - 0.5) / 3.0))
+
+
+def specificity(message_format: str) -> float:
+    """How much a message says on its own, in [0, 1]: 0 for placeholders only or std phrases."""
+    segments = parse_format(normalise_message(message_format))
+    return _specificity(
+        normalise_message(" ".join(s.text for s in segments if not s.is_placeholder))
+    )
+
+
+def squash(text: str) -> str:
+    """Text without any whitespace: how literal fragments are looked for before a regex runs."""
+    return "".join(text.split())
+
+
+@dataclass(slots=True)
+class IndexedRecord:
+    record: Record
+    message: str  # normalised errorMessage
+    segments: list[Segment]
+    literal: str  # the literal text, placeholders as single spaces, normalised
+    has_placeholders: bool
+    specificity: float
+    # The literal fragments without whitespace, in order: every one must appear in a message
+    # for the derived pattern to match, which is far cheaper to check than running the regex.
+    squashed_fragments: tuple[str, ...]
+    _regex: object | None = None
+    _prefix_regex: object | None = None
+    _drift_form: MessageForm | None = None
+
+    @property
+    def derived(self) -> bool:
+        """True when the pattern comes from the message format, not from `messagePattern`."""
+        return not self.record.message_pattern
+
+    @property
+    def pattern_source(self) -> str:
+        return self.record.message_pattern or format_to_regex(self.segments)
+
+    @property
+    def regex(self):
+        if self._regex is None:
+            self._regex = compile_safe(self.pattern_source)
+        return self._regex
+
+    @property
+    def prefix_regex(self):
+        """The pattern followed by `: anything`, as `.expect` prints `MSG: ErrDebug`."""
+        if self._prefix_regex is None:
+            self._prefix_regex = compile_safe(f"(?:{self.pattern_source})(?:\\s*[:,]\\s.*)?")
+        return self._prefix_regex
+
+    @property
+    def drift_form(self) -> MessageForm:
+        if self._drift_form is None:
+            self._drift_form = MessageForm.of(self.segments)
+        return self._drift_form
+
+    @property
+    def ends_with_placeholder(self) -> bool:
+        return bool(self.segments) and self.segments[-1].is_placeholder
+
+    def may_match(self, squashed_query: str) -> bool:
+        """False when the derived pattern certainly cannot match (a fragment is missing)."""
+        if not self.derived:
+            return True
+        position = 0
+        for fragment in self.squashed_fragments:
+            found = squashed_query.find(fragment, position)
+            if found < 0:
+                return False
+            position = found + len(fragment)
+        return True
+
+
+class CatalogIndex:
+    """Everything the matcher looks up, computed once per catalog."""
+
+    def __init__(self, catalog: Catalog):
+        with collector_paused():
+            self._build(catalog)
+
+    def _build(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        # Each record's full analysis (pattern, specificity, fragments) is built the first
+        # time it is a candidate: start-up pays only for the word postings.
+        self._entries: dict[str, IndexedRecord] = {}
+        self._candidate_cache: dict[tuple[frozenset[str], int], tuple[str, ...]] = {}
+        # Postings hold record numbers (positions in `record_ids`), not ids: lists for small
+        # catalogs, numpy arrays from ARRAY_POSTINGS_MIN_RECORDS on (five million postings at
+        # a million records).
+        large = len(catalog) >= ARRAY_POSTINGS_MIN_RECORDS
+        if large:
+            from bot.core.match.postings import ArrayPostingsBuilder  # numpy: large catalogs only
+
+            builder: PostingsBuilder = ArrayPostingsBuilder(_WEIGHTLESS)
+        else:
+            builder = PostingsBuilder()
+        record_ids: list[str] = []
+        self.by_file: dict[str, list[str]] = defaultdict(list)
+        by_file = self.by_file
+        # crate name -> repository folder, learned from the catalog's paths
+        self.crate_folders: dict[str, str] = {}
+        folders_seen: set[tuple[str, str]] = set()
+        all_ids, all_messages, all_paths, all_repos = catalog.site_columns()
+        for first in range(0, len(all_ids), _CHUNK_RECORDS):
+            end = first + _CHUNK_RECORDS
+            ids, messages = all_ids[first:end], all_messages[first:end]
+            file_paths, repos = all_paths[first:end], all_repos[first:end]
+            record_ids.extend(ids)
+            text = "\n".join(messages)
+            if text.count("\n") != len(messages) - 1:
+                # A newline inside a message separates words as a space does: one message a line.
+                messages = [m.replace("\n", " ") if "\n" in m else m for m in messages]
+                text = "\n".join(messages)
+            others: list[int] = []
+            if not _lowers_cleanly(text):
+                # Messages with a character lowering to ASCII (the Kelvin sign) one by one.
+                others = [i for i, m in enumerate(messages) if not _lowers_cleanly(m)]
+                plain = list(messages)
+                for i in others:
+                    plain[i] = ""
+                text = "\n".join(plain)
+            builder.add_words(_chunk_words(text), first)
+            for i in others:
+                builder.add_record(first + i, _message_tokens(messages[i]))
+            for rid, file_path in zip(ids, file_paths, strict=True):
+                if file_path:
+                    by_file[file_path].append(rid)
+            for file_path, repo in set(zip(file_paths, repos, strict=True)) - folders_seen:
+                folders_seen.add((file_path, repo))  # records share files
+                if file_path:
+                    for crate, folder in crate_folders(file_path, repo):
+                        self.crate_folders.setdefault(crate, folder)
+        postings = builder.finish()
+        total = max(len(record_ids), 1)
+        self.record_ids = record_ids
+        self.project_prefixes = {
+            name.split("-", 1)[0] for name in self.crate_folders if "-" in name
+        }
+        self.postings = postings
+        self.idf = {token: math.log(1 + total / len(ids)) for token, ids in postings.items()}
+        self.max_df = max(50, total // 100)
+        if large:
+            from bot.core.match.postings import build_array_postings
+
+            # Built now, so that the load time counts it and the first answer does not.
+            build_array_postings(self)
+            return
+        self.record_weight = self.record_weights()
+        self.record_weight_all = self.record_weights(every_word=True)
+
+    def record_weights(self, every_word: bool = False) -> list[float]:
+        """Each record's total word weight (by record number), for ranking candidates by
+        coverage; 1 for a record without informative words. Only the words indexed for
+        finding candidates (at most `max_df` records each), or `every_word`."""
+        weights = [0.0] * len(self.record_ids)
+        # Added in word order, as `_rank_candidates` adds a text's words: a record whose words
+        # the text holds all gets the same float twice, a ratio of exactly 1 whatever the
+        # hash seed (in set order it could fall a hair short and lose a tie).
+        for token in sorted(self.postings):
+            numbers = self.postings[token]
+            if every_word or len(numbers) <= self.max_df:
+                weight = self.idf[token]
+                for number in numbers:
+                    weights[number] += weight
+        return [weight or 1.0 for weight in weights]
+
+    @classmethod
+    def for_catalog(cls, catalog: Catalog) -> CatalogIndex:
+        """The catalog's prebuilt index when it has one (the bundled catalog's is cached)."""
+        index = catalog.prebuilt_index
+        if isinstance(index, cls) and index.catalog is catalog:
+            return index
+        return cls(catalog)
+
+    def forget_candidates(self) -> None:
+        """Start a new text: candidate lists are reused within one text only, so a figure
+        measured on repeated texts is the cost of a text seen once."""
+        self._candidate_cache.clear()
+
+    def entry(self, record_id: str) -> IndexedRecord:
+        entry = self._entries.get(record_id)
+        if entry is None:
+            entry = self._entries[record_id] = _index_record(self.catalog.records[record_id])
+        return entry
+
+    def repo_path(self, crate: str | None, crate_path: str | None) -> str | None:
+        """`burn-autodiff` + `src/ops/module.rs` -> `crates/burn-autodiff/src/ops/module.rs`."""
+        if not crate or not crate_path:
+            return None
+        folder = self.crate_folders.get(canonical_crate(crate))
+        if folder is None:
+            return None
+        return f"{folder}/{crate_path}" if folder else crate_path  # "": the repository's root
+
+    def knows_crate(self, crate: str) -> bool:
+        return canonical_crate(crate) in self.crate_folders
+
+    def in_project(self, crate: str) -> bool:
+        """A crate of the catalog's project: a known crate, or one named like them.
+
+        burn's catalog has no site in burn-wgpu, yet burn-wgpu is burn's: crates share the
+        project's name prefix (`burn-`).
+        """
+        crate = canonical_crate(crate)
+        return crate in self.crate_folders or crate.split("-", 1)[0] in self.project_prefixes
+
+    def candidates(self, text: str, limit: int = 8) -> list[str]:
+        """Record ids whose informative words the text covers best, best first.
+
+        Ranked by coverage (the share of a record's word weight found in the text), so a
+        record whose words are all there wins over one sharing a rare word that merely came
+        with a filled-in value (`TensorId { value: 3 }`).
+        """
+        postings = self.postings
+        max_df = self.max_df
+        rare: set[str] = set()
+        common: set[str] = set()
+        # `words(text)`, lowered at once where that is safe (as `_message_tokens`).
+        found = set(_LOWER_WORD.findall(text.lower())) if _lowers_cleanly(text) else words(text)
+        for token in found:
+            ids = postings.get(token)
+            if ids is not None:
+                (rare if len(ids) <= max_df else common).add(token)
+        if not rare:
+            return []
+        key = (frozenset(rare), frozenset(common))
+        # Lines of one text repeat their indexed words (log lines differ in their numbers):
+        # the ranking depends on nothing else, so it is computed once per word set.
+        cache = self._candidate_cache
+        cached = cache.get((key, limit))
+        if cached is not None:
+            return list(cached)
+        found = self._rank_candidates(key[0], limit, key[1])
+        if len(cache) >= CANDIDATE_CACHE_SIZE:
+            cache.clear()
+        cache[(key, limit)] = tuple(found)
+        return found
+
+    def _rank_candidates(
+        self, tokens: frozenset[str], limit: int, common: frozenset[str] = frozenset()
+    ) -> list[str]:
+        """The `limit` best records for a text's rare words (`tokens`): by coverage of their
+        rare words, then by the weight found; where records tie for the last places, by
+        coverage of all their words (the text's `common` words too: among a thousand records
+        sharing one rare word, the one whose other words are all in the text), then by id.
+        Listed by coverage, weight and id."""
+        if len(self.catalog) >= ARRAY_POSTINGS_MIN_RECORDS:
+            from bot.core.match.postings import rank_with_arrays  # numpy: large catalogs only
+
+            return rank_with_arrays(self, tokens, limit, common)
+        postings = self.postings
+        idf = self.idf
+        scores: dict[int, float] = defaultdict(float)
+        for token in sorted(tokens):  # the order `record_weights` adds them in
+            weight = idf[token]
+            for number in postings[token]:
+                scores[number] += weight
+        totals = self.__dict__.get("record_weight")
+        if totals is None:  # an index built for arrays, asked for the plain ranking
+            totals = self.record_weight = self.record_weights()
+            self.record_weight_all = self.record_weights(every_word=True)
+        ids = self.record_ids
+        # A record whose words the text barely covers is not worth verifying.
+        chosen = [
+            (-score / totals[n], -score, n)
+            for n, score in scores.items()
+            if score >= MIN_COVERAGE * totals[n]
+        ]
+        if len(chosen) > limit:
+            cut = heapq.nsmallest(limit, chosen)[-1][:2]
+            tied = [c for c in chosen if c[:2] == cut]
+            chosen = [c for c in chosen if c[:2] < cut]
+            slots = limit - len(chosen)
+            if len(tied) > slots:
+                fullest = set(self.fullest([n for *_, n in tied], slots, tokens | common))
+                tied = [c for c in tied if c[2] in fullest]
+            chosen += tied
+        chosen.sort(key=lambda c: (c[0], c[1], ids[c[2]]))
+        return [ids[n] for *_, n in chosen]
+
+    def fullest(self, numbers: list[int], count: int, every: frozenset[str]) -> list[int]:
+        """The `count` records among `numbers` whose words the text's words (`every`) cover
+        best, all their words counted; then by id."""
+        postings = self.postings
+        idf = self.idf
+        words = sorted(every)  # the order `record_weights` adds them in
+        totals_all = self.record_weight_all
+        ids = self.record_ids
+        ranked = []
+        for n in numbers:
+            found = 0.0
+            for token in words:
+                held = postings[token]
+                at = bisect_left(held, n)
+                if at < len(held) and held[at] == n:
+                    found += idf[token]
+            ranked.append((-found / totals_all[n], ids[n], n))
+        return [n for *_, n in heapq.nsmallest(count, ranked)]
+
+
+# Word sets whose candidates are kept; the cache is emptied when full.
+CANDIDATE_CACHE_SIZE = 4096
+# From this size on, postings are summed as arrays (bot.core.match.postings): the same ranking.
+ARRAY_POSTINGS_MIN_RECORDS = 50_000
+
+
+# Share of a record's word weight a text must contain for the record to be a candidate.
+MIN_COVERAGE = 0.4
+
+_PLACEHOLDER_TEXT = re.compile(r"\{[^{}]*\}")
+_WEIGHTLESS = STOPWORDS | frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+# Records tokenised together: one regex pass over many messages instead of one call each.
+_CHUNK_RECORDS = 32768
+# A word as `words()` finds it, its leading and trailing `'` stripped: `'can't'` -> `can't`.
+_CHUNK_WORD = r"[a-z0-9_]+(?:'+[a-z0-9_]+)*"
+_CHUNK_TOKEN = re.compile(_CHUNK_WORD + r"|\n")
+_LOWER_WORD = re.compile(_CHUNK_WORD)
+_CHUNK_PLACEHOLDER = re.compile(r"\{[^{}\n]*\}")
+
+
+# The only characters whose lowercase holds an ASCII one (the Kelvin sign is a `k`): lowering
+# a text without them before finding its words finds the words `words()` finds.
+_LOWERS_TO_ASCII = re.compile("[\u0130\u212a]")
+
+
+def _lowers_cleanly(text: str) -> bool:
+    return text.isascii() or _LOWERS_TO_ASCII.search(text) is None
+
+
+def _chunk_words(text: str) -> list[str]:
+    """The words of newline-separated messages, lowered, placeholders left out, with a
+    `"\\n"` token between messages."""
+    text = text.lower()
+    if "{" in text:
+        text = _CHUNK_PLACEHOLDER.sub(" ", text)
+    return _CHUNK_TOKEN.findall(text)
+
+
+class PostingsBuilder:
+    """Word -> record numbers, built record by record (catalogs below the array size)."""
+
+    def __init__(self) -> None:
+        self.postings: dict[str, array] = {}
+        self.unsorted: set[str] = set()  # words given a record number out of order
+
+    def add_words(self, words: list[str], first: int) -> None:
+        """`_chunk_words`'s output; the i-th message is record `first + i`."""
+        postings = self.postings
+        number = first
+        weightless = _WEIGHTLESS
+        for token in words:
+            if token == "\n":
+                number += 1
+            elif token not in weightless:
+                numbers = postings.get(token)
+                if numbers is None:
+                    postings[token] = array("i", (number,))
+                elif numbers[-1] != number:  # a word twice in one message counts once
+                    numbers.append(number)
+
+    def add_record(self, number: int, tokens: set[str]) -> None:
+        postings = self.postings
+        for token in tokens:
+            numbers = postings.get(token)
+            if numbers is None:
+                postings[token] = array("i", (number,))
+            else:
+                if numbers[-1] > number:
+                    self.unsorted.add(token)
+                numbers.append(number)
+
+    def finish(self) -> dict[str, list[int]]:
+        """Word -> its records' numbers, in order (the ranking looks numbers up by bisection).
+
+        Lists, not the arrays they were built in: summing weights over a list reads its
+        ints as they are, over an array makes each one anew (a third of a ranking's time)."""
+        return {
+            token: sorted(numbers) if token in self.unsorted else numbers.tolist()
+            for token, numbers in self.postings.items()
+        }
+
+
+def _message_tokens(message: str) -> set[str]:
+    """The informative words of a message format, placeholders left out."""
+    if "{" in message:
+        message = _PLACEHOLDER_TEXT.sub(" ", message)
+    if not _lowers_cleanly(message):
+        # Lowering first would make word characters of others (the Kelvin sign is a `k`).
+        return {w for w in words(message) if _word_weight(w) > 0}
+    # The same words as `words()`, lowered at once; weightless words are the stopwords and
+    # single characters (see `_word_weight`).
+    found = set(_LOWER_WORD.findall(message.lower()))
+    found -= _WEIGHTLESS
+    return found
+
+
+def _index_record(record: Record) -> IndexedRecord:
+    message = normalise_message(record.error_message)
+    segments = parse_format(message)
+    literal_parts = [s.text for s in segments if not s.is_placeholder]
+    literal = normalise_message(" ".join(literal_parts))
+    return IndexedRecord(
+        record=record,
+        message=message,
+        segments=segments,
+        literal=literal,
+        has_placeholders=len(literal_parts) != len(segments),
+        specificity=_specificity(literal),
+        squashed_fragments=tuple(f for f in (squash(p) for p in literal_parts) if f),
+    )

@@ -1,0 +1,472 @@
+"""Matching panics to catalog records, with a confidence and the evidence that decided.
+
+The bot would rather stay silent than be wrong, so a record wins only when the message says
+enough on its own (specificity) or the pasted location backs it up, and a location that
+contradicts the record (a panic raised in another crate, or in the user's own code) pulls the
+confidence down hard.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz, utils
+
+from bot.catalog.loader import Catalog
+from bot.catalog.model import Record
+from bot.catalog.patterns import normalise_message, placeholders_fit
+from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Verdict
+from bot.core.extract.panics import extract_panics
+from bot.core.extract.quoted import (
+    looks_like_change_description,
+    quoted_snippets,
+    reads_like_report,
+)
+from bot.core.match.caller import TRACK_CALLER_TAG, line_is_evidence, reports_caller
+from bot.core.match.cascade import answers_after_unwrap, is_uncatalogued_unwrap
+from bot.core.match.drift import PastedForm, drift_between
+from bot.core.match.index import CatalogIndex, IndexedRecord, squash
+from bot.core.match.releases import history_of
+from bot.core.match.releases import revise as revise_with_history
+from bot.core.panic import PANIC_WRAPPERS, Location, Panic
+
+# Confidence at or above which the bot answers. Set for almost no false matches.
+MATCH_THRESHOLD = 0.80
+# A record whose message says less than this on its own never matches on the message alone.
+MIN_SPECIFICITY = 0.15
+# A message quoted without a `panicked at` header must say at least this much on its own.
+QUOTED_MIN_SPECIFICITY = 0.45
+FUZZY_CUTOFF = 88.0
+MAX_QUERY_CHARS = 1_000
+
+
+@dataclass(slots=True)
+class _Query:
+    """A pasted message as every candidate record is compared with it: prepared once."""
+
+    text: str
+    squashed: str
+    _drift_form: PastedForm | None = None
+
+    @classmethod
+    def of(cls, text: str) -> _Query:
+        return cls(text, squash(text))
+
+    @property
+    def drift_form(self) -> PastedForm:
+        if self._drift_form is None:
+            self._drift_form = PastedForm.of(self.text)
+        return self._drift_form
+
+
+@dataclass(frozen=True, slots=True)
+class _MessageScore:
+    score: float
+    evidence: tuple[Evidence, ...]
+
+
+class Matcher:
+    """Matches the panics in a text against one catalog, indexed once."""
+
+    def __init__(self, catalog: Catalog):
+        self.catalog = catalog
+        self.index = CatalogIndex.for_catalog(catalog)
+        history_of(catalog)  # read the release history now, not during the first answer
+
+    # -- one text ------------------------------------------------------------------------
+
+    def analyse(self, text: str) -> Analysis:
+        self.index.forget_candidates()
+        panics = extract_panics(text)
+        matches = [self.match_panic(panic) for panic in panics]
+        if not any(panic.has_header for panic in panics):
+            seen = {normalise_message(m.panic.core_message) for m in matches}
+            matches.extend(self._quoted_matches(text, seen))
+        matches = revise_with_history(self, text, matches)  # issue 12: the release history
+        matches = _without_cascades(matches)
+        verdict = _verdict(matches)
+        return Analysis(verdict=verdict, panics=tuple(matches), fingerprint=_fingerprint(matches))
+
+    # -- one panic -----------------------------------------------------------------------
+
+    def match_panic(self, panic: Panic, limit: int = 5, *, in_sentence: bool = False) -> PanicMatch:
+        """Score the records that could explain `panic`, best first.
+
+        `in_sentence`: the message may be followed by more prose (a quoted mention), so the
+        pattern may match at the start of the text rather than the whole of it.
+        """
+        query = _clean_query(panic.core_message)
+        ids = list(self.index.candidates(query))
+        location_path = self._repo_path(panic.location)
+        if location_path:
+            known = set(ids)  # a set: thousands of records can share one file
+            for rid in self.index.by_file.get(location_path, ()):
+                if rid not in known:
+                    known.add(rid)
+                    ids.append(rid)
+        scored: list[tuple[float, Candidate]] = []
+        prepared = _Query.of(query)
+        for rid in ids:
+            entry = self.index.entry(rid)
+            found = self._score(panic, prepared, location_path, entry, in_sentence)
+            if found is not None:
+                scored.append(found)
+        ranked = _rank(scored)
+        candidates = _settle_ties(ranked, self.index)[:limit]
+        matched = bool(candidates) and candidates[0].confidence >= MATCH_THRESHOLD
+        return PanicMatch(panic=panic, candidates=tuple(candidates), matched=matched)
+
+    def _repo_path(self, location: Location | None) -> str | None:
+        if location is None or location.kind == "std":
+            return None
+        if location.crate and location.crate_path:
+            return self.index.repo_path(location.crate, location.crate_path)
+        # `burn-autodiff/src/ops/module.rs`, `/home/u/burn/burn-core/src/..`: old layouts kept
+        # crates at the top of the repository; a known crate's folder name in the path says which.
+        found = self._crate_in_path(location.path)
+        return self.index.repo_path(*found) if found else None
+
+    def _score(
+        self,
+        panic: Panic,
+        query: _Query,
+        location_path: str | None,
+        entry: IndexedRecord,
+        in_sentence: bool,
+    ) -> tuple[float, Candidate] | None:
+        """The candidate and its uncapped score (for ranking), or None when the message differs."""
+        message = _score_message(query, entry, in_sentence)
+        if message.score <= 0:
+            return None
+        if message.evidence == ("prefix",) and not panic.has_header:
+            # An older, shorter wording mentioned in prose is too weak to answer on.
+            message = _MessageScore(0.8, message.evidence)
+        evidence = list(message.evidence)
+        confidence = message.score * (0.5 + 0.4 * entry.specificity)
+        if not panic.has_header and entry.specificity < QUOTED_MIN_SPECIFICITY:
+            confidence = min(confidence, 0.6)
+        record = entry.record
+        line_distance = None
+        location = panic.location
+        if location_path and location_path == record.file_path:
+            evidence.append("location")
+            confidence += 0.2
+            if location.line is not None and record.line_number and line_is_evidence(record):
+                line_distance = abs(location.line - record.line_number)
+                if line_distance <= 3:
+                    evidence.append("line")
+                    confidence += 0.1
+                elif line_distance <= 60:
+                    confidence += 0.05
+        elif location is not None and not self._printed_there(record, location, message):
+            confidence = self._weigh_other_location(confidence, message.score, location, record)
+        if record.crate and record.crate in panic.stack_crates and "location" not in evidence:
+            evidence.append("crate")
+            confidence += 0.05
+        if panic.has_header:
+            evidence.append("header")
+            confidence += 0.05
+        elif panic.wrapper in PANIC_WRAPPERS:
+            # `assertion `left == right` failed: ...` is panic output even without its header.
+            evidence.append("wrapper")
+            confidence += 0.05
+        if "possible-mismatch" in self.catalog.flags(record.id):
+            confidence *= 0.9
+        if entry.specificity < MIN_SPECIFICITY:
+            # Placeholders only (`{}`), or a std phrase: nothing the location can vouch for.
+            confidence = min(confidence, 0.5)
+        return confidence, Candidate(
+            record_id=record.id,
+            confidence=round(min(confidence, 1.0), 4),
+            evidence=tuple(evidence),
+            message_score=round(message.score, 4),
+            line_distance=line_distance,
+        )
+
+    def _printed_there(self, record: Record, location: Location, message: _MessageScore) -> bool:
+        """Whether Rust may print this record's panic at the pasted place, another file.
+
+        A `#[track_caller]` function reports any caller, the user's code or another library.
+        A `macro_rules!` body reports where the macro is invoked: in the project's crates; in
+        a crate outside the project only in the macro's own words (cubecl's `reader.rs` prints
+        a longer form of a removed burn-router macro's message: another panic).
+        """
+        if not reports_caller(record):
+            return False
+        if TRACK_CALLER_TAG in record.tags or "pattern" in message.evidence:
+            return True
+        crate = self._pasted_crate(location)
+        return crate is None or self.index.in_project(crate)
+
+    def _weigh_other_location(
+        self, confidence: float, message_score: float, location: Location, record: Record
+    ) -> float:
+        """Confidence given a pasted location that is not the record's file."""
+        if location.kind == "std":
+            return confidence  # old Rust reported unwrap/expect inside the standard library
+        record_file = (record.file_path or "").rsplit("/", 1)[-1]
+        pasted_file = location.path.rsplit("/", 1)[-1]
+        if "/" not in location.path.lstrip("./ "):
+            # `... renderer.rs:345`: the user cut the path; the file name is all it says.
+            return confidence + (0.1 * message_score if pasted_file == record_file else 0.0)
+        crate = self._pasted_crate(location)
+        if crate and self.index.in_project(crate):
+            # The panic is the project's own. Code moves between files and crates across
+            # versions (burn-core/src/nn/.. became burn-nn/src/modules/..), and #[track_caller]
+            # functions report their caller's file, so the message decides; a full pattern
+            # match is backed by knowing it is the project's panic.
+            if pasted_file == record_file or message_score >= 1.0:
+                return confidence + 0.1 * message_score
+            return confidence * 0.9
+        if message_score >= 1.0 and _is_test_file(location.path):
+            # A test of the user's calling the project's assertion helpers (#[track_caller]
+            # reports the test): `Tensors are not approx eq` raised from `tests/foo.rs`.
+            return confidence
+        # Raised in another project's crate (wgpu, cubecl) or in the user's own code.
+        return confidence * 0.45
+
+    def _pasted_crate(self, location: Location) -> str | None:
+        """The crate a pasted location names, or the project crate folder its path runs through."""
+        found = self._crate_in_path(location.path)
+        return location.crate or (found[0] if found else None)
+
+    def _crate_in_path(self, path: str) -> tuple[str, str] | None:
+        """(crate, path inside it) for a path through one of the project's crate folders."""
+        parts = path.split("/")
+        for i, part in enumerate(parts[:-1]):
+            if parts[i + 1] in ("src", "tests") and self.index.in_project(part):
+                return part, "/".join(parts[i + 1 :])
+        return None
+
+    # -- messages quoted without a header -------------------------------------------------
+
+    def _quoted_matches(self, text: str, seen: set[str]) -> list[PanicMatch]:
+        found: list[PanicMatch] = []
+        found_ids: set[str] = set()
+        # A pull request or a changelog names messages it changes; only a panic it shows as
+        # output (alone in a code block) or says was hit counts there.
+        strict = looks_like_change_description(text)
+        for snippet in quoted_snippets(text):
+            query = normalise_message(snippet.text)[:MAX_QUERY_CHARS]
+            if query in seen or not reads_like_report(snippet, strict=strict):
+                continue
+            panic = Panic.mentioned(query, snippet.wrapper)
+            result = self.match_panic(panic, in_sentence=snippet.source in _SENTENCE_SOURCES)
+            if snippet.source in _STANDALONE_SOURCES and snippet.text == snippet.context:
+                result = _boost_standalone(result)
+            best = result.best
+            if best is None or best.confidence < MATCH_THRESHOLD or best.record_id in found_ids:
+                if snippet.wrapper not in (None, "main-error") and not found:
+                    # `assertion failed: ...` quoted in a title: a std panic, uncatalogued.
+                    found.append(PanicMatch(panic=panic, candidates=(), matched=False))
+                continue
+            found_ids.add(best.record_id)
+            seen.add(query)
+            found.append(result)
+        return [m for m in found if m.matched] or found[:1]
+
+
+_SENTENCE_SOURCES = frozenset({"title", "line", "tail"})
+# A message that is a whole title, line or code-block line by itself, not a phrase in prose.
+_STANDALONE_SOURCES = frozenset({"title", "line", "code"})
+STANDALONE_BONUS = 0.05
+
+
+def _boost_standalone(result: PanicMatch) -> PanicMatch:
+    """A full-pattern match standing alone on its line is closer to pasted output than prose."""
+    best = result.best
+    if best is None or best.evidence[:1] != ("pattern",) or "prefix" in best.evidence:
+        return result
+    boosted = Candidate(
+        record_id=best.record_id,
+        confidence=round(min(best.confidence + STANDALONE_BONUS, 1.0), 4),
+        evidence=best.evidence,
+        message_score=best.message_score,
+        line_distance=best.line_distance,
+    )
+    matched = boosted.confidence >= MATCH_THRESHOLD
+    return PanicMatch(
+        panic=result.panic, candidates=(boosted, *result.candidates[1:]), matched=matched
+    )
+
+
+_QUERY_NOISE = re.compile(r"^(?:\\n)+|`+$")
+
+
+def _clean_query(message: str) -> str:
+    """The message as matched: whitespace collapsed, and markdown residue around it dropped
+    (an escaped `\\n` before it, a fence's backticks after it, from pastes in one code span)."""
+    return _QUERY_NOISE.sub("", normalise_message(message)).strip()[:MAX_QUERY_CHARS]
+
+
+def _is_test_file(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return "/tests/" in f"/{path}" or name.endswith(("_test.rs", "_tests.rs")) or name == "tests.rs"
+
+
+def _score_message(
+    prepared: _Query, entry: IndexedRecord, in_sentence: bool = False
+) -> _MessageScore:
+    """How well a pasted message matches a record's message, and how we know."""
+    query = prepared.text
+    if not query:
+        return _MessageScore(0.0, ())
+    if entry.may_match(prepared.squashed):
+        found = _fullmatch(entry.regex, query, entry)
+        if found:
+            return _MessageScore(1.0, ("pattern",))
+        if _fullmatch(entry.prefix_regex, query, entry):
+            # `.expect("MSG")` prints `MSG: ErrDebug`; other kinds rarely carry a tail.
+            score = 1.0 if entry.record.error_type == "expect" else 0.95
+            return _MessageScore(score, ("pattern", "prefix"))
+        if in_sentence:
+            # A mention followed by more prose: the message must open the text and say enough.
+            found = entry.regex.match(query)
+            if (
+                found
+                and (not entry.derived or placeholders_fit(found, entry.ends_with_placeholder))
+                and found.end() >= 20
+                and query[found.end() : found.end() + 1] in _CLAUSE_ENDS
+            ):
+                return _MessageScore(0.95, ("pattern",))
+    if _is_older_wording(query, entry):
+        # Only as strong as a full match when a pasted panic backs it (see `_score`).
+        return _MessageScore(0.9, ("prefix",))
+    ratio = _fuzzy(query, entry)
+    if ratio >= FUZZY_CUTOFF:
+        return _MessageScore(ratio / 100 * 0.95, ("fuzzy",))
+    # compared on the fixed text, placeholders filled
+    drifted = drift_between(prepared.drift_form, entry.drift_form)
+    if drifted is not None:
+        return _MessageScore(drifted.score, ("fuzzy",) if drifted.kind == "whole" else ("prefix",))
+    return _MessageScore(0.0, ())
+
+
+def _fullmatch(regex, query: str, entry: IndexedRecord):
+    found = regex.fullmatch(query)
+    if found and entry.derived and not placeholders_fit(found, entry.ends_with_placeholder):
+        return None
+    return found
+
+
+_CLAUSE_ENDS = ("", " ", ",", ")", "(")
+
+
+def _is_older_wording(query: str, entry: IndexedRecord) -> bool:
+    """An older release printed only the first clause of today's message.
+
+    `Ordering is bigger than operations` for today's `Ordering is bigger than operations:
+    ordering len {}, ...`: the pasted text is a whole leading clause of the record's.
+    """
+    clause = query.rstrip(" .")
+    if len(clause) < 20 or len(clause) >= len(entry.message):
+        return False
+    message = entry.message
+    return message.startswith(clause) and message[len(clause)] in ":,;(.-"
+
+
+def _fuzzy(query: str, entry: IndexedRecord) -> float:
+    """Similarity for typos and small drift, on the literal text when there are placeholders."""
+    target = entry.literal if entry.has_placeholders else entry.message
+    if len(target) < 15:
+        return 0.0
+    if entry.has_placeholders:
+        # Values fill the placeholders, so the query is longer; align the literal inside it,
+        # but only when the literal is most of the query.
+        if len(target) < 0.6 * len(query) or len(query) < 0.9 * len(target):
+            return 0.0
+        return fuzz.partial_ratio(
+            target, query, processor=utils.default_process, score_cutoff=FUZZY_CUTOFF
+        )
+    # Compare against the same length of query, so an `: err` tail does not count against.
+    if len(query) < 0.85 * len(target):
+        return 0.0
+    head = query[: len(target) + 2]
+    return fuzz.ratio(head, target, processor=utils.default_process, score_cutoff=FUZZY_CUTOFF)
+
+
+def _rank(scored: list[tuple[float, Candidate]]) -> list[tuple[float, Candidate]]:
+    """Best first: by uncapped score, the location breaking ties between records that share a
+    message (burn has `{other:?} reduction is not supported` in fifteen files). A record the
+    message only resembles never outranks one whose pattern it matches."""
+    # A placeholder-only record (`{e}`) matches anything and is capped: it is no exact match.
+    exact = any("pattern" in c.evidence and c.confidence >= MATCH_THRESHOLD for _, c in scored)
+
+    def key(item: tuple[float, Candidate]):
+        raw, c = item
+        resembles_only = exact and "pattern" not in c.evidence
+        return (
+            resembles_only,
+            -raw,
+            "location" not in c.evidence,
+            "line" not in c.evidence,
+            -c.message_score,
+            c.record_id,
+        )
+
+    return sorted(scored, key=key)
+
+
+def _settle_ties(ranked: list[tuple[float, Candidate]], index: CatalogIndex) -> list[Candidate]:
+    """Lower the best candidate's confidence when a different message scores about the same."""
+    candidates = [c for _, c in ranked]
+    if len(ranked) < 2:
+        return candidates
+    (best_raw, best), (second_raw, second) = ranked[0], ranked[1]
+    # Messages differing only in placeholder names (`{entity}`, `{first_entity}`) are one.
+    best_message = index.entry(best.record_id).literal
+    second_message = index.entry(second.record_id).literal
+    # A message matching the best record's pattern whole is that record's, not one that
+    # only resembles it (a catalog may hold wordings one word apart).
+    whole = "pattern" in best.evidence and "prefix" not in best.evidence
+    if whole and "pattern" not in second.evidence:
+        return candidates
+    if best_message != second_message and best_raw - second_raw < 0.05:
+        lowered = Candidate(
+            record_id=best.record_id,
+            confidence=round(max(best.confidence - 0.1, 0.0), 4),
+            evidence=best.evidence,
+            message_score=best.message_score,
+            line_distance=best.line_distance,
+        )
+        return [lowered, *candidates[1:]]
+    return candidates
+
+
+def _without_cascades(matches: list[PanicMatch]) -> list[PanicMatch]:
+    """Later panics are usually consequences of the first: answer them only with the root."""
+    if not matches or matches[0].matched or not matches[0].panic.has_header:
+        return matches
+    unwrap_first = is_uncatalogued_unwrap(matches[0])
+    return [
+        m
+        if not m.matched or (unwrap_first and answers_after_unwrap(m))
+        else PanicMatch(panic=m.panic, candidates=m.candidates, matched=False)
+        for m in matches
+    ]
+
+
+def _verdict(matches: list[PanicMatch]) -> Verdict:
+    if any(m.matched for m in matches):
+        return "match"
+    if any(_is_panic(m.panic) for m in matches):
+        return "uncatalogued-panic"
+    return "no-panic"
+
+
+def _is_panic(panic: Panic) -> bool:
+    """A panic was reported: a header, a std wrapper or a location, not `Error:` from main."""
+    if panic.wrapper == "main-error":
+        return False
+    return panic.has_header or panic.wrapper is not None or panic.location is not None
+
+
+def _fingerprint(matches: list[PanicMatch]) -> str:
+    digest = hashlib.sha256()
+    for m in matches:
+        loc = m.panic.location
+        digest.update(normalise_message(m.panic.core_message).encode("utf-8", "replace"))
+        digest.update(f"|{loc.path if loc else ''}\n".encode("utf-8", "replace"))
+    return digest.hexdigest()[:12]

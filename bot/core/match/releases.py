@@ -1,0 +1,628 @@
+"""The catalog's release history, used when matching: where each site lived in every release.
+
+A catalog folder may hold a history file (`history.ndjson`, written by `triage-bot catalog
+history`): the repository's releases, then one *lineage* per panic site with its file, line and
+message in each release. A pasted location names a crate, a file and a line, and often a version
+(`burn-tensor-0.16.0/src/..`, a `Cargo.lock` entry, "burn 0.18" in the text). With the history:
+
+* an exact (crate, version, file, line) hit on a lineage is strong evidence, even when the
+  message was garbled on its way to the issue;
+* when the pasted file never held the message in any release but its crate did (at the user's
+  version), the crate's lineage is the answer (a site raised through a macro or a
+  `#[track_caller]` function is reported at its caller);
+* a message matching a site while the pasted file and crate never held that message in any
+  release is evidence against: no confident answer;
+* between records that share a message, the one that existed in the user's version wins, and a
+  removed site never outranks a live one unless the paste points at it.
+
+Pure: strings and records in, decisions out (`revise` is the matcher's hook).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from difflib import SequenceMatcher
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from bot.catalog.patterns import normalise_message
+from bot.core.analysis import Candidate, PanicMatch
+from bot.core.extract.paths import normalise_path
+from bot.core.match.caller import MACRO_BODY_TAG, TRACK_CALLER_TAG
+from bot.core.match.crates import repo_crate_names
+
+HISTORY_FILE_SUFFIX = ".ndjson"
+# Confidence of an exact (crate, version, file, line) hit whose message is consistent.
+RELEASE_HIT_CONFIDENCE = 0.95
+# ... of a hit in the pasted file at another line, or in the pasted crate (a caller's location).
+FILE_HIT_CONFIDENCE = 0.9
+CRATE_HIT_CONFIDENCE = 0.85
+# A message the pasted file and crate never held is answered with at most this.
+AGAINST_CAP = 0.6
+# Lines within this distance count as the same site (a patch release shifting a few lines).
+NEAR_LINES = 3
+
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+
+
+@lru_cache(maxsize=64)
+def _version_patterns(name: str) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    """How a text names a version of the project `name` (`burn`, `tokio`) or of one of its
+    crates (`burn-core`): a Cargo.lock entry, a Cargo.toml table, prose.
+
+    The patterns start with the literal name and check the word boundary behind it
+    (`(?<!\\wburn)`): a leading `\\b` would make the engine try every position of a long paste.
+    """
+    word = re.escape(name)
+    version = r"(\d+\.\d+(?:\.\d+)?)"
+    # Cargo.lock: name = "burn-core"\nversion = "0.16.0"
+    lock = re.compile(
+        rf'name\s*=\s*"{word}(?:[-_][a-z_-]+)?"\s*\n\s*version\s*=\s*"(\d+\.\d+\.\d+)"'
+    )
+    # Cargo.toml: burn = { version = "0.17.0", ... }
+    toml = re.compile(
+        rf"{word}(?<!\w{word})(?:[-_][a-z]+)?\s*=\s*\{{[^}}\n]{{0,80}}?version\s*=\s*\"v?{version}"
+    )
+    # `burn 0.18`, `burn = "0.16.0"`, `burn v0.17.1`, `burn-core 0.13`
+    prose = re.compile(
+        rf"{word}(?<!\w{word})(?:[-_][a-z]+)?\s*(?:=\s*)?[\"']?\s*(?:version\s*)?v?{version}\b",
+        re.IGNORECASE,
+    )
+    return lock, toml, prose
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseInfo:
+    version: str
+    tag: str | None
+    commit: str
+
+
+@dataclass(slots=True)
+class LineageInfo:
+    id: str
+    records: tuple[str, ...]  # written-up records attached to it (seeds)
+    spans: list[tuple[int, int, str, str, str]]  # (first, last release, file, message, kind)
+    lines: list[int]  # per release; 0 where absent
+
+    def state(self, release: int) -> tuple[str, int, str] | None:
+        """(file, line, message) in a release, or None when the site did not exist there."""
+        line = self.lines[release] if release < len(self.lines) else 0
+        if not line:
+            return None
+        for first, last, file, message, _kind in self.spans:
+            if first <= release <= last:
+                return file, line, message
+        return None
+
+    def present(self) -> list[int]:
+        return [r for r, line in enumerate(self.lines) if line]
+
+
+@dataclass(slots=True)
+class ReleaseHistory:
+    repo: str
+    releases: list[ReleaseInfo]
+    lineages: list[LineageInfo]
+    # (crate, path inside it) -> [(lineage index, first release, last release)]
+    by_file: dict[tuple[str, str], list[tuple[int, int, int]]] = field(default_factory=dict)
+    # crate -> {normalised message: [(lineage index, first release, last release)]}
+    by_crate: dict[str, dict[str, list[tuple[int, int, int]]]] = field(default_factory=dict)
+    by_record: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def newest(self) -> int:
+        return len(self.releases) - 1
+
+    def releases_for(self, version: str | None) -> list[int]:
+        """Release indices for a pasted version: `0.16.0` -> that release, `0.18` -> every
+        0.18.x; an unknown or missing version -> every release."""
+        if not version:
+            return list(range(len(self.releases)))
+        exact = [i for i, r in enumerate(self.releases) if r.version == version]
+        if exact:
+            return exact
+        prefix = version.rstrip(".") + "."
+        found = [i for i, r in enumerate(self.releases) if r.version.startswith(prefix)]
+        if found:
+            return found
+        # `0.16.2` with no such tag: its minor series.
+        minor = ".".join(version.split(".")[:2]) + "."
+        found = [i for i, r in enumerate(self.releases) if r.version.startswith(minor)]
+        return found or list(range(len(self.releases)))
+
+    def record_id(self, lineage: LineageInfo, known: set[str] | dict) -> str | None:
+        """The catalog record answering for a lineage: its write-up if attached, else its own."""
+        for rid in (*lineage.records, lineage.id):
+            if rid in known:
+                return rid
+        return None
+
+
+def crate_and_inner(file_path: str) -> tuple[str | None, str]:
+    """(crate folder, path inside it): `crates/burn-ir/src/handle.rs` -> (burn-ir, src/handle.rs);
+    older layouts kept crates at the top (`burn-tensor/src/..`)."""
+    parts = file_path.split("/")
+    if len(parts) > 2 and parts[0] == "crates":
+        return parts[1], "/".join(parts[2:])
+    if len(parts) > 1 and parts[1] == "src":
+        return parts[0], "/".join(parts[1:])
+    return None, file_path
+
+
+def parse_history(lines: list[str]) -> ReleaseHistory | None:
+    rows = [json.loads(line) for line in lines if line.strip()]
+    if not rows or "history" not in rows[0]:
+        return None
+    header = rows[0]
+    releases = [ReleaseInfo(r["version"], r.get("tag"), r["commit"]) for r in header["releases"]]
+    history = ReleaseHistory(header["repo"], releases, [])
+    for row in rows[1:]:
+        spans = [tuple(s) for s in row["spans"]]
+        lineage = LineageInfo(row["lineage"], tuple(row.get("records", ())), spans, row["lines"])
+        index = len(history.lineages)
+        history.lineages.append(lineage)
+        history.by_record[lineage.id] = index
+        for rid in lineage.records:
+            history.by_record.setdefault(rid, index)
+        for first, last, file, message, _kind in spans:
+            crate, inner = crate_and_inner(file)
+            if crate is None:
+                continue
+            # A span is a run of releases the site is in: stored once, expanded on query.
+            entry = (index, first, last)
+            history.by_file.setdefault((crate, inner), []).append(entry)
+            by_message = history.by_crate.setdefault(crate, {})
+            by_message.setdefault(normalise_message(message), []).append(entry)
+    return history
+
+
+def _expand(entries: Iterable[tuple[int, int, int]]) -> Iterator[tuple[int, int]]:
+    """(lineage index, release) for each release of each stored span."""
+    for index, first, last in entries:
+        for release in range(first, last + 1):
+            yield index, release
+
+
+def load_history(paths: list[Path]) -> ReleaseHistory | None:
+    """The first readable history file among `paths` (None when there is none)."""
+    for path in paths:
+        try:
+            history = parse_history(path.read_text(encoding="utf-8").splitlines())
+        except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):
+            continue
+        if history is not None:
+            return history
+    return None
+
+
+def history_of(catalog: Any) -> ReleaseHistory | None:
+    """The catalog's history, read once on first use (None for a catalog without one)."""
+    cached = getattr(catalog, "_release_history", False)
+    if cached is not False:
+        return cached
+    files = getattr(catalog, "history_files", None) or []
+    history = load_history(list(files)) if files else None
+    with contextlib.suppress(AttributeError):  # a catalog-like object without a __dict__
+        catalog._release_history = history
+    return history
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the paste
+# ---------------------------------------------------------------------------------------------
+
+
+def version_in_text(text: str, names: Iterable[str]) -> str | None:
+    """A version of the project the text names (`names`: what its crates are called, see
+    `project_names`): a Cargo.lock entry first, then a Cargo.toml table, then prose such as
+    `burn 0.18`."""
+    patterns = [_version_patterns(name) for name in sorted(names)]
+    for kind in range(3):
+        for pattern in patterns:
+            found = pattern[kind].search(text)
+            if found:
+                return found.group(1)
+    return None
+
+
+def project_names(history: ReleaseHistory) -> set[str]:
+    """The names a history's project publishes under: its repository's name (`tracel-ai/burn`
+    -> `burn`, `acme/foo-rs` -> `foo-rs`, `foo`); its crates (`burn-core`) start with it."""
+    return repo_crate_names(history.repo)
+
+
+def pasted_crate_file(path: str, crates: set[str] | dict) -> tuple[str, str] | None:
+    """(crate, path inside it) for a pasted path through one of the history's crate folders:
+    `burn-tensor-0.16.0/src/x.rs`, `C:\\burn\\burn-compute\\src\\compute.rs`, `crates/a/src/..`."""
+    parts = normalise_path(path).split("/")
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i + 1] not in ("src", "build.rs"):
+            continue
+        name = parts[i]
+        inner = "/".join(parts[i + 1 :])
+        if name in crates:
+            return name, inner
+        versioned = re.match(r"^(.+?)-\d+\.\d+\.\d+(?:[-+].*)?$", name)
+        if versioned and versioned.group(1) in crates:
+            return versioned.group(1), inner
+    return None
+
+
+def message_quality(pasted: str, message: str) -> int:
+    """How well a pasted (possibly garbled: cut, wrapped, values filled in) message fits the
+    output of the format `message`: 2 when every literal part is there in order, 1 when a
+    long run of its literal text is (a garbled head or tail), 0 otherwise."""
+    query = normalise_message(pasted)
+    parts = _literal_parts(message)
+    if not parts or not query:
+        return 0
+    if _parts_in_order(query, parts):
+        return 2
+    literal = " ".join(parts)
+    need = max(12, -(-len(literal) // 2))  # the shortest run that counts
+    if not _may_share_run(literal, query, need):
+        return 0
+    matcher = SequenceMatcher(None, literal, query, autojunk=False)
+    run = matcher.find_longest_match(0, len(literal), 0, len(query)).size
+    return 1 if run >= need else 0
+
+
+def _may_share_run(literal: str, query: str, run: int) -> bool:
+    """False when `query` certainly shares no run of `run` characters with `literal`.
+
+    Cut the literal into pieces of `run // 2` characters from its start: any run of `run`
+    characters holds one whole piece, so a query holding none of them shares no such run.
+    """
+    piece = run // 2
+    return any(
+        literal[start : start + piece] in query
+        for start in range(0, len(literal) - piece + 1, piece)
+    )
+
+
+@lru_cache(maxsize=8192)
+def _literal_parts(message: str) -> tuple[str, ...]:
+    parts = (normalise_message(p) for p in _PLACEHOLDER.split(message.replace("{{", "{")))
+    return tuple(p for p in parts if p)
+
+
+def _parts_in_order(query: str, parts: tuple[str, ...]) -> bool:
+    position = 0
+    for part in parts:
+        found = query.find(part, position)
+        if found < 0:
+            return False
+        position = found + len(part)
+    return True
+
+
+def full_fit(pasted: str, message: str) -> bool:
+    """Every literal part of the format is in the pasted message, in order (cheap: no
+    alignment), for scanning all the messages of a crate."""
+    parts = _literal_parts(message)
+    return bool(parts) and _parts_in_order(normalise_message(pasted), parts)
+
+
+def message_consistent(pasted: str, message: str) -> bool:
+    return message_quality(pasted, message) > 0
+
+
+# ---------------------------------------------------------------------------------------------
+# The matcher's hook
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseHit:
+    """Where the history places a pasted panic: a lineage, and the release it was raised in."""
+
+    lineage: int
+    release: int
+    how: str  # "line" (exact site), "file" (the pasted file, another line), "crate"
+
+
+def find_hit(
+    history: ReleaseHistory,
+    pasted: tuple[str, str],
+    line: int | None,
+    message: str,
+    version: str | None,
+) -> ReleaseHit | None:
+    """The lineage a pasted (crate, file, line, message) at a version belongs to, if any."""
+    releases = set(history.releases_for(version))
+    crate, inner = pasted
+    best: tuple[tuple, ReleaseHit] | None = None
+    qualities: dict[str, int] = {}
+    for index, release in _expand(history.by_file.get((crate, inner), ())):
+        if release not in releases:
+            continue
+        lineage = history.lineages[index]
+        state = lineage.state(release)
+        if state is None:
+            continue
+        # A lineage keeps its message over many releases: each wording is weighed once.
+        quality = qualities.get(state[2])
+        if quality is None:
+            quality = qualities[state[2]] = message_quality(message, state[2])
+        if not quality:
+            continue
+        distance = abs(state[1] - line) if line is not None else 10**6
+        how = "line" if distance <= NEAR_LINES else "file"
+        if how == "file" and quality < 2:
+            continue  # another line and a garbled message: too little to go on
+        key = (-quality, distance, -release)
+        if best is None or key < best[0]:
+            best = (key, ReleaseHit(index, release, how))
+    if best is not None:
+        return best[1]
+    # The pasted file never held it at that version: its crate may have (a caller's location).
+    held = history.by_crate.get(crate, {})
+    key = normalise_message(message)
+    candidates: list[tuple[int, int]] = []
+    for stored, where in held.items():
+        if stored == key or full_fit(message, stored):
+            candidates.extend(w for w in _expand(where) if w[1] in releases)
+    if not candidates:
+        return None
+    distinct = {index for index, _ in candidates}
+    if len(distinct) > 1:
+        # Several sites of the crate print it: the one alive in the newest of those releases,
+        # and only if it is alone there.
+        newest = max(r for _, r in candidates)
+        distinct = {index for index, r in candidates if r == newest}
+        if len(distinct) > 1:
+            return None
+    index = next(iter(distinct))
+    release = max(r for i, r in candidates if i == index)
+    return ReleaseHit(index, release, "crate")
+
+
+def _crate_in_release(history: ReleaseHistory, crate: str, version: str | None) -> bool:
+    """Whether the crate had runtime sites in the pasted release (so the scan saw it)."""
+    releases = set(history.releases_for(version))
+    return any(
+        r in releases
+        for where in history.by_crate.get(crate, {}).values()
+        for _, r in _expand(where)
+    )
+
+
+def crate_ever_held(history: ReleaseHistory, crate: str, message: str) -> bool:
+    key = normalise_message(message)
+    held = history.by_crate.get(crate, {})
+    return key in held or any(full_fit(message, m) for m in held)
+
+
+def revise(matcher: Any, text: str, matches: list[PanicMatch]) -> list[PanicMatch]:
+    """The matcher's hook: the same matches, revised with the catalog's release history."""
+    history = history_of(matcher.catalog)
+    if history is None or not matches:
+        return matches
+    text_version = version_in_text(text, project_names(history))
+    return [_revise_one(matcher, history, m, text_version) for m in matches]
+
+
+def _printed_elsewhere(record: Any, pasted_crate: str) -> bool:
+    """Rust prints this record's panic at another place that may be the pasted one: any caller
+    for `#[track_caller]`; for a macro body, an invocation, which is in the macro's own crate
+    (burn-tensor's `check!` reasons, printed at the tensor op that called `check!`)."""
+    if TRACK_CALLER_TAG in record.tags:
+        return True
+    return MACRO_BODY_TAG in record.tags and f"crate:{pasted_crate}" in record.tags
+
+
+def _candidate(record_id: str, confidence: float, evidence: tuple, line_distance) -> Candidate:
+    return Candidate(
+        record_id=record_id,
+        confidence=round(min(confidence, 1.0), 4),
+        evidence=evidence,
+        message_score=0.0,
+        line_distance=line_distance,
+    )
+
+
+def _revise_one(
+    matcher: Any, history: ReleaseHistory, match: PanicMatch, text_version: str | None
+) -> PanicMatch:
+    panic = match.panic
+    records = matcher.catalog.records
+    location = panic.location
+    pasted = None
+    if location is not None and location.kind != "std":
+        pasted = pasted_crate_file(location.path, history.by_crate)
+    version = (location.crate_version if location else None) or text_version
+    if pasted is None:
+        return _prefer_existing(history, match, records, version)
+    best = match.best
+    if best is not None and match.matched and "location" in best.evidence:
+        return match  # the pasted file is the record's own: the catalog already agrees
+    hit = find_hit(history, pasted, location.line, panic.core_message, version)
+    if hit is None:
+        if (
+            best is not None
+            and match.matched
+            and location.crate_version
+            # a caller-reported record is pasted with another location by design
+            and not _printed_elsewhere(records[best.record_id], pasted[0])
+            and _crate_in_release(history, pasted[0], version)
+            and not crate_ever_held(history, pasted[0], records[best.record_id].error_message)
+        ):
+            # A released crate we scanned, which never printed this message in any release.
+            lowered = replace(best, confidence=min(best.confidence, AGAINST_CAP))
+            return PanicMatch(panic, (lowered, *match.candidates[1:]), matched=False)
+        return _prefer_existing(history, match, records, version)
+    lineage = history.lineages[hit.lineage]
+    rid = history.record_id(lineage, records)
+    if rid is None:
+        return match
+    existing = next((c for c in match.candidates if c.record_id == rid), None)
+    state = lineage.state(hit.release)
+    distance = abs(state[1] - location.line) if state and location.line is not None else None
+    evidence = ["release", "location"] if hit.how != "crate" else ["release", "crate"]
+    if hit.how == "line":
+        evidence.append("line")
+    if panic.has_header:
+        evidence.append("header")
+    floor = {
+        "line": RELEASE_HIT_CONFIDENCE,
+        "file": FILE_HIT_CONFIDENCE,
+        "crate": CRATE_HIT_CONFIDENCE,
+    }[hit.how]
+    if existing is not None:
+        merged = tuple(dict.fromkeys((*existing.evidence, *evidence)))
+        chosen = replace(existing, confidence=max(existing.confidence, floor), evidence=merged)
+    else:
+        chosen = _candidate(rid, floor, tuple(evidence), distance if hit.how != "crate" else None)
+    rest = tuple(c for c in match.candidates if c.record_id != rid)
+    return PanicMatch(panic, (chosen, *rest), matched=chosen.confidence >= matcher_threshold())
+
+
+def matcher_threshold() -> float:
+    from bot.core.match.matcher import MATCH_THRESHOLD
+
+    return MATCH_THRESHOLD
+
+
+def _prefer_existing(
+    history: ReleaseHistory, match: PanicMatch, records: dict, version: str | None
+) -> PanicMatch:
+    """Without a location: among candidates as confident as the best, prefer a site that
+    existed in the user's version, and a live site over a removed one."""
+    if len(match.candidates) < 2:
+        return match
+    wanted = set(history.releases_for(version)) if version else {history.newest}
+    top = match.candidates[0].confidence
+
+    def key(c: Candidate) -> tuple:
+        index = history.by_record.get(c.record_id)
+        existed = index is not None and any(
+            history.lineages[index].lines[r]
+            for r in wanted
+            if r < len(history.lineages[index].lines)
+        )
+        record = records.get(c.record_id)
+        removed = bool(record is not None and record.removed_at)
+        return (c.confidence < top - 1e-9, not existed, removed)
+
+    ordered = tuple(sorted(match.candidates, key=key))
+    if ordered[0].record_id == match.candidates[0].record_id:
+        return match
+    return PanicMatch(match.panic, ordered, matched=match.matched)
+
+
+# ---------------------------------------------------------------------------------------------
+# What answers say
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class VersionStory:
+    """Where a record's site was in the user's release and where it is now (or when it left)."""
+
+    version: str | None  # the user's release ("0.16.0"), when known
+    then_file: str | None
+    then_line: int | None
+    then_url: str | None  # pinned to the release's commit
+    now_file: str | None  # None when the site is gone
+    now_line: int | None
+    now_url: str | None
+    removed_in: str | None  # the first release without it
+    last_seen_in: str | None
+    compare_url: str | None  # between the last release with it and the first without
+
+
+def _blob(repo: str, commit: str, file: str, line: int) -> str:
+    return f"https://github.com/{repo}/blob/{commit}/{file}#L{line}"
+
+
+def story_for(
+    history: ReleaseHistory, record_id: str, version: str | None, pasted_line: int | None = None
+) -> VersionStory | None:
+    index = history.by_record.get(record_id)
+    if index is None:
+        return None
+    lineage = history.lineages[index]
+    present = lineage.present()
+    if not present:
+        return None
+    then = None
+    user_releases = (
+        [r for r in history.releases_for(version) if lineage.lines[r]] if version else []
+    )
+    if user_releases:
+        release = max(user_releases)
+        state = lineage.state(release)
+        if state is not None:
+            then = (history.releases[release], state)
+    last = present[-1]
+    now_state = lineage.state(history.newest) if last == history.newest else None
+    removed_in = last_seen = compare = None
+    if now_state is None and last < history.newest:
+        gone, seen = history.releases[last + 1], history.releases[last]
+        removed_in, last_seen = gone.version, seen.version
+        compare = (
+            f"https://github.com/{history.repo}/compare/{seen.tag or seen.commit}..."
+            f"{gone.tag or gone.commit}"
+        )
+    newest = history.releases[history.newest]
+    return VersionStory(
+        version=then[0].version if then else None,
+        then_file=then[1][0] if then else None,
+        then_line=then[1][1] if then else None,
+        then_url=_blob(history.repo, then[0].commit, then[1][0], then[1][1]) if then else None,
+        now_file=now_state[0] if now_state else None,
+        now_line=now_state[1] if now_state else None,
+        now_url=_blob(history.repo, newest.commit, now_state[0], now_state[1])
+        if now_state
+        else None,
+        removed_in=removed_in,
+        last_seen_in=last_seen,
+        compare_url=compare,
+    )
+
+
+def user_version(match: PanicMatch, text_version: str | None) -> str | None:
+    location = match.panic.location
+    return (location.crate_version if location else None) or text_version
+
+
+def story_json(story: VersionStory | None) -> dict[str, Any]:
+    """Fields added to a `match --json` match (none when the catalog has no history)."""
+    if story is None:
+        return {}
+    out: dict[str, Any] = {}
+    if story.version and story.then_file:
+        out["release"] = {
+            "version": story.version,
+            "file_path": story.then_file,
+            "line": story.then_line,
+            "url": story.then_url,
+        }
+    if story.removed_in:
+        out["removed_in"] = story.removed_in
+        out["last_seen_in"] = story.last_seen_in
+        out["compare_url"] = story.compare_url
+    elif story.now_file:
+        out["current"] = {"file_path": story.now_file, "line": story.now_line, "url": story.now_url}
+    return out
+
+
+def story_of(
+    catalog: Any, match: PanicMatch, record_id: str, text_version: str | None = None
+) -> VersionStory | None:
+    """The record's story for the user's version: the pasted path's, else the text's."""
+    history = history_of(catalog)
+    if history is None:
+        return None
+    return story_for(history, record_id, user_version(match, text_version))
+
+
+def project_name(catalog: Any) -> str:
+    history = history_of(catalog)
+    return history.repo.rsplit("/", 1)[-1] if history else "the project"

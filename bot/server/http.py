@@ -1,0 +1,565 @@
+"""`triage-bot serve`: one aiohttp process for GitHub webhooks, health, metrics, and Discord.
+
+- POST /github/webhook: before reading the body, refuse what cannot be genuine: no signature
+  header (401), a Content-Length over 25 MB (413). At most `WebhookLimits` requests and body
+  bytes are read at once; others wait their turn unread, a bounded while (then 503). Then read
+  the body with a cap, verify the signature (401, nothing stored), parse (400, never a 500),
+  refuse repositories outside TRIAGE_REPOS (403), store the delivery and its job durably (503
+  when the store is locked or broken), answer 202, work afterwards in the worker. A delivery id
+  seen before is acknowledged (200) and not processed again.
+- GET /healthz: JSON with a status per component (`bot.server.health`): 200 when all are ok,
+  else 503.
+  With Discord on, a Discord client that is not connected makes it "degraded" (200 while GitHub
+  is served too, 503 when Discord is all this process serves), with a line saying why.
+- GET /metrics: Prometheus text format (counts only: no repository names, no texts), and the
+  Discord client's state when Discord is on.
+- GET /stats: the stats page (answers by record, precision, uncatalogued panics; no JS). It shows
+  repository names and panic texts, so it is off (404) unless TRIAGE_STATS_TOKEN is set, and then
+  asks for that token (`Authorization: Bearer TOKEN`, or basic auth with the token as password).
+- With DISCORD_TOKEN set, the Discord client runs in the same event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import hashlib
+import hmac
+import inspect
+import logging
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from bot.config.settings import WILDCARD_HOSTS, Settings, SettingsError
+from bot.github import webhook
+from bot.github.metrics import Metrics
+from bot.server.health import Health, Status
+from bot.store.sqlite import Store
+from bot.store.thread import StoreAccess
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WebhookLimits:
+    """What one webhook request may cost before its signature is known."""
+
+    max_body: int = webhook.MAX_BODY
+    # bodies being read at once, in bytes (a request reserves its Content-Length, or max_body)
+    max_inflight_bytes: int = 64 * 1024 * 1024
+    max_concurrent: int = 32  # webhook requests being read or stored at once
+    # more wait their turn, unread (aiohttp buffers at most ~128 KiB of each), this long at most;
+    # past `max_waiting` waiting, or the wait, a 503: GitHub does not redeliver by itself, so a
+    # burst of genuine deliveries queues rather than being refused
+    max_waiting: int = 128
+    turn_wait: float = 5.0
+    store_wait: float = 5.0  # seconds a delivery waits for the store before a 503
+
+
+class InflightBudget:
+    """Webhook requests being read at once, and their bytes, bounded; others wait a while."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.requests = 0
+        self.waiting = 0
+        self._changed = asyncio.Condition()
+
+    async def acquire(self, size: int, limits: WebhookLimits) -> bool:
+        def fits() -> bool:
+            return (
+                self.requests < limits.max_concurrent
+                and self.bytes + size <= limits.max_inflight_bytes
+            )
+
+        if not fits() and self.waiting >= limits.max_waiting:
+            return False
+        async with self._changed:
+            self.waiting += 1
+            try:
+                await asyncio.wait_for(self._changed.wait_for(fits), limits.turn_wait)
+            except TimeoutError:
+                return False
+            finally:
+                self.waiting -= 1
+            self.bytes += size
+            self.requests += 1
+            return True
+
+    async def release(self, size: int) -> None:
+        async with self._changed:
+            self.bytes -= size
+            self.requests -= 1
+            self._changed.notify_all()
+
+
+@dataclass
+class ServerState:
+    settings: Settings
+    store: Store
+    triage: Any
+    metrics: Metrics
+    worker: Any = None  # bot.github.worker.Worker when GitHub is configured
+    pipeline: Any = None
+    clients: Any = None
+    background: list[asyncio.Task[Any]] = field(default_factory=list)
+    owns_store: bool = False
+    http_session: aiohttp.ClientSession | None = None  # the process's one aiohttp session
+    db: Any = None  # bot.store.thread.StoreAccess: the store's own thread
+    health: Health = field(default_factory=Health)
+    limits: WebhookLimits = field(default_factory=WebhookLimits)
+    inflight: InflightBudget = field(default_factory=InflightBudget)
+    discord_status: Any = None  # bot.discord.status.DiscordStatus while Discord runs
+
+
+STATE = web.AppKey("triage_state", ServerState)
+
+
+def load_triage(settings: Settings) -> Any:
+    """The pipeline over TRIAGE_CATALOG (or the bundled catalog); SettingsError if unusable."""
+    from bot.app import Triage
+    from bot.catalog.loader import CatalogError
+
+    paths = [settings.triage_catalog] if settings.triage_catalog else None
+    try:
+        return Triage.from_paths(paths)
+    except CatalogError as exc:
+        where = settings.triage_catalog or "the bundled catalog"
+        shown = "; ".join(str(p) for p in exc.problems[:3])
+        more = f" (and {len(exc.problems) - 3} more)" if len(exc.problems) > 3 else ""
+        raise SettingsError(
+            f"TRIAGE_CATALOG: {where} cannot be loaded: {shown}{more}", ("TRIAGE_CATALOG",)
+        ) from exc
+
+
+def create_app(
+    settings: Settings,
+    *,
+    triage: Any = None,
+    store: Store | None = None,
+    clients: Any = None,
+    worker_options: dict[str, Any] | None = None,
+    client_options: Any = None,
+    start_discord: bool = True,
+    limits: WebhookLimits | None = None,
+) -> web.Application:
+    """Build the application. Missing pieces (store, catalog, GitHub clients) come from settings.
+
+    A short webhook secret, or a TRIAGE_DB that is not a sound SQLite database, stops start-up
+    with a SettingsError naming the setting (and the file)."""
+    if settings.github_enabled and settings.github_webhook_secrets:
+        settings.require_strong_webhook_secrets()
+    owns_store = store is None
+    if store is None:
+        store = open_store(settings)
+    if triage is None:
+        triage = load_triage(settings)
+    metrics = Metrics()
+    state = ServerState(
+        settings, store, triage, metrics, owns_store=owns_store, limits=limits or WebhookLimits()
+    )
+    state.db = StoreAccess.of(store)
+    metrics.gauge("triage_queue_depth", "Jobs queued or running", store.queue_depth)
+    metrics.gauge(
+        "triage_dead_jobs", "Jobs in the dead-letter list", lambda: store.job_counts()["dead"]
+    )
+    oldest = getattr(store, "oldest_queued_age", None)
+    if oldest is not None:
+        metrics.gauge(
+            "triage_queue_oldest_age_seconds", "Seconds the oldest queued job has waited", oldest
+        )
+    state.health.register("store", state.db.check)
+
+    if settings.github_enabled:
+        from bot.github.adapter import GitHubAdapter
+        from bot.github.auth import GitHubClients
+        from bot.github.pipeline import pipeline_from_settings
+        from bot.github.worker import Worker
+
+        if clients is None:
+            clients = GitHubClients(settings, client_options)
+        state.clients = clients
+        adapter = GitHubAdapter(clients, metrics)
+        state.pipeline = pipeline_from_settings(settings, triage, adapter, store, metrics)
+        options: dict[str, Any] = {
+            "gates": getattr(clients, "gates", None),
+            "allowed": settings.repo_allowed if settings.triage_repos else None,
+        }
+        if hasattr(clients, "gate_key"):
+            options["gate_key"] = clients.gate_key
+        options.update(worker_options or {})
+        state.worker = Worker(store, state.pipeline.handle_job, metrics=metrics, **options)
+        state.health.register("worker", _worker_check(state.worker))
+
+    # The body cap is ours (checked before reading); aiohttp's own limit sits just above it.
+    app = web.Application(client_max_size=webhook.MAX_BODY + 1024)
+    app[STATE] = state
+    app.router.add_post("/github/webhook", handle_webhook)
+    app.router.add_get("/healthz", handle_health)
+    app.router.add_get("/metrics", handle_metrics)
+    app.router.add_get("/stats", handle_stats)
+    app.on_startup.append(_startup(start_discord))
+    app.on_cleanup.append(_cleanup)
+    return app
+
+
+def open_store(settings: Settings) -> Any:
+    """TRIAGE_DB opened, migrated and checked; a SettingsError naming the file when it is not a
+    sound SQLite database (one clear error at start, not a worker dying later). A PostgreSQL
+    URL opens the shared store (its own errors name the URL, password hidden)."""
+    from bot.store.open import is_postgres, open_settings_store
+
+    if is_postgres(settings.store_location):
+        return open_settings_store(settings)
+    path = settings.triage_db
+    try:
+        store = Store(path)
+    except sqlite3.Error as exc:
+        raise SettingsError(
+            f"TRIAGE_DB: {path} is not a usable SQLite database ({exc}); restore a backup, or "
+            "move the file away to start with an empty store",
+            ("TRIAGE_DB",),
+        ) from exc
+    try:
+        store.check_integrity()
+    except sqlite3.Error as exc:
+        store.close()
+        raise SettingsError(
+            f"TRIAGE_DB: {path} is damaged ({exc}); restore a backup, or move the file away "
+            "to start with an empty store",
+            ("TRIAGE_DB",),
+        ) from exc
+    return store
+
+
+def _worker_check(worker: Any):
+    def check() -> Status:
+        if worker.alive:
+            return Status(True)
+        reason = getattr(worker, "stopped_by", None)
+        return Status(False, f"stopped: {reason}" if reason else "not running")
+
+    return check
+
+
+def _discord_check(status: Any):
+    def check() -> Status:
+        health, line = status.health()
+        return Status(health == "ok", line)
+
+    return check
+
+
+def _startup(start_discord: bool):
+    async def startup(app: web.Application) -> None:
+        state = app[STATE]
+        if state.worker is not None:
+            state.background.append(state.worker.start())
+        if start_discord and state.settings.discord_enabled:
+            from bot.discord.client import run_discord  # imported only when a token is set
+            from bot.discord.status import DiscordStatus
+
+            # One aiohttp session per process, shared with the Discord side (discord.py keeps
+            # its own for the Discord API).
+            state.http_session = aiohttp.ClientSession()
+            state.discord_status = DiscordStatus()
+            state.health.register("discord", _discord_check(state.discord_status))
+            result = run_discord(
+                state.settings,
+                state.triage,
+                state.store,
+                state.http_session,
+                status=state.discord_status,
+                db=state.db,  # one store thread for the process: webhooks, worker, Discord
+            )
+            if inspect.isawaitable(result):
+                task = asyncio.ensure_future(result)
+                task.add_done_callback(_report_discord_end)
+                state.background.append(task)
+            log.info("discord client started")
+
+    return startup
+
+
+def _report_discord_end(task: asyncio.Future[Any]) -> None:
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None:
+        log.error("discord client stopped: %s", exc, exc_info=exc)
+
+
+async def _cleanup(app: web.Application) -> None:
+    state = app[STATE]
+    if state.worker is not None:
+        await state.worker.stop()
+    for task in state.background:
+        if not task.done():
+            task.cancel()
+    for task in state.background:
+        with contextlib.suppress(BaseException):
+            await task
+    if state.clients is not None:
+        await asyncio.to_thread(state.clients.close)
+    if state.http_session is not None:
+        await state.http_session.close()
+    if state.db is not None:
+        state.db.close()
+    if state.owns_store:
+        state.store.close()
+
+
+def _refuse(
+    state: ServerState, status: int, reason: str, message: str, retry_after: int | None = None
+) -> web.Response:
+    state.metrics.inc("triage_deliveries_refused_total", reason=reason)
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+    return web.json_response({"error": message}, status=status, headers=headers)
+
+
+async def _read_capped(request: web.Request, cap: int) -> bytearray | None:
+    """The body, or None as soon as it exceeds `cap` bytes (without reading the rest).
+
+    With a Content-Length the buffer is allocated once at its size: growing it chunk by chunk
+    would copy it over and over, holding two copies at the moment of each copy."""
+    length = request.content_length
+    if length is not None and length <= cap:
+        body = bytearray(length)
+        view = memoryview(body)
+        filled = 0
+        while filled < length:
+            chunk = await request.content.read(min(64 * 1024, length - filled))
+            if not chunk:
+                break
+            view[filled : filled + len(chunk)] = chunk
+            filled += len(chunk)
+        view.release()
+        del body[filled:]
+        return body
+    body = bytearray()
+    while True:
+        chunk = await request.content.read(64 * 1024)
+        if not chunk:
+            return body
+        if len(body) + len(chunk) > cap:
+            return None
+        body += chunk
+
+
+async def handle_webhook(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    limits = state.limits
+    received_at = time.time()
+    if state.worker is None or not state.settings.github_webhook_secrets:
+        return _refuse(state, 404, "not-configured", "GitHub webhooks are not configured")
+    # everything that can be refused without reading the body is refused first
+    length = request.content_length
+    if length is not None and length > limits.max_body:
+        return _refuse(state, 413, "too-large", "payload exceeds 25 MB")
+    signature = request.headers.get("X-Hub-Signature-256")
+    if not signature or not signature.startswith("sha256="):
+        reason = "missing-signature" if not signature else "bad-signature"
+        return _refuse(state, 401, reason, "signature missing or wrong")
+    event = request.headers.get("X-GitHub-Event", "")
+    if not event:
+        return _refuse(state, 400, "malformed", "X-GitHub-Event is required")
+    problem = state.db.problem()
+    if problem:
+        log.error("delivery refused (503): store unavailable: %s", problem)
+        return _refuse(state, 503, "store-unavailable", "the store is unavailable", 60)
+    reserve = length if length is not None else limits.max_body
+    if not await state.inflight.acquire(reserve, limits):
+        return _refuse(state, 503, "busy", "too many deliveries at once; try again", 5)
+    try:
+        return await _accept(request, state, event, signature, received_at)
+    finally:
+        await state.inflight.release(reserve)
+
+
+async def _accept(
+    request: web.Request, state: ServerState, event: str, signature: str, received_at: float
+) -> web.Response:
+    body = await _read_capped(request, state.limits.max_body)
+    if body is None:
+        return _refuse(state, 413, "too-large", "payload exceeds 25 MB")
+    if not webhook.verify_signature(state.settings.github_webhook_secrets, body, signature):
+        return _refuse(state, 401, "bad-signature", "signature missing or wrong")
+    # GitHub always names the delivery; a sender that does not gets one from the body, so that
+    # the same body sent twice is still processed once.
+    delivery_id = request.headers.get("X-GitHub-Delivery") or (
+        "body-" + hashlib.sha256(body).hexdigest()[:32]
+    )
+    try:
+        payload = webhook.parse_body(bytes(body), request.content_type)
+        del body
+        decision = webhook.decide(event, payload, received_at=received_at)
+    except webhook.MalformedDelivery as exc:
+        return _refuse(state, 400, "malformed", str(exc))
+    except (RecursionError, TypeError, ValueError, AttributeError, KeyError) as exc:
+        # a signed but odd payload: a clear 400, never a 500 with a traceback
+        log.warning("delivery %s (%s) refused: unreadable payload (%s)", delivery_id, event, exc)
+        return _refuse(state, 400, "malformed", "payload has an unexpected shape")
+    repo = decision.job["repo"] if decision.job else None
+    if repo is None and decision.issue_state is not None:
+        repo = decision.issue_state[0]
+    if repo is not None and not state.settings.repo_allowed(repo):
+        log.warning(
+            "delivery %s (%s) for %s refused: not in TRIAGE_REPOS", delivery_id, event, repo
+        )
+        return _refuse(state, 403, "repo-not-allowed", "repository not in TRIAGE_REPOS")
+
+    try:
+        accepted = await asyncio.wait_for(
+            state.db.call(_store_delivery, state.store, delivery_id, event, decision),
+            state.limits.store_wait,
+        )
+    except TimeoutError:
+        log.error("delivery %s refused (503): the store did not answer in time", delivery_id)
+        return _refuse(state, 503, "store-busy", "the store is busy; try again", 5)
+    except sqlite3.Error as exc:
+        log.error("delivery %s refused (503): the store failed: %s", delivery_id, exc)
+        return _refuse(state, 503, "store-error", "the store is unavailable; try again", 5)
+    if not accepted:
+        state.metrics.inc("triage_deliveries_total", event=event, outcome="duplicate")
+        log.info("delivery %s (%s) seen before: acknowledged, not processed", delivery_id, event)
+        return web.json_response({"status": "duplicate"}, status=200)
+    state.metrics.inc("triage_deliveries_total", event=event, outcome=decision.reason)
+    if decision.job is None:
+        log.info(
+            "delivery %s event=%s action=%s: %s",
+            delivery_id,
+            event,
+            decision.action,
+            decision.reason,
+        )
+        status = "pong" if decision.reason == "ping" else decision.reason
+        return web.json_response({"status": status}, status=200)
+    state.worker.wake()
+    log.info(
+        "delivery %s event=%s action=%s repo=%s issue=%s: queued",
+        delivery_id,
+        event,
+        decision.action,
+        decision.job["repo"],
+        decision.job["number"],
+    )
+    return web.json_response({"status": "queued"}, status=202)
+
+
+def _store_delivery(store: Store, delivery_id: str, event: str, decision: Any) -> bool:
+    """On the store's thread: the delivery and its job, and the issue's open/closed state."""
+    accepted = store.accept_delivery(delivery_id, event, decision.action, decision.job)
+    if accepted and decision.issue_state is not None:
+        # open/closed, for "Also reported in #12 (closed)" (closing an issue queues no job)
+        store.set_issue_open_state(*decision.issue_state)
+    return accepted
+
+
+async def handle_health(request: web.Request) -> web.Response:
+    """Each component's status; never waits on a locked database (checks are time-bound)."""
+    state = request.app[STATE]
+    ok, report = await state.health.report()
+    components = report["components"]
+    # the flat `name: "ok"` keys kept for probes written against the earlier answer; Discord's
+    # is its own line ("connected as …", "stopped: …")
+    flat = {
+        name: "ok" if c["status"] == "ok" else f"error: {c.get('detail', '')}"
+        for name, c in components.items()
+    }
+    if "discord" in components:
+        flat["discord"] = components["discord"].get("detail", "")
+        others_ok = all(c["status"] == "ok" for n, c in components.items() if n != "discord")
+        if components["discord"]["status"] != "ok" and others_ok:
+            # GitHub still served: degraded, not down; Discord alone: down
+            report["status"] = "degraded"
+            ok = state.worker is not None
+    return web.json_response({**flat, **report}, status=200 if ok else 503)
+
+
+def stats_authorized(settings: Settings, header: str | None) -> bool:
+    """`Bearer TOKEN`, or basic auth whose password is TRIAGE_STATS_TOKEN (any user name)."""
+    token = settings.triage_stats_token
+    if not token or not header:
+        return False
+    scheme, _, value = header.strip().partition(" ")
+    value = value.strip()
+    if scheme.lower() == "basic":
+        try:
+            decoded = base64.b64decode(value, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return False
+        value = decoded.partition(":")[2]
+    elif scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(value.encode(), token.encode())
+
+
+async def handle_stats(request: web.Request) -> web.Response:
+    """The stats page: answers by record over time, precision, uncatalogued panics.
+
+    Query: `repo=OWNER/NAME`, `since=YYYY-MM-DD`. No scripts, no outside resources."""
+    from bot.cli.stats import stats_page
+
+    state = request.app[STATE]
+    if not state.settings.triage_stats_token:
+        raise web.HTTPNotFound(text="GET /stats is off: set TRIAGE_STATS_TOKEN to serve it\n")
+    if not stats_authorized(state.settings, request.headers.get("Authorization")):
+        return web.Response(
+            status=401,
+            text="GET /stats needs TRIAGE_STATS_TOKEN (Bearer, or basic auth password)\n",
+            headers={"WWW-Authenticate": 'Basic realm="triage-bot stats", charset="UTF-8"'},
+        )
+    repo = request.query.get("repo") or None
+    since = request.query.get("since") or None
+    try:
+        # not on the store's thread: a long page must not hold deliveries up (its queries are
+        # short reads, which WAL lets run beside the writes)
+        page = await asyncio.to_thread(stats_page, state.store, state.triage, repo, since)
+    except ValueError as exc:
+        return web.json_response({"error": str(exc)}, status=400)
+    return web.Response(
+        text=page,
+        content_type="text/html",
+        charset="utf-8",
+        headers={
+            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+            "img-src data:",
+            "X-Content-Type-Options": "nosniff",
+        },
+    )
+
+
+async def handle_metrics(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    try:
+        # the gauges read the store: on its thread, time-bound
+        text = await asyncio.wait_for(state.db.call(state.metrics.render), 5.0)
+    except TimeoutError:
+        return web.json_response({"error": "the store is busy; try again"}, status=503)
+    # --- Discord: connected 0/1, state, errors by kind (bot/discord/status.py) ---
+    if state.discord_status is not None:
+        text += state.discord_status.metrics_text()
+    return web.Response(
+        body=text.encode(),
+        headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
+    )
+
+
+def run(settings: Settings, host: str, port: int) -> None:
+    """Serve until interrupted."""
+    app = create_app(settings)
+    if host in WILDCARD_HOSTS:
+        log.warning(
+            "listening on %s: /metrics%s reachable from other machines; put the server "
+            "behind a proxy that only forwards /github/webhook, or use --host 127.0.0.1",
+            host,
+            " and /stats (token-protected) are" if settings.triage_stats_token else " is",
+        )
+    web.run_app(app, host=host, port=port, access_log=None, print=None)
