@@ -16,7 +16,7 @@ from test_github_flow import PANIC, REPO, Harness, bot_comments, issue_payload
 
 from bot.cli import service as commands
 from bot.config.settings import NAMES, Settings, SettingsError
-from bot.server.health import Health, Status
+from bot.health import Health, Status
 from bot.server.http import WebhookLimits, open_store
 from bot.store.sqlite import Store
 
@@ -57,7 +57,7 @@ async def test_health_registry_runs_each_check_with_a_time_bound(caplog):
     health.register("raises", raises)
     state["ok"] = False
     started = time.monotonic()
-    with caplog.at_level(logging.ERROR, logger="bot.server.health"):
+    with caplog.at_level(logging.ERROR, logger="bot.health"):
         ok, report = await health.report()
         await health.report()  # a second report logs nothing new
     assert time.monotonic() - started < 2

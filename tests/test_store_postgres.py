@@ -17,8 +17,9 @@ import psycopg
 import pytest
 from postgres_schema import fresh_schema, postgres_or_skip
 
+from bot.config.redact import redact_url
 from bot.config.settings import Settings
-from bot.store.postgres import PgStore, redact_url
+from bot.store.postgres import PgStore
 from bot.store.sqlite import Store
 
 

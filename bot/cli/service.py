@@ -187,12 +187,12 @@ def _check_github(settings: Settings) -> None:
 
 
 async def _poll(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.app import load_triage
     from bot.github.adapter import GitHubAdapter
     from bot.github.auth import GitHubClients
     from bot.github.pipeline import pipeline_from_settings
     from bot.github.poll import poll_once
     from bot.github.worker import Worker
-    from bot.server.http import load_triage
     from bot.store.open import open_command_store
 
     store = open_command_store(settings)
@@ -320,11 +320,11 @@ def cmd_jobs_retry(args: argparse.Namespace) -> int:
 
 async def _run_queue(settings: Settings) -> int:
     """Run every queued job now; returns how many are dead-lettered afterwards."""
+    from bot.app import load_triage
     from bot.github.adapter import GitHubAdapter
     from bot.github.auth import GitHubClients
     from bot.github.pipeline import pipeline_from_settings
     from bot.github.worker import Worker
-    from bot.server.http import load_triage
     from bot.store.open import open_command_store
 
     store = open_command_store(settings)
@@ -375,11 +375,11 @@ def cmd_handle_event(args: argparse.Namespace) -> int:
 async def _handle_event(settings: Settings, job: dict, attempts: int) -> int:
     import time
 
+    from bot.app import load_triage
     from bot.github.adapter import GitHubAdapter
     from bot.github.auth import GitHubClients
     from bot.github.pipeline import pipeline_from_settings
     from bot.github.worker import RetryPolicy, classify
-    from bot.server.http import load_triage
     from bot.store.open import open_command_store
 
     store = open_command_store(settings)

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bot.server.stats_page import gather
 from bot.stats.report import (
-    compute_stats,
     draft_record,
     find_gap,
     parse_since,
@@ -82,31 +82,9 @@ def _open(settings_only: bool = False) -> tuple[Any, Any] | None:
     return settings, open_command_store(settings)
 
 
-def record_names(triage: Any) -> dict[str, str]:
-    if triage is None:
-        return {}
-    return {r.id: " ".join(r.error_message.split())[:80] for r in triage.catalog}
-
-
-def gather(store: Any, triage: Any, repo: str | None, since: str | None) -> Any:
-    return compute_stats(
-        store.list_answers(),
-        store.feedback_rows(),
-        store.list_uncatalogued(),
-        repo=repo,
-        since=parse_since(since),
-        names=record_names(triage),
-    )
-
-
-def stats_page(store: Any, triage: Any, repo: str | None, since: str | None) -> str:
-    """The HTML page of GET /stats and `stats --html` (ValueError for a bad date)."""
-    return render_html(gather(store, triage, repo, since), generated_at=time.time())
-
-
 def _load_triage(settings: Any) -> Any:
+    from bot.app import load_triage
     from bot.config.settings import SettingsError
-    from bot.server.http import load_triage
 
     try:
         return load_triage(settings)

@@ -135,7 +135,7 @@ class Settings:
     def store_description(self) -> str:
         """The store for messages: the SQLite path, or the PostgreSQL URL without a password."""
         if self.triage_db_url:
-            from bot.store.postgres import redact_url
+            from bot.config.redact import redact_url
 
             return redact_url(self.triage_db_url)
         return str(self.triage_db)

@@ -243,10 +243,10 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_backfill(args: argparse.Namespace) -> int:
+    from bot.app import load_triage
     from bot.config.logs import configure_logging
     from bot.config.settings import Settings, SettingsError
     from bot.github.auth import GitHubClients
-    from bot.server.http import load_triage
     from bot.store.open import open_command_store, store_errors
 
     if args.repo.count("/") != 1 or not all(args.repo.split("/")):

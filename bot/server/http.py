@@ -7,7 +7,7 @@
   refuse repositories outside TRIAGE_REPOS (403), store the delivery and its job durably (503
   when the store is locked or broken), answer 202, work afterwards in the worker. A delivery id
   seen before is acknowledged (200) and not processed again.
-- GET /healthz: JSON with a status per component (`bot.server.health`): 200 when all are ok,
+- GET /healthz: JSON with a status per component (`bot.health`): 200 when all are ok,
   else 503.
   With Discord on, a Discord client that is not connected makes it "degraded" (200 while GitHub
   is served too, 503 when Discord is all this process serves), with a line saying why.
@@ -37,10 +37,12 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from bot.app import load_triage
 from bot.config.settings import WILDCARD_HOSTS, Settings, SettingsError
 from bot.github import webhook
 from bot.github.metrics import Metrics
-from bot.server.health import Health, Status
+from bot.health import Health, Status
+from bot.server.stats_page import stats_page
 from bot.store.sqlite import Store
 from bot.store.thread import StoreAccess
 
@@ -120,23 +122,6 @@ class ServerState:
 
 
 STATE = web.AppKey("triage_state", ServerState)
-
-
-def load_triage(settings: Settings) -> Any:
-    """The pipeline over TRIAGE_CATALOG (or the bundled catalog); SettingsError if unusable."""
-    from bot.app import Triage
-    from bot.catalog.loader import CatalogError
-
-    paths = [settings.triage_catalog] if settings.triage_catalog else None
-    try:
-        return Triage.from_paths(paths)
-    except CatalogError as exc:
-        where = settings.triage_catalog or "the bundled catalog"
-        shown = "; ".join(str(p) for p in exc.problems[:3])
-        more = f" (and {len(exc.problems) - 3} more)" if len(exc.problems) > 3 else ""
-        raise SettingsError(
-            f"TRIAGE_CATALOG: {where} cannot be loaded: {shown}{more}", ("TRIAGE_CATALOG",)
-        ) from exc
 
 
 def create_app(
@@ -505,7 +490,6 @@ async def handle_stats(request: web.Request) -> web.Response:
     """The stats page: answers by record over time, precision, uncatalogued panics.
 
     Query: `repo=OWNER/NAME`, `since=YYYY-MM-DD`. No scripts, no outside resources."""
-    from bot.cli.stats import stats_page
 
     state = request.app[STATE]
     if not state.settings.triage_stats_token:

@@ -45,6 +45,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from bot.config.redact import redact_url
 from bot.store.sql import JOB_COLUMNS, Job, SqlStore, _job, _statements, _values
 
 log = logging.getLogger(__name__)
@@ -207,16 +208,6 @@ MIGRATIONS: list[tuple[int, str]] = [
         """,
     ),
 ]
-
-
-def redact_url(url: str) -> str:
-    """The URL with its password replaced, for logs, errors and doctor."""
-    head, sep, rest = url.partition("://")
-    userinfo, at, hostpart = rest.rpartition("@")
-    if not sep or not at or ":" not in userinfo:
-        return url
-    user = userinfo.split(":", 1)[0]
-    return f"{head}://{user}:***@{hostpart}"
 
 
 class PgStore(SqlStore):

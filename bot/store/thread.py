@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bot.server.health import Status
+from bot.health import Status
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

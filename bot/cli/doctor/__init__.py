@@ -156,7 +156,8 @@ def check_postgres_store(url: str) -> Check:
     try:
         import psycopg
 
-        from bot.store.postgres import PgStore, redact_url
+        from bot.config.redact import redact_url
+        from bot.store.postgres import PgStore
     except ImportError as exc:
         return Check("store", FAIL, f"PostgreSQL driver missing: {exc}", fix="pip install psycopg")
     where = redact_url(url)
