@@ -8,15 +8,14 @@ import pytest
 import requests
 from fakes.github_api import FakeGitHub
 from github import Auth, BadCredentialsException, Github, GithubException
+from harness import fake_github
 
 REPO = "tracel-ai/burn"
 
 
 @pytest.fixture
 def fake():
-    with FakeGitHub() as gh:
-        gh.add_token("ghp_maintainer", "maintainer")
-        gh.add_repo(REPO)
+    with fake_github("ghp_maintainer", "maintainer", REPO) as gh:
         yield gh
 
 
