@@ -10,6 +10,11 @@ from fakes.github_api import FakeGitHub
 from github import Auth, BadCredentialsException, Github, GithubException
 from harness import fake_github
 
+from bot.config.settings import Settings
+from bot.github.adapter import GitHubAdapter
+from bot.github.auth import ClientOptions, GitHubClients
+from bot.github.planner import Plan
+
 REPO = "tracel-ai/burn"
 
 
@@ -134,11 +139,6 @@ def test_user_endpoint(fake):
 
 def test_enterprise_base_url_with_a_path_prefix():
     """GitHub Enterprise Server serves the API under /api/v3; every URL keeps the prefix."""
-    from bot.config.settings import Settings
-    from bot.github.adapter import GitHubAdapter
-    from bot.github.auth import ClientOptions, GitHubClients
-    from bot.github.planner import Plan
-
     with FakeGitHub(prefix="/api/v3") as fake:
         fake.add_token("ghp_ghes", "maintainer")
         fake.add_repo(REPO)
