@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.core.extract.panics import candidate_lines, clean_text, extract_panics
+from bot.core.extract.clean import clean_text
+from bot.core.extract.scanner import candidate_lines, extract_panics
 from bot.core.panic import Frame, Panic
 
 REG = "/home/ana/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f"
