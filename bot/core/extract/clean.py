@@ -21,7 +21,7 @@ _ANSI_ESC = re.compile(
     rb"|\x1b[PX^_][^\x1b\n]{0,4096}(?:\x1b\\)?"
     rb"|\x1b[ -/]{0,4}[0-~]?"
 )
-_ANSIC1 = re.compile(rb"\xc2\x9b[0-?]{0,64}[ -/]{0,16}[@-~]?")  # U+009B, the 8-bit CSI
+_ANSI_C1 = re.compile(rb"\xc2\x9b[0-?]{0,64}[ -/]{0,16}[@-~]?")  # U+009B, the 8-bit CSI
 # Escapes whose ESC got lost or was shown as a glyph: `^[[31m`, `\u241b[1m`, and a bare `[0m`.
 _ANSI_CARET = re.compile(rb"\^\[\[[0-?]{0,32}[ -/]{0,8}[@-~]?")
 _ANSI_GLYPH = re.compile(rb"\xe2\x90\x9b\[[0-?]{0,32}[ -/]{0,8}[@-~]?")
@@ -31,7 +31,7 @@ _ASCII = bytes(range(0x80))
 _C0 = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 # C1 controls (U+0080..U+009F). A binary paste holds millions, so they are removed from each
 # line when it is read (`Cleaned.line`), not from the whole text up front.
-C1 = re.compile(r"[\x80-\x9f]")
+_C1 = re.compile(r"[\x80-\x9f]")
 _C1_BYTES = re.compile(rb"\xc2[\x80-\x9f]")
 # Zero-width space/non-joiner/joiner, word joiner, BOM: dropped.
 _INVISIBLE = tuple(
@@ -58,7 +58,7 @@ class Cleaned:
         if limit is not None and len(line) > limit:
             line = line[:limit]
         if self.c1:
-            line = C1.sub("", line)
+            line = _C1.sub("", line)
         return line.rstrip(" \t")
 
 
@@ -98,7 +98,7 @@ def _clean_uncached(text: str) -> Cleaned:
         # string: test it first, and rewrite the text only when something is there.
         high = data.translate(None, _ASCII)
         if b"\xc2\x9b" in high:
-            data = _ANSIC1.sub(b"", data)
+            data = _ANSI_C1.sub(b"", data)
         c1 = b"\xc2" in high and _C1_BYTES.search(high) is not None
         invisible = [char for char, seq in _INVISIBLE if seq in high]
         space_like = [char for char, seq in _SPACE_LIKE if seq in high]

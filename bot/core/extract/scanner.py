@@ -14,7 +14,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from itertools import accumulate
 
-from bot.core.extract.clean import C1, Cleaned, clean
+from bot.core.extract.clean import Cleaned, clean
 from bot.core.extract.frames import (
     OMITTED,
     is_inlined_frame,
@@ -770,68 +770,3 @@ def _offset(
     if begin + len(cleaned) <= end and text.startswith(cleaned, begin):
         return begin + min(column, len(cleaned))
     return end if is_end else begin
-
-
-# --- candidate lines ------------------------------------------------------------------------
-
-_HEADING = re.compile(r"#{1,6}[ \t]+")
-_LIST_MARKER = re.compile(r"(?:[-*+]|\d{1,3}[.)])[ \t]+")
-_CODE_SPAN = re.compile(r"`([^`\n]{1,4000})`")
-_URL_ONLY = re.compile(r"<?https?://\S{1,4000}$")
-_QUOTE_CHARS = ("`", '"', "'")
-_CODE_ENDINGS = (";", "{")
-_MARKER_INITIALS = frozenset("#-*+0123456789")
-MAX_CANDIDATE_CHARS = 500
-
-
-def _candidate(text: str) -> str | None:
-    for _ in range(4):
-        if len(text) >= 2 and text[0] == text[-1] and text[0] in _QUOTE_CHARS:
-            text = text[1:-1].strip()
-        else:
-            break
-    if "  " in text or "\t" in text:
-        text = _collapse(text)
-    if len(text) < 8 or text.endswith(_CODE_ENDINGS):
-        return None
-    if text.endswith("}") and not (": " in text and " { " in text):
-        return None  # a block's end; `msg: Struct { .. }` (a Debug value) is kept
-    if text[0] in "<h" and _URL_ONLY.match(text):
-        return None
-    return text[:MAX_CANDIDATE_CHARS].rstrip()
-
-
-def candidate_lines(text: str, *, max_lines: int = 2000) -> list[str]:
-    """Distinct cleaned lines and inline code spans that may quote a panic message."""
-    if not text or max_lines <= 0:
-        return []
-    seen: dict[str, None] = {}
-    cleaned = clean(text)
-    c1 = cleaned.c1
-    for line in cleaned.raw_lines:
-        if len(line) < 8:
-            continue  # cleaning and markers only ever remove characters
-        if len(line) > MAX_LINE:
-            line = line[:MAX_LINE]
-        body = C1.sub("", line).strip() if c1 else line.strip()
-        if len(body) < 8:
-            continue
-        if body[0] == ">":
-            body = _unquote(body)[0].strip()
-        if not body or body.startswith(_FENCE_PREFIXES):
-            continue
-        if body[0] in _MARKER_INITIALS:
-            match = _HEADING.match(body) or _LIST_MARKER.match(body)
-            if match:
-                body = body[match.end() :]
-        body = strip_log_prefix(body)
-        items = [body]
-        if "`" in body:
-            items.extend(match.group(1).strip() for match in _CODE_SPAN.finditer(body))
-        for item in items:
-            candidate = _candidate(item)
-            if candidate is not None and candidate not in seen:
-                seen[candidate] = None
-                if len(seen) >= max_lines:
-                    return list(seen)
-    return list(seen)
