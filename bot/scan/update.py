@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
-from bot.catalog.model import REMOVED_TAG_PREFIX
+from bot.catalog.model import ATTR_BY_KEY, REMOVED_TAG_PREFIX, WRITE_UP_ATTRS
 from bot.catalog.patterns import normalise_message
 from bot.catalog.sites import pinned_url, site_id, with_enclosing_fn
 from bot.scan.lineages import message_similarity, path_affinity
@@ -262,8 +262,6 @@ def _newest(slots: list[_Slot], out: list[dict[str, Any]]) -> int:
 
 
 def _has_write_up(record: Mapping[str, Any]) -> bool:
-    from bot.catalog.model import ATTR_BY_KEY, WRITE_UP_ATTRS
-
     return any(record.get(k) for k, attr in ATTR_BY_KEY.items() if attr in WRITE_UP_ATTRS)
 
 
