@@ -145,7 +145,7 @@ def run_size(size: str, synthetic: Path | None, repeat: int, naive_seconds: floa
 
     from bot.catalog.loader import bundled_catalog_path, load_bundled_catalog, load_catalog
     from bot.catalog.patterns import compile_safe, format_to_regex
-    from bot.core.extract.panics import extract_panics
+    from bot.core.extract.scanner import extract_panics
     from bot.core.match.matcher import Matcher
 
     rss_start = peak_rss_mb()

@@ -161,7 +161,8 @@ class _Progress:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from bot.scan.rust.sites import rust_files, scan_tree, skeletons
+    from bot.scan.rust.skeletons import skeletons
+    from bot.scan.rust.walk import rust_files, scan_tree
 
     if not _REPO.match(args.repo):
         _err(f"error: --repo must be OWNER/NAME, not `{args.repo}`")
