@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import Triage
-from bot.catalog.loader import load_bundled_catalog
+from bot.app import Triage, load_bundled
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -35,7 +34,7 @@ def load_cases() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def results():
-    triage = Triage(load_bundled_catalog())
+    triage = Triage.from_paths()
     out = []
     for case in load_cases():
         analysis = triage.analyse(case["text"])
@@ -52,7 +51,7 @@ def results():
 
 
 def test_every_accepted_site_is_in_the_bundled_catalog():
-    catalog = load_bundled_catalog()
+    catalog = load_bundled().catalog
     sites = {(r.file_path, r.error_message) for r in catalog}
     missing = [
         (case["case"], site)

@@ -9,7 +9,6 @@ import pytest
 from test_accuracy import load_cases
 
 from bot.app import Triage
-from bot.catalog.loader import load_bundled_catalog
 
 # A burn crate with a release version in a pasted path: `burn-tensor-0.16.0/src/..`.
 _VERSIONED = re.compile(r"burn[a-z-]*-(\d+\.\d+\.\d+)")
@@ -32,7 +31,7 @@ def era(case: dict) -> str:
 
 @pytest.fixture(scope="module")
 def figures() -> dict[tuple[str, bool], dict]:
-    triage = Triage(load_bundled_catalog())
+    triage = Triage.from_paths()
     groups: dict[tuple[str, bool], dict] = {}
     for case in load_cases():
         analysis = triage.analyse(case["text"])

@@ -21,7 +21,7 @@ from bot.catalog.model import record_from_dict
 from bot.cli.scan import register_catalog
 from bot.core.match.matcher import MATCH_THRESHOLD
 from bot.render import texts
-from bot.render.answer import build_answer
+from bot.render.answer.build import build_answer
 from bot.render.terminal import render_text
 
 CRATE = Path(__file__).parent / "fixtures" / "rust_crate_callers"

@@ -168,7 +168,7 @@ class ShowMoreButton(
 
         bot = interaction.client
         assert isinstance(bot, TriageBot)
-        more = render_more_for_records(bot.triage.catalog, self.record_ids)
+        more = render_more_for_records(bot.triage.catalog, self.record_ids, bot.triage.history)
         embeds = [discord.Embed.from_dict(e) for e in more["embeds"]]
         work = interaction.response.send_message(
             embeds=embeds, ephemeral=True, allowed_mentions=NONE
@@ -368,7 +368,7 @@ class TriageBot(discord.Client):
 
         `notes` (say, that the middle of a large attachment was skipped) go in the content.
         """
-        rendered = self.renderer(analysis, self.triage.catalog)
+        rendered = self.renderer(analysis, self.triage.catalog, self.triage.history)
         embeds = [discord.Embed.from_dict(e) for e in rendered.get("embeds") or []]
         view = discord.ui.View(timeout=None)
         # Vote only on the records the message shows (the renderer says which).
@@ -812,11 +812,11 @@ class TriageBot(discord.Client):
         return best[0] if best else None
 
 
-def _default_renderer(analysis: Any, catalog: Any) -> dict[str, Any]:
-    from bot.render.answer import build_answer
+def _default_renderer(analysis: Any, catalog: Any, history: Any) -> dict[str, Any]:
+    from bot.render.answer.build import build_answer
     from bot.render.discord import render_message
 
-    return render_message(build_answer(analysis, catalog))
+    return render_message(build_answer(analysis, catalog, history=history))
 
 
 # ---------------------------------------------------------------------- commands

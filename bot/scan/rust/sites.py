@@ -33,6 +33,7 @@ import tree_sitter_rust
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from bot.catalog.importers import skeletons_from_sites
+from bot.catalog.model import MACRO_BODY_TAG, TRACK_CALLER_TAG
 from bot.catalog.patterns import parse_format
 from bot.catalog.sites import with_enclosing_fn
 
@@ -75,11 +76,6 @@ _WRAP_HEAD = b"fn __scan__() { __scan__("
 _WRAP_TAIL = b"\n); }"
 
 
-# Tags of a site whose printed location is not its own line (see `caller_reported`).
-TRACK_CALLER_TAG = "track-caller"  # in a #[track_caller] function: Rust prints the caller's line
-MACRO_BODY_TAG = "macro-body"  # in a macro_rules!/quote! body: Rust prints the invocation's line
-CALLER_REPORTED_TAGS = frozenset({TRACK_CALLER_TAG, MACRO_BODY_TAG})
-RAISED_AT_TAG_PREFIX = "raised-at:"  # a builder's reason: the site that panics with it
 # Macros whose token trees are code generated into another crate.
 _QUOTE_MACROS = frozenset({"quote", "quote_spanned", "parse_quote"})
 
