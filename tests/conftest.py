@@ -9,7 +9,6 @@ import pytest
 from harness import BOT_LOGIN, BOT_TOKEN, REPO, Harness, fake_github
 
 from bot.app import Triage
-from bot.catalog.loader import load_bundled_catalog
 
 # The bundled catalog's cache (bot.app.index_cache) in a folder of the test run's, not ~/.cache.
 os.environ.setdefault("TRIAGE_BOT_CACHE_DIR", tempfile.mkdtemp(prefix="triage-bot-cache-"))
@@ -18,7 +17,7 @@ os.environ.setdefault("TRIAGE_BOT_CACHE_DIR", tempfile.mkdtemp(prefix="triage-bo
 @pytest.fixture(scope="session")
 def triage() -> Triage:
     """The pipeline over the bundled catalog, indexed once for the whole run."""
-    return Triage(load_bundled_catalog())
+    return Triage.from_paths()
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from bot.core.extract.paths import classify_path
 from bot.core.match.index import CatalogIndex
 from bot.core.match.matcher import MATCH_THRESHOLD
 from bot.render import texts
-from bot.render.answer import build_answer
+from bot.render.answer.build import build_answer
 from bot.render.terminal import render_text
 from bot.scan.update import update_catalog
 

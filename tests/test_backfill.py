@@ -164,7 +164,7 @@ def test_the_first_answer_after_a_backfill_names_the_earlier_issues(fake, tmp_pa
     """The bare-site answer with its history, as the pipeline composes it."""
     from test_render_golden import check_golden
 
-    from bot.render.answer import build_answer
+    from bot.render.answer.build import build_answer
     from bot.render.github import render_comment
 
     seven_issues(fake)

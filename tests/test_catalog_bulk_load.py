@@ -224,7 +224,7 @@ def test_json_nested_too_deeply_is_a_problem_not_a_crash(tmp_path):
 
 
 def test_a_hostile_history_file_is_skipped_not_a_crash(tmp_path):
-    from bot.core.match.releases import load_history
+    from bot.app import load_history
 
     path = tmp_path / "history.ndjson"
     path.write_text("[" * 100_000 + "]" * 100_000 + "\n")

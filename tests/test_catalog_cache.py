@@ -11,8 +11,9 @@ import pytest
 
 import bot
 from bot.app import index_cache as cache
-from bot.catalog.loader import Catalog, bundled_catalog_path, load_catalog
-from bot.core.match.index import CatalogIndex
+from bot.app import index_catalog
+from bot.app.index_cache import LoadedCatalog
+from bot.catalog.loader import bundled_catalog_path, load_catalog
 from bot.core.match.matcher import Matcher
 
 AVG_POOL = (
@@ -43,13 +44,11 @@ class Builds:
         self.folder = folder
         self.count = 0
 
-    def __call__(self) -> Catalog:
+    def __call__(self) -> LoadedCatalog:
         self.count += 1
-        catalog = load_catalog([self.folder])
-        catalog.prebuilt_index = CatalogIndex(catalog)
-        return catalog
+        return index_catalog(load_catalog([self.folder]))
 
-    def load(self) -> Catalog:
+    def load(self) -> LoadedCatalog:
         return cache.load_indexed([self.folder], self)
 
 
@@ -61,11 +60,13 @@ def test_the_second_load_reads_the_cache_and_matches_the_same(catalog_copy, cach
     second = builds.load()
     assert builds.count == 1  # not rebuilt
     assert second is not first
-    assert second.records.keys() == first.records.keys()
-    assert second.prebuilt_index.postings == first.prebuilt_index.postings
-    matcher = Matcher(second)
-    assert matcher.index is second.prebuilt_index
-    assert matcher.analyse(AVG_POOL).answered == Matcher(first).analyse(AVG_POOL).answered
+    assert second.catalog.records.keys() == first.catalog.records.keys()
+    assert second.index.postings == first.index.postings
+    assert second.history == first.history
+    matcher = Matcher(second.catalog, index=second.index, history=second.history)
+    assert matcher.index is second.index
+    again = Matcher(first.catalog, index=first.index, history=first.history)
+    assert matcher.analyse(AVG_POOL).answered == again.analyse(AVG_POOL).answered
     assert matcher.analyse(AVG_POOL).verdict == "match"
 
 
@@ -79,7 +80,7 @@ def test_an_edited_catalog_file_is_never_read_stale(catalog_copy, cache_folder):
     sites.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
     reloaded = builds.load()
     assert builds.count == 2
-    assert reloaded.records[record["id"]].error_message == record["errorMessage"]
+    assert reloaded.catalog.records[record["id"]].error_message == record["errorMessage"]
     assert len(list(cache_folder.glob("catalog-*.pickle"))) == 1  # the stale one is gone
 
 
@@ -97,9 +98,9 @@ def test_a_corrupt_cache_file_is_rebuilt(catalog_copy, cache_folder, content):
     expected = builds.load()
     (path,) = cache_folder.glob("catalog-*.pickle")
     path.write_bytes(content)
-    catalog = builds.load()
+    loaded = builds.load()
     assert builds.count == 2
-    assert catalog.records.keys() == expected.records.keys()
+    assert loaded.catalog.records.keys() == expected.catalog.records.keys()
     assert path.read_bytes() != content  # written again, whole
     builds.load()
     assert builds.count == 2
@@ -110,7 +111,7 @@ def test_a_cache_folder_that_cannot_be_written_is_ignored(catalog_copy, tmp_path
     blocker.write_text("")
     monkeypatch.setenv(cache.CACHE_ENV, str(blocker / "cache"))
     builds = Builds(catalog_copy)
-    assert len(builds.load()) == len(builds.load()) > 1000
+    assert len(builds.load().catalog) == len(builds.load().catalog) > 1000
     assert builds.count == 2
 
 

@@ -7,7 +7,7 @@ import pytest
 from bot.app import Triage
 from bot.discord import listener as L
 from bot.discord.listener import AttachmentInfo, CooldownPolicy, Cooldowns, IncomingMessage
-from bot.render.answer import build_answer
+from bot.render.answer.build import build_answer
 from bot.render.discord import render_message
 
 AVG_POOL = "8d1d2fa6df3880bd"

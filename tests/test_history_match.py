@@ -12,16 +12,14 @@ from functools import cache
 
 import pytest
 
-from bot.app import Triage
-from bot.catalog.loader import load_bundled_catalog
+from bot.app import Triage, load_bundled
 from bot.cli.match import analysis_json
 from bot.core.match.releases import (
-    history_of,
     message_consistent,
     pasted_crate_file,
     version_in_text,
 )
-from bot.render.answer import build_answer
+from bot.render.answer.build import build_answer
 from bot.render.terminal import render_text
 
 GARBLED_OLD_LAYOUT = (
@@ -42,7 +40,7 @@ REMOVED_CHECK = (
 
 @cache
 def _triage() -> Triage:
-    return Triage(load_bundled_catalog())
+    return Triage.from_paths()
 
 
 def _json(text: str) -> dict:
@@ -53,7 +51,7 @@ def _json(text: str) -> dict:
 
 
 def test_the_bundled_catalog_has_its_history():
-    history = history_of(load_bundled_catalog())
+    history = load_bundled().history
     assert history is not None and history.repo == "tracel-ai/burn"
     versions = [r.version for r in history.releases]
     assert versions[0] == "0.13.0" and versions[-1] == "HEAD"
@@ -120,7 +118,9 @@ def test_a_current_paste_is_answered_as_before():
 
 def test_the_answer_says_where_the_panic_was_then_and_is_now():
     triage = _triage()
-    answer = build_answer(triage.analyse(GARBLED_OLD_LAYOUT), triage.catalog)
+    answer = build_answer(
+        triage.analyse(GARBLED_OLD_LAYOUT), triage.catalog, history=triage.history
+    )
     text = render_text(answer, color=False)
     assert (
         "In burn 0.16.0 this panic was raised at `crates/burn-tensor/src/repr/handle.rs:73`; "
@@ -133,7 +133,7 @@ def test_the_answer_says_where_the_panic_was_then_and_is_now():
 
 def test_the_answer_to_a_removed_site_says_when_it_left():
     triage = _triage()
-    answer = build_answer(triage.analyse(GONE_CRATE), triage.catalog)
+    answer = build_answer(triage.analyse(GONE_CRATE), triage.catalog, history=triage.history)
     text = render_text(answer, color=False)
     assert (
         "This panic was removed in burn 0.14.0 (last seen in 0.13.2): upgrading may fix it. "

@@ -10,7 +10,8 @@ import pytest
 from corpus_scoring import load_cases
 
 import bot.core.match.index as index_module
-from bot.catalog.loader import bundled_catalog_path, load_bundled_catalog, load_catalog
+from bot.app import load_bundled
+from bot.catalog.loader import bundled_catalog_path, load_catalog
 from bot.catalog.sites import skeleton_record
 from bot.core.match.index import CatalogIndex, words
 from bot.core.match.matcher import Matcher
@@ -23,7 +24,7 @@ SWAPS = "tensor shape dtype kernel buffer device stream gradient backward layout
 def grown_catalog(tmp_path_factory):
     """The bundled catalog and 6,000 near-copies of its messages: many ties and shared words."""
     rng = random.Random(3)
-    templates = [r.error_message for r in load_bundled_catalog() if len(r.error_message) > 15]
+    templates = [r.error_message for r in load_bundled().catalog if len(r.error_message) > 15]
     path = tmp_path_factory.mktemp("grown") / "grown.jsonl"
     seen: set[str] = set()
     lines = []

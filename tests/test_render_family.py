@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from bot.app import Triage
-from bot.catalog.loader import load_bundled_catalog
+from bot.app import Triage, load_bundled
 from bot.render import texts
-from bot.render.answer import build_answer
+from bot.render.answer.build import build_answer
 from bot.render.github import render_comment
 from bot.render.terminal import render_text
 
@@ -20,8 +19,9 @@ NEVER_CHECKPOINTED = (
 
 
 def answer_for(text: str):
-    catalog = load_bundled_catalog()
-    return build_answer(Triage(catalog).analyse(text), catalog), catalog
+    triage = Triage.from_paths()
+    answer = build_answer(triage.analyse(text), triage.catalog, history=triage.history)
+    return answer, triage.catalog
 
 
 def test_family_advice_for_a_bare_site_in_a_family():
@@ -47,13 +47,14 @@ def test_bare_site_outside_any_family_says_only_what_the_catalog_knows():
 
 
 def test_a_removed_site_is_answered_with_that_said():
-    catalog = load_bundled_catalog()
+    catalog = load_bundled().catalog
     answer, _ = answer_for(NEVER_CHECKPOINTED)
     record = answer.sections[0].record
     removed = record.with_changes(tags=(*record.tags, "removed-at:" + "ab12cd34" * 5))
     catalog.records[record.id] = removed
     try:
-        again = build_answer(Triage(catalog).analyse(NEVER_CHECKPOINTED), catalog)
+        triage = Triage.of(load_bundled())
+        again = build_answer(triage.analyse(NEVER_CHECKPOINTED), catalog, history=triage.history)
     finally:
         catalog.records[record.id] = record
     assert removed.removed_at == "ab12cd34" * 5

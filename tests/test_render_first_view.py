@@ -14,15 +14,18 @@ from test_render_golden import (
     SEED_002,
     SEED_003,
     analysis,
+    answer_of,
     case_multi,
     make_panic,
     matched,
 )
 
-from bot.catalog.loader import Catalog, load_bundled_catalog
+from bot.app import load_bundled
+from bot.catalog.loader import Catalog
 from bot.catalog.model import Record
 from bot.render import texts
-from bot.render.answer import build_answer, check_kind_words, source_link
+from bot.render.answer.links import source_link
+from bot.render.answer.words import check_kind_words
 from bot.render.discord import first_view_size, render_message, render_more
 from bot.render.github import render_comment
 from bot.render.markup import plain
@@ -36,7 +39,7 @@ HEX40 = re.compile(r"(?<![0-9a-f])[0-9a-f]{40}(?![0-9a-f])")
 
 @pytest.fixture(scope="module")
 def catalog():
-    return load_bundled_catalog()
+    return load_bundled().catalog
 
 
 def github_first_view(body: str) -> list[str]:
@@ -140,7 +143,7 @@ def test_a_short_sha_nothing_completes_is_said_not_linked(catalog):
     # The answer says the short id as text, with no link at it anywhere
     changed = Catalog({**catalog.records, unknown.id: unknown}, families=catalog.families)
     panic = make_panic("Can't differentiate interpolate backward.")
-    answer = build_answer(analysis(matched(panic, unknown.id, ["pattern"])), changed)
+    answer = answer_of(analysis(matched(panic, unknown.id, ["pattern"])), changed)
     for text in (
         render_comment(answer),
         render_text(answer, color=False),
@@ -247,12 +250,12 @@ def test_no_version_note_when_the_line_is_the_records(catalog):
     for case in ("seed_001", "seed_002", "bare_site"):
         assert CASES[case](catalog).sections[0].version_note is None
     moved = make_panic("Can't differentiate avg pool 2d backward.")
-    answer = build_answer(analysis(matched(moved, SEED_002, ["pattern"], distance=None)), catalog)
+    answer = answer_of(analysis(matched(moved, SEED_002, ["pattern"], distance=None)), catalog)
     assert answer.sections[0].version_note is None  # no location pasted: nothing to compare
 
 
 def test_the_enclosing_function_comes_from_the_source_excerpt(catalog):
-    from bot.render.answer import enclosing
+    from bot.render.answer.words import enclosing
 
     assert enclosing(catalog.get(SEED_002)) == ("avg_pool2d_backward", None)
     # The excerpt of 001 starts inside a long function: nothing is guessed.

@@ -21,11 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.catalog.loader import Catalog, load_bundled_catalog
+from bot.app import load_bundled
+from bot.catalog.loader import Catalog
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.panic import Frame, Location, Panic
 from bot.render import texts
-from bot.render.answer import Answer, build_answer, version_note
+from bot.render.answer.build import build_answer
+from bot.render.answer.model import Answer
+from bot.render.answer.words import version_note
 from bot.render.discord import render_message, render_more, render_plain
 from bot.render.github import (
     MARKER_PREFIX,
@@ -49,7 +52,18 @@ REGISTRY = "/home/dev/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f"
 
 @pytest.fixture(scope="module")
 def catalog():
-    return load_bundled_catalog()
+    return load_bundled().catalog
+
+
+def history_for(catalog: Catalog):
+    """The release history answers are built with: the bundled catalog's; none for a catalog
+    made here (it has no history file)."""
+    loaded = load_bundled()
+    return loaded.history if catalog is loaded.catalog else None
+
+
+def answer_of(found: Analysis, catalog: Catalog, **options) -> Answer:
+    return build_answer(found, catalog, history=history_for(catalog), **options)
 
 
 # --- building inputs by hand ---------------------------------------------------------------------
@@ -134,7 +148,7 @@ def analysis(*items: PanicMatch, fingerprint: str = "0123456789abcdef") -> Analy
 def case_seed_000(catalog) -> Answer:
     # The message quoted without a `panicked at` header: no location to compare.
     panic = make_panic("Can't differentiate deform conv 2d backward.")
-    return build_answer(analysis(matched(panic, SEED_000, ["pattern"], distance=None)), catalog)
+    return answer_of(analysis(matched(panic, SEED_000, ["pattern"], distance=None)), catalog)
 
 
 def case_seed_001(catalog) -> Answer:
@@ -142,7 +156,7 @@ def case_seed_001(catalog) -> Answer:
     location = workspace_location("crates/burn-flex/src/ops/module.rs", 243)
     panic = make_panic("deform_conv2d_backward: unsupported dtype I8", location)
     evidence = ["pattern", "location", "line", "crate", "header"]
-    return build_answer(analysis(matched(panic, SEED_001, evidence)), catalog)
+    return answer_of(analysis(matched(panic, SEED_001, evidence)), catalog)
 
 
 def case_seed_002(catalog) -> Answer:
@@ -150,7 +164,7 @@ def case_seed_002(catalog) -> Answer:
     location = registry_location("burn-autodiff", "0.18.0", "src/ops/module.rs", 1498)
     panic = make_panic("Can't differentiate avg pool 2d backward.", location)
     evidence = ["pattern", "location", "line", "crate", "header"]
-    return build_answer(analysis(matched(panic, SEED_002, evidence)), catalog)
+    return answer_of(analysis(matched(panic, SEED_002, evidence)), catalog)
 
 
 def case_seed_003(catalog) -> Answer:
@@ -158,7 +172,7 @@ def case_seed_003(catalog) -> Answer:
     location = workspace_location("crates/burn-autodiff/src/ops/module.rs", 1929)
     panic = make_panic("Can't differentiate interpolate backward.", location)
     evidence = ["pattern", "location", "crate", "header"]
-    return build_answer(analysis(matched(panic, SEED_003, evidence, distance=4)), catalog)
+    return answer_of(analysis(matched(panic, SEED_003, evidence, distance=4)), catalog)
 
 
 def case_multi(catalog, max_sections: int = 2) -> Answer:
@@ -184,7 +198,7 @@ def case_multi(catalog, max_sections: int = 2) -> Answer:
         unmatched(other),
         matched(third, SEED_001, ["pattern"], distance=None),
     )
-    return build_answer(
+    return answer_of(
         analysis(*items, fingerprint="fedcba9876543210"), catalog, max_sections=max_sections
     )
 
@@ -196,7 +210,7 @@ def case_bare_site(catalog) -> Answer:
     )
     panic = make_panic("Node NodeId { value: 7 } is needed but never checkpointed", location)
     evidence = ["pattern", "location", "line", "crate", "header"]
-    return build_answer(analysis(matched(panic, record.id, evidence)), catalog)
+    return answer_of(analysis(matched(panic, record.id, evidence)), catalog)
 
 
 def case_removed_site(catalog) -> Answer:
@@ -210,7 +224,7 @@ def case_removed_site(catalog) -> Answer:
     panic = make_panic("Node NodeId { value: 3 } is needed but never checkpointed", location)
     evidence = ["pattern", "location", "line", "crate", "header"]
     changed = Catalog(records, families=catalog.families)
-    return build_answer(analysis(matched(panic, record.id, evidence)), changed)
+    return answer_of(analysis(matched(panic, record.id, evidence)), changed)
 
 
 def case_uncatalogued(catalog) -> Answer:
@@ -231,7 +245,7 @@ def case_uncatalogued(catalog) -> Answer:
         line_distance=None,
     )
     near_match = PanicMatch(panic=near, candidates=(candidate,), matched=False)
-    return build_answer(analysis(unmatched(panic), near_match), catalog)
+    return answer_of(analysis(unmatched(panic), near_match), catalog)
 
 
 CASES = {
@@ -345,7 +359,7 @@ def test_version_note_only_when_the_pasted_line_differs(catalog):
     # In the answer, the release history says more where it knows the release: burn 0.18.0
     # raised this panic at line 1333 (its tag's commit), today's line is 1498.
     evidence = ["pattern", "location", "crate", "header"]
-    answer = build_answer(analysis(matched(moved, SEED_002, evidence, distance=4)), catalog)
+    answer = answer_of(analysis(matched(moved, SEED_002, evidence, distance=4)), catalog)
     shown = "".join(s.text for s in answer.sections[0].version_note)
     assert shown.startswith(
         "In burn 0.18.0 this panic was raised at crates/burn-autodiff/src/ops/module.rs:1333; "

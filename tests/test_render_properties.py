@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from bot.catalog.model import Record
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.panic import Location, Panic
-from bot.render.answer import build_answer
+from bot.render.answer.build import build_answer
 from bot.render.discord import render_message, render_more, render_plain
 from bot.render.github import MARKER_PREFIX, parse_marker, render_comment, render_no_longer
 from bot.render.markup import ZW, safe_url, ulen

@@ -23,7 +23,7 @@ from cmarkgfm.cmark import Options
 from test_render_golden import CASES, case_bare_site
 from test_stats_browser import CHROMIUM, decode_png, distinct_colours, pixels_of
 
-from bot.catalog.loader import load_bundled_catalog
+from bot.app import load_bundled
 from bot.render import texts
 from bot.render.discord import render_message, render_more
 from bot.render.github import render_comment
@@ -77,7 +77,7 @@ a { color: #00a8fc; text-decoration: none; }
 
 @pytest.fixture(scope="module")
 def catalog():
-    return load_bundled_catalog()
+    return load_bundled().catalog
 
 
 def github_html(body: str) -> str:

@@ -1,11 +1,12 @@
 """The bundled catalog, loaded and indexed, kept in the user's cache folder between runs.
 
-Reading, checking and indexing the bundled catalog is most of a cold `triage-bot match`;
-unpickling the result costs a fraction. Nothing is committed: the file is written on first use.
-Its name is a digest of everything the result depends on (the catalog files' names and bytes,
-the package version, the Python version, and the source of the modules whose objects it
-holds), so an edited or rebuilt catalog, or an upgraded bot, never reads a stale file. A missing,
-unreadable or corrupt file is rebuilt; a cache folder that cannot be written is ignored.
+Reading, checking and indexing the bundled catalog (and parsing its release history) is most of
+a cold `triage-bot match`; unpickling the result, a `LoadedCatalog`, costs a fraction. Nothing is
+committed: the file is written on first use. Its name is a digest of everything the result
+depends on (the catalog files' names and bytes, the package version, the Python version, and
+the source of the modules whose objects it holds), so an edited or rebuilt catalog, or an
+upgraded bot, never reads a stale file. A missing, unreadable or corrupt file is rebuilt; a cache
+folder that cannot be written is ignored.
 
 `TRIAGE_BOT_CACHE_DIR` names the folder; `off` turns the cache off. Default:
 `$XDG_CACHE_HOME/triage-bot`, else `~/.cache/triage-bot`.
@@ -18,9 +19,13 @@ import os
 import pickle
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
+import bot
 from bot.catalog.loader import Catalog, catalog_files
+from bot.core.match.index import CatalogIndex
+from bot.core.match.releases import ReleaseHistory
 
 CACHE_ENV = "TRIAGE_BOT_CACHE_DIR"
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -29,8 +34,20 @@ _SOURCES = (
     *sorted((_PACKAGE / "catalog").glob("*.py")),
     _PACKAGE / "core" / "match" / "index.py",
     _PACKAGE / "core" / "match" / "drift.py",
+    _PACKAGE / "core" / "match" / "releases.py",
+    _PACKAGE / "app" / "index_cache.py",
     _PACKAGE / "__init__.py",
 )
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedCatalog:
+    """A catalog with what the app derives from it once: the matcher's index and the release
+    history of its history file (None without one). Pickled whole."""
+
+    catalog: Catalog
+    index: CatalogIndex
+    history: ReleaseHistory | None
 
 
 def cache_dir() -> Path | None:
@@ -43,10 +60,8 @@ def cache_dir() -> Path | None:
 
 def cache_key(paths: list[Path]) -> str:
     """A digest of the catalog files and of the code that turns them into the cached objects."""
-    from bot import __version__
-
     digest = hashlib.sha256()
-    digest.update(f"{__version__}\n{sys.version}\n{pickle.HIGHEST_PROTOCOL}\n".encode())
+    digest.update(f"{bot.__version__}\n{sys.version}\n{pickle.HIGHEST_PROTOCOL}\n".encode())
     for source in _SOURCES:
         digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
     for given in paths:
@@ -55,12 +70,8 @@ def cache_key(paths: list[Path]) -> str:
     return digest.hexdigest()[:32]
 
 
-def load_indexed(paths: list[Path], build: Callable[[], Catalog]) -> Catalog:
-    """`build()`'s catalog, from the cache when a file for these catalog files is there.
-
-    `build` loads the catalog and attaches its index (`Catalog.prebuilt_index`), so both are
-    saved together.
-    """
+def load_indexed(paths: list[Path], build: Callable[[], LoadedCatalog]) -> LoadedCatalog:
+    """`build()`'s result, from the cache when a file for these catalog files is there."""
     folder = cache_dir()
     if folder is None:
         return build()
@@ -70,17 +81,17 @@ def load_indexed(paths: list[Path], build: Callable[[], Catalog]) -> Catalog:
         return build()  # a catalog file went missing: let the loader say so
     try:
         with path.open("rb") as stream:
-            catalog = pickle.load(stream)
-        if isinstance(catalog, Catalog) and catalog.prebuilt_index is not None:
-            return catalog
+            loaded = pickle.load(stream)
+        if isinstance(loaded, LoadedCatalog):
+            return loaded
     except Exception:  # missing, unreadable, corrupt or from other code: rebuild it
         pass
-    catalog = build()
-    _write(folder, path, catalog)
-    return catalog
+    loaded = build()
+    _write(folder, path, loaded)
+    return loaded
 
 
-def _write(folder: Path, path: Path, catalog: Catalog) -> None:
+def _write(folder: Path, path: Path, loaded: LoadedCatalog) -> None:
     import tempfile  # only when writing: its imports cost a cold start
 
     try:
@@ -90,7 +101,7 @@ def _write(folder: Path, path: Path, catalog: Catalog) -> None:
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=".catalog-", suffix=".tmp")
         try:
             with os.fdopen(handle, "wb") as stream:
-                pickle.dump(catalog, stream, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump(loaded, stream, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(temporary, path)  # whole or not at all, even with two writers
         except BaseException:
             Path(temporary).unlink(missing_ok=True)

@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.catalog.model import Record
 from bot.catalog.patterns import (
     PatternError,
     check_pattern,
@@ -81,6 +82,10 @@ WRITE_UP_ATTRS = (
     "example_fix",
     "prevention_tips",
 )
+
+
+# A record, or a record as a file spells it (camelCase keys): what a family is matched against.
+RecordLike = Record | Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +143,7 @@ class Family:
             return lenient and crate is None
         return True
 
-    def matches(self, record: Any) -> bool:
+    def matches(self, record: RecordLike) -> bool:
         """Whether `record` (a `Record` or a camelCase dict) belongs, by id or by message."""
         rid, repo, message, _tag, crate = _record_view(record)
         if rid in self.record_ids:
@@ -146,7 +151,9 @@ class Family:
         return self.admits(repo, crate) and message is not None and self.matches_message(message)
 
 
-def _record_view(record: Any) -> tuple[str | None, str | None, str | None, str | None, str | None]:
+def _record_view(
+    record: RecordLike,
+) -> tuple[str | None, str | None, str | None, str | None, str | None]:
     """(id, repo, message, backgroundTag, crate) of a Record or a camelCase dict."""
     if isinstance(record, Mapping):
         path = record.get("filePath")
@@ -264,7 +271,7 @@ def parse_families(data: Mapping[str, Any], origin: str = "") -> list[Family]:
     return families
 
 
-def family_of(record: Any, families: Sequence[Family] | Iterable[Family]) -> Family | None:
+def family_of(record: RecordLike, families: Sequence[Family] | Iterable[Family]) -> Family | None:
     """The family `record` (a `Record` or a camelCase dict) belongs to, or None."""
     families = list(families)
     rid, repo, message, tag, crate = _record_view(record)
@@ -294,3 +301,25 @@ def family_for_message(
         if family.admits(repo, crate, lenient=True) and family.matches_message(message):
             return family
     return None
+
+
+def family_contradiction(record: Record, families: Iterable[Family]) -> tuple[Family, str] | None:
+    """(family, the contradicting passage) when the record's own write-up makes a claim that
+    its family lists under `contradictingClaims`, else None."""
+    if not record.has_write_up:
+        return None
+    family = family_of(record, list(families))
+    if family is None or not family.contradicting_claims:
+        return None
+    claim = family.contradicting_claim(_write_up_text(record))
+    return (family, claim) if claim else None
+
+
+def _write_up_text(record: Record) -> str:
+    parts = [
+        record.documentation or "",
+        record.trigger_scenarios or "",
+        record.common_situations or "",
+        *record.solutions,
+    ]
+    return "\n".join(p for p in parts if p)

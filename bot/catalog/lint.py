@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from bot.catalog.families import Family, family_contradiction
 from bot.catalog.model import Record
 from bot.catalog.patterns import literal_fragments, normalise_message
 
@@ -124,31 +125,7 @@ def mismatch_flags(record: Record) -> frozenset[str]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _write_up_text(record: Record) -> str:
-    parts = [
-        record.documentation or "",
-        record.trigger_scenarios or "",
-        record.common_situations or "",
-        *record.solutions,
-    ]
-    return "\n".join(p for p in parts if p)
-
-
-def family_contradiction(record: Record, families: Iterable[Any]) -> tuple[Any, str] | None:
-    """(family, the contradicting passage) when the record's own write-up makes a claim that
-    its family lists under `contradictingClaims`, else None."""
-    if not record.has_write_up:
-        return None
-    from bot.catalog.families import family_of
-
-    family = family_of(record, list(families))
-    if family is None or not getattr(family, "contradicting_claims", ()):
-        return None
-    claim = family.contradicting_claim(_write_up_text(record))
-    return (family, claim) if claim else None
-
-
-def review_flags(record: Record, families: Iterable[Any] = ()) -> frozenset[str]:
+def review_flags(record: Record, families: Iterable[Family] = ()) -> frozenset[str]:
     """Every review flag of one record: `possible-mismatch`, `contradicts-family`."""
     if not record.has_write_up:
         return frozenset()
@@ -158,7 +135,7 @@ def review_flags(record: Record, families: Iterable[Any] = ()) -> frozenset[str]
     return frozenset(flags)
 
 
-def _check_contradiction(record: Record, families: list[Any]) -> list[LintFinding]:
+def _check_contradiction(record: Record, families: list[Family]) -> list[LintFinding]:
     found = family_contradiction(record, families)
     if not found:
         return []
@@ -453,7 +430,7 @@ def _check_related(records: list[Record]) -> list[LintFinding]:
 # ---------------------------------------------------------------------------------------------
 
 
-def lint_records(records: Iterable[Record], families: Iterable[Any] = ()) -> list[LintFinding]:
+def lint_records(records: Iterable[Record], families: Iterable[Family] = ()) -> list[LintFinding]:
     records = list(records)
     families = list(families)
     findings: list[LintFinding] = []

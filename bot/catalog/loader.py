@@ -1,17 +1,20 @@
-"""Reading catalogs: files and folders of records, checked, combined, and de-duplicated."""
+"""Reading catalogs: files and folders of records, checked, combined, and de-duplicated.
+
+The catalog is records and nothing derived from matching: the index and the release history
+are built beside it by the app (bot.app), which also caches the bundled catalog's."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from bot.catalog.bulk import collector_paused
-from bot.catalog.model import DocumentBatch, Record, RecordTable, commits_named
+from bot.catalog.families import Family, family_contradiction, family_of, parse_families
+from bot.catalog.lint import review_flags
+from bot.catalog.model import DocumentBatch, Record, RecordTable, collector_paused, commits_named
 from bot.catalog.patterns import normalise_message
 from bot.catalog.validate import Problem, batch_is_clean, check_record
 
@@ -35,18 +38,16 @@ class Catalog:
         self,
         records: Mapping[str, Record],
         warnings: list[Problem] | None = None,
-        families: list[Any] | None = None,
+        families: list[Family] | None = None,
     ):
         self.records = records
         self.warnings = warnings or []
         self.families = families or []
         self._by_message: dict[str, list[str]] | None = None
         self._flags: dict[str, frozenset[str]] = {}
-        self._families: dict[str, Any] = {}
-        # The matcher's index (bot.core.match.index.CatalogIndex), when built with the catalog
-        # (the bundled one, cached between runs by bot.app.index_cache).
-        self.prebuilt_index: Any = None
-        # Release histories beside the records (`*.ndjson`, read by bot.core.match.releases on use).
+        self._families: dict[str, Family | None] = {}
+        # Release histories beside the records (`*.ndjson`): read by the app (bot.app), parsed
+        # by bot.core.match.releases.
         self.history_files: list[Path] = []
 
     def __len__(self) -> int:
@@ -103,13 +104,11 @@ class Catalog:
             if record_repo == repo and " ".join(message.split()).startswith(prefix)
         ]
 
-    def family(self, record_id: str) -> Any | None:
-        """The record's error family (bot.catalog.families.Family), or None."""
+    def family(self, record_id: str) -> Family | None:
+        """The record's error family, or None."""
         if not self.families:
             return None
         if record_id not in self._families:
-            from bot.catalog.families import family_of
-
             record = self.records.get(record_id)
             self._families[record_id] = family_of(record, self.families) if record else None
         return self._families[record_id]
@@ -117,11 +116,16 @@ class Catalog:
     def flags(self, record_id: str) -> frozenset[str]:
         """Review flags of a record, e.g. `possible-mismatch` when its write-up looks misfiled."""
         if record_id not in self._flags:
-            from bot.catalog.lint import review_flags  # lint imports the loader's types
-
             record = self.records.get(record_id)
             self._flags[record_id] = review_flags(record, self.families) if record else frozenset()
         return self._flags[record_id]
+
+    def contradiction(self, record_id: str) -> str | None:
+        """The passage of the record's own write-up that its family's explanation (checked
+        against the code) refutes, or None (lint flags it `contradicts-family`)."""
+        record = self.records.get(record_id)
+        found = family_contradiction(record, self.families) if record else None
+        return found[1] if found else None
 
 
 def _document_batches(path: Path) -> Iterator[DocumentBatch]:
@@ -247,7 +251,7 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
     errors: list[Problem] = []
     warnings: list[Problem] = []
     records = RecordTable()
-    families: list[Any] = []
+    families: list[Family] = []
     history_files: list[Path] = []
     for given in paths:
         path = Path(given)
@@ -288,7 +292,7 @@ def _add_document(
     source: bytes | None,
     file: str,
     records: RecordTable,
-    families: list[Any],
+    families: list[Family],
     errors: list[Problem],
     warnings: list[Problem],
 ) -> None:
@@ -354,11 +358,7 @@ def _drop_superseded_skeletons(records: RecordTable) -> RecordTable:
     return records
 
 
-def _parse_families(document: dict, file: str, errors: list[Problem]) -> list[Any]:
-    try:
-        from bot.catalog.families import parse_families
-    except ImportError:  # families arrive with the scanner; until then the file is ignored
-        return []
+def _parse_families(document: dict, file: str, errors: list[Problem]) -> list[Family]:
     try:
         return list(parse_families(document, file))
     except ValueError as exc:
@@ -373,19 +373,3 @@ def bundled_catalog_path() -> Path:
     if installed.is_dir():
         return installed
     return package_dir.parent / "catalog"
-
-
-@cache
-def load_bundled_catalog() -> Catalog:
-    """The bundled catalog with its index, from the user's cache folder when it is current."""
-    from bot.app.index_cache import load_indexed
-
-    paths = [bundled_catalog_path()]
-    return load_indexed(paths, lambda: _with_index(load_catalog(paths)))
-
-
-def _with_index(catalog: Catalog) -> Catalog:
-    from bot.core.match.index import CatalogIndex  # the core imports this module
-
-    catalog.prebuilt_index = CatalogIndex(catalog)
-    return catalog

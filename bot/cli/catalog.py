@@ -29,9 +29,10 @@ def _err(message: str) -> None:
 
 def _load(paths: Sequence[str] | None):
     """The catalog at `paths`, or the bundled one when none are given."""
-    from bot.catalog.loader import load_bundled_catalog, load_catalog
+    from bot.app import load_bundled
+    from bot.catalog.loader import load_catalog
 
-    return load_catalog(list(paths)) if paths else load_bundled_catalog()
+    return load_catalog(list(paths)) if paths else load_bundled().catalog
 
 
 def register(subparsers: Any) -> None:

@@ -5,10 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from bot.catalog.loader import CatalogError
 from bot.core.analysis import Analysis
+
+if TYPE_CHECKING:
+    from bot.app import Triage
+
+# The pipeline's modules are imported by the functions that use them: `triage-bot --help` (and
+# every other command) imports this module to list its options, and should not pay for them.
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,17 +40,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def analyse_input(triage, stream: BinaryIO) -> tuple[Analysis, str | None]:
+def analyse_input(triage: Triage, stream: BinaryIO) -> tuple[Analysis, str | None]:
     """Analyse all of a file or stdin, a window at a time (bot.core.match.windows): memory stays
     bounded and a panic in the middle of a 50 MB log is found. Invalid UTF-8 is replaced.
 
     Also returns the release of the catalog's project the text names (`burn 0.18`, a
     Cargo.lock entry), the first one any window names, to place a match in that release."""
-    from bot.core.match.releases import history_of, project_names, version_in_text
+    from bot.core.match.releases import project_names, version_in_text  # see the top
     from bot.core.match.windows import analyse_windows
 
     versions: list[str] = []
-    history = history_of(triage.catalog)
+    history = triage.history
     names = project_names(history) if history is not None else set()
 
     def analyse(text: str) -> Analysis:
@@ -105,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def analysis_json(
-    input_name: str, analysis: Analysis, triage, text_version: str | None = None
+    input_name: str, analysis: Analysis, triage: Triage, text_version: str | None = None
 ) -> dict[str, Any]:
     """The contract checked from outside: keep these names. `text_version` (a release the input
     names: `burn 0.18`, a Cargo.lock entry) places the match in that release."""
@@ -123,7 +129,7 @@ def analysis_json(
                 "crate_version": loc.crate_version if loc else None,
             }
         )
-    from bot.core.match.releases import story_json, story_of
+    from bot.core.match.releases import story_json, story_of  # see the top
 
     matches = []
     for item in analysis.answered:
@@ -136,7 +142,7 @@ def analysis_json(
                 "file_path": record.file_path,
                 "error_message": record.error_message,
                 "evidence": list(best.evidence),
-                **story_json(story_of(triage.catalog, item, record.id, text_version)),
+                **story_json(story_of(triage.history, item, record.id, text_version)),
             }
         )
     verdict = analysis.verdict
@@ -150,12 +156,14 @@ def analysis_json(
     }
 
 
-def render_for_terminal(path: str, analysis: Analysis, triage, *, color: bool, many: bool) -> str:
-    from bot.render.answer import build_answer
+def render_for_terminal(
+    path: str, analysis: Analysis, triage: Triage, *, color: bool, many: bool
+) -> str:
+    from bot.render.answer.build import build_answer  # see the top
     from bot.render.terminal import render_text, render_verdict_line
 
     heading = f"== {path}\n" if many else ""
     if analysis.verdict != "match":
         return heading + render_verdict_line(analysis)
-    answer = build_answer(analysis, triage.catalog)
+    answer = build_answer(analysis, triage.catalog, history=triage.history)
     return heading + render_text(answer, color=color)

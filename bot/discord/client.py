@@ -32,7 +32,7 @@ from bot.discord.listener import IncomingMessage
 from bot.discord.status import DiscordStatus
 from bot.discord.views import NONE, DismissButton, FeedbackButton, ShowMoreButton, answer_view
 from bot.render import texts
-from bot.render.answer import build_answer
+from bot.render.answer.build import build_answer
 from bot.render.discord import render_message
 from bot.stats.report import uncatalogued_items
 from bot.store.thread import StoreAccess, StoreUnavailable, store_unavailable
@@ -226,7 +226,7 @@ class TriageBot(discord.Client):
 
         `notes` (say, that the middle of a large attachment was skipped) go in the content.
         """
-        rendered = self.renderer(analysis, self.triage.catalog)
+        rendered = self.renderer(analysis, self.triage.catalog, self.triage.history)
         embeds = [discord.Embed.from_dict(e) for e in rendered.get("embeds") or []]
         # Vote only on the records the message shows (the renderer says which).
         ids = tuple(rendered.get("record_ids") or L.answered_ids(analysis))
@@ -568,8 +568,8 @@ class TriageBot(discord.Client):
         return best[0] if best else None
 
 
-def _default_renderer(analysis: Any, catalog: Any) -> dict[str, Any]:
-    return render_message(build_answer(analysis, catalog))
+def _default_renderer(analysis: Any, catalog: Any, history: Any) -> dict[str, Any]:
+    return render_message(build_answer(analysis, catalog, history=history))
 
 
 # ---------------------------------------------------------------------- entry point

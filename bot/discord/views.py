@@ -104,7 +104,7 @@ class ShowMoreButton(
 
     async def callback(self, interaction: discord.Interaction) -> None:
         bot = host(interaction)
-        more = render_more_for_records(bot.triage.catalog, self.record_ids)
+        more = render_more_for_records(bot.triage.catalog, self.record_ids, bot.triage.history)
         embeds = [discord.Embed.from_dict(e) for e in more["embeds"]]
         work = interaction.response.send_message(
             embeds=embeds, ephemeral=True, allowed_mentions=NONE

@@ -35,7 +35,7 @@ from bot.github.triage_command.handle import (
     without_records,
     wrong_note_body,
 )
-from bot.render.answer import build_answer
+from bot.render.answer.build import build_answer
 from bot.render.github import render_comment, render_no_longer
 from bot.stats.report import uncatalogued_items
 from bot.store.sqlite import Job, Store
@@ -165,9 +165,11 @@ class IssuePipeline:
         analysis = without_records(raw, controls.wrong)
         answer = None
         if controls.match:
-            answer = answer_for_record(analysis, controls.match, self.triage.catalog)
+            answer = answer_for_record(
+                analysis, controls.match, self.triage.catalog, self.triage.history
+            )
         if answer is None:
-            answer = build_answer(analysis, self.triage.catalog)
+            answer = build_answer(analysis, self.triage.catalog, history=self.triage.history)
         records = [r for r in (self.triage.catalog.get(i) for i in answer.record_ids) if r]
         verdict = "match" if answer.record_ids else analysis.verdict
         if verdict == "match" and answer.record_ids:

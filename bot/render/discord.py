@@ -11,15 +11,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from bot.core.analysis import Analysis, Candidate, PanicMatch
+from bot.core.match.releases import ReleaseHistory
+from bot.core.panic import Panic
 from bot.render import texts
-from bot.render.answer import (
-    Answer,
-    Extra,
-    RelatedError,
-    Section,
-    answer_verdict,
-    pasted_location,
-)
+from bot.render.answer.build import build_answer
+from bot.render.answer.model import Answer, CatalogLike, Extra, RelatedError, Section
+from bot.render.answer.words import answer_verdict, pasted_location
 from bot.render.markup import (
     Block,
     Words,
@@ -222,13 +220,11 @@ def _colour(section: Section) -> int:
     return COLOUR_BARE if section.bare and not section.solutions else COLOUR_ANSWER
 
 
-def render_more_for_records(catalog: Any, record_ids: list[str]) -> dict[str, Any]:
+def render_more_for_records(
+    catalog: CatalogLike, record_ids: list[str], history: ReleaseHistory | None = None
+) -> dict[str, Any]:
     """Show more for a button that carries only record ids (stateless across restarts): each
     record's full answer, built as if the user had quoted its message."""
-    from bot.core.analysis import Analysis, Candidate, PanicMatch
-    from bot.core.panic import Panic
-    from bot.render.answer import build_answer
-
     items = []
     for record_id in record_ids[:EMBEDS_MAX]:
         record = catalog.get(record_id)
@@ -237,7 +233,7 @@ def render_more_for_records(catalog: Any, record_ids: list[str]) -> dict[str, An
         candidate = Candidate(record.id, 1.0, (), 1.0, None)
         items.append(PanicMatch(Panic.mentioned(record.error_message), (candidate,), True))
     analysis = Analysis("match", tuple(items), "more")
-    return render_more(build_answer(analysis, catalog, max_sections=len(items)))
+    return render_more(build_answer(analysis, catalog, history=history, max_sections=len(items)))
 
 
 def render_more(answer: Answer) -> dict[str, Any]:

@@ -3,20 +3,18 @@ user's release and where it lives today, or the release that removed it (texts i
 
 from __future__ import annotations
 
-from typing import Any
-
 from bot.catalog.model import Record
 from bot.core.analysis import PanicMatch
-from bot.core.match.releases import project_name, story_of
+from bot.core.match.releases import ReleaseHistory, project_name, story_of
 from bot.render import texts
 from bot.render.markup import Words, words
 
 
-def history_note(catalog: Any, item: PanicMatch, record: Record) -> Words | None:
-    story = story_of(catalog, item, record.id)
+def history_note(history: ReleaseHistory | None, item: PanicMatch, record: Record) -> Words | None:
+    story = story_of(history, item, record.id)
     if story is None:
         return None
-    project = project_name(catalog)
+    project = project_name(history)
     then = f"{story.then_file}:{story.then_line}" if story.then_file else None
     if story.removed_in:
         if then:

@@ -1,6 +1,6 @@
 """Every text the bot writes, in one place; tests check these word for word.
 
-Templates use `{name}` placeholders filled by `bot.render.answer.words`. A backtick pair marks a
+Templates use `{name}` placeholders filled by `bot.render.markup.words`. A backtick pair marks a
 code span: `` `{location}` `` puts the value in code, shown as code on GitHub and Discord and
 between backticks in the terminal. Text outside backticks is prose and is escaped by each
 renderer; the words written here are trusted.

@@ -23,6 +23,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.catalog.model import MACRO_BODY_TAG, RAISED_AT_TAG_PREFIX
 from bot.catalog.patterns import PatternError, check_pattern, format_to_regex
 
 REPORTED_AT = ("caller", "site")
@@ -49,9 +50,6 @@ class Builder:
         return function_text == self.function or function_text.endswith("::" + self.function)
 
     def tags(self) -> tuple[str, ...]:
-        # Imported here: rust_sites imports this module's users, not the other way round.
-        from bot.scan.rust.sites import MACRO_BODY_TAG, RAISED_AT_TAG_PREFIX
-
         tags: list[str] = []
         if self.reported_at == "caller":
             tags.append(MACRO_BODY_TAG)

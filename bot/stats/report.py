@@ -16,7 +16,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from bot.core.analysis import Analysis
-from bot.render.answer import pasted_location
+from bot.render.answer.words import pasted_location
 
 TOP_SERIES = 6  # records drawn with their own colour; the rest are "other"
 MAX_WEEKS = 26

@@ -394,20 +394,16 @@ def check_config(settings: Any) -> Check:
 
 
 def check_catalog(settings: Any) -> Check:
+    from bot.app import Triage
     from bot.catalog.lint import WARNING, lint_catalog
-    from bot.catalog.loader import (
-        CatalogError,
-        bundled_catalog_path,
-        load_bundled_catalog,
-        load_catalog,
-    )
-    from bot.core.match.matcher import Matcher
+    from bot.catalog.loader import CatalogError, bundled_catalog_path
 
     custom = settings.triage_catalog is not None
     path = settings.triage_catalog if custom else bundled_catalog_path()
     label = f"TRIAGE_CATALOG {path}" if custom else f"bundled catalog ({path})"
     try:
-        catalog = load_catalog([path]) if custom else load_bundled_catalog()
+        # The catalog with the index and history the bot builds at start-up.
+        catalog = Triage.from_paths([path] if custom else None).catalog
     except CatalogError as exc:
         shown = [str(p) for p in exc.problems[:SHOWN_PROBLEMS]]
         if len(exc.problems) > SHOWN_PROBLEMS:
@@ -420,7 +416,6 @@ def check_catalog(settings: Any) -> Check:
             f"run `triage-bot catalog validate {path}` and fix each problem"
             + (", or unset TRIAGE_CATALOG to use the bundled catalog" if custom else ""),
         )
-    Matcher(catalog)  # the index the bot builds at start-up
     findings = lint_catalog(catalog)
     warnings = [f for f in findings if f.level == WARNING]
     by_code: dict[str, int] = {}

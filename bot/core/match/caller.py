@@ -4,15 +4,13 @@
 the caller's file and line, usually the user's own code; a `panic!` in a `macro_rules!` body or
 a `quote!` is printed at the macro's invocation; a builder's reason is raised elsewhere. A
 foreign location is what such a record should be pasted with, so it costs nothing; and for a
-macro body the pasted line is not evidence (it is the invocation's).
+macro body the pasted line is not evidence (it is the invocation's). The tags are the record
+model's (bot.catalog.model), shared with the scanner that writes them.
 """
 
 from __future__ import annotations
 
-from bot.catalog.model import Record
-
-TRACK_CALLER_TAG = "track-caller"
-MACRO_BODY_TAG = "macro-body"
+from bot.catalog.model import MACRO_BODY_TAG, TRACK_CALLER_TAG, Record
 
 
 def reports_caller(record: Record) -> bool:

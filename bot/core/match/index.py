@@ -12,12 +12,12 @@ import re
 from array import array
 from bisect import bisect_left
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
-from bot.catalog.bulk import collector_paused
-from bot.catalog.loader import Catalog
-from bot.catalog.model import Record
+from bot.catalog.model import Record, collector_paused
 from bot.catalog.patterns import (
     Segment,
     compile_safe,
@@ -27,6 +27,7 @@ from bot.catalog.patterns import (
 )
 from bot.core.match.crates import canonical_crate, crate_folders
 from bot.core.match.drift import MessageForm
+from bot.core.match.postings import ArrayPostingsBuilder, build_array_postings, rank_with_arrays
 
 _WORD = re.compile(r"[A-Za-z0-9_']+")
 # Words that say little about which error this is. Kept short: burn's messages are terse.
@@ -52,6 +53,10 @@ GENERIC_MESSAGES = frozenset(
         "out of memory",
     )
 )
+
+
+# Share of a record's word weight a text must contain for the record to be a candidate.
+MIN_COVERAGE = 0.4
 
 
 def words(text: str) -> list[str]:
@@ -152,14 +157,27 @@ class IndexedRecord:
         return True
 
 
+class SiteCatalog(Protocol):
+    """What the index reads from a catalog (bot.catalog.loader.Catalog is one)."""
+
+    @property
+    def records(self) -> Mapping[str, Record]: ...
+
+    def __len__(self) -> int: ...
+
+    def site_columns(self) -> tuple[list[str], list[str], list[str | None], list[str]]: ...
+
+
 class CatalogIndex:
     """Everything the matcher looks up, computed once per catalog."""
 
-    def __init__(self, catalog: Catalog):
+    min_coverage = MIN_COVERAGE  # for bot.core.match.postings, which does not import this module
+
+    def __init__(self, catalog: SiteCatalog):
         with collector_paused():
             self._build(catalog)
 
-    def _build(self, catalog: Catalog) -> None:
+    def _build(self, catalog: SiteCatalog) -> None:
         self.catalog = catalog
         # Each record's full analysis (pattern, specificity, fragments) is built the first
         # time it is a candidate: start-up pays only for the word postings.
@@ -169,12 +187,9 @@ class CatalogIndex:
         # catalogs, numpy arrays from ARRAY_POSTINGS_MIN_RECORDS on (five million postings at
         # a million records).
         large = len(catalog) >= ARRAY_POSTINGS_MIN_RECORDS
-        if large:
-            from bot.core.match.postings import ArrayPostingsBuilder  # numpy: large catalogs only
-
-            builder: PostingsBuilder = ArrayPostingsBuilder(_WEIGHTLESS)
-        else:
-            builder = PostingsBuilder()
+        builder: PostingsBuilder | ArrayPostingsBuilder = (
+            ArrayPostingsBuilder(_WEIGHTLESS) if large else PostingsBuilder()
+        )
         record_ids: list[str] = []
         self.by_file: dict[str, list[str]] = defaultdict(list)
         by_file = self.by_file
@@ -221,8 +236,6 @@ class CatalogIndex:
         self.idf = {token: math.log(1 + total / len(ids)) for token, ids in postings.items()}
         self.max_df = max(50, total // 100)
         if large:
-            from bot.core.match.postings import build_array_postings
-
             # Built now, so that the load time counts it and the first answer does not.
             build_array_postings(self)
             return
@@ -244,14 +257,6 @@ class CatalogIndex:
                 for number in numbers:
                     weights[number] += weight
         return [weight or 1.0 for weight in weights]
-
-    @classmethod
-    def for_catalog(cls, catalog: Catalog) -> CatalogIndex:
-        """The catalog's prebuilt index when it has one (the bundled catalog's is cached)."""
-        index = catalog.prebuilt_index
-        if isinstance(index, cls) and index.catalog is catalog:
-            return index
-        return cls(catalog)
 
     def forget_candidates(self) -> None:
         """Start a new text: candidate lists are reused within one text only, so a figure
@@ -326,8 +331,6 @@ class CatalogIndex:
         sharing one rare word, the one whose other words are all in the text), then by id.
         Listed by coverage, weight and id."""
         if len(self.catalog) >= ARRAY_POSTINGS_MIN_RECORDS:
-            from bot.core.match.postings import rank_with_arrays  # numpy: large catalogs only
-
             return rank_with_arrays(self, tokens, limit, common)
         postings = self.postings
         idf = self.idf
@@ -383,10 +386,6 @@ class CatalogIndex:
 CANDIDATE_CACHE_SIZE = 4096
 # From this size on, postings are summed as arrays (bot.core.match.postings): the same ranking.
 ARRAY_POSTINGS_MIN_RECORDS = 50_000
-
-
-# Share of a record's word weight a text must contain for the record to be a candidate.
-MIN_COVERAGE = 0.4
 
 _PLACEHOLDER_TEXT = re.compile(r"\{[^{}]*\}")
 _WEIGHTLESS = STOPWORDS | frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")

@@ -11,11 +11,11 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import Protocol
 
 from rapidfuzz import fuzz, utils
 
-from bot.catalog.loader import Catalog
-from bot.catalog.model import Record
+from bot.catalog.model import TRACK_CALLER_TAG, Record
 from bot.catalog.patterns import normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Verdict
 from bot.core.extract.quoted import (
@@ -24,11 +24,11 @@ from bot.core.extract.quoted import (
     reads_like_report,
 )
 from bot.core.extract.scanner import extract_panics
-from bot.core.match.caller import TRACK_CALLER_TAG, line_is_evidence, reports_caller
+from bot.core.match.caller import line_is_evidence, reports_caller
 from bot.core.match.cascade import answers_after_unwrap, is_uncatalogued_unwrap
 from bot.core.match.drift import PastedForm, drift_between
-from bot.core.match.index import CatalogIndex, IndexedRecord, squash
-from bot.core.match.releases import history_of
+from bot.core.match.index import CatalogIndex, IndexedRecord, SiteCatalog, squash
+from bot.core.match.releases import ReleaseHistory
 from bot.core.match.releases import revise as revise_with_history
 from bot.core.panic import PANIC_WRAPPERS, Location, Panic
 
@@ -67,13 +67,31 @@ class _MessageScore:
     evidence: tuple[Evidence, ...]
 
 
-class Matcher:
-    """Matches the panics in a text against one catalog, indexed once."""
+class MatchCatalog(SiteCatalog, Protocol):
+    """What the matcher reads from a catalog (bot.catalog.loader.Catalog is one)."""
 
-    def __init__(self, catalog: Catalog):
+    def flags(self, record_id: str) -> frozenset[str]: ...
+
+
+class Matcher:
+    """Matches the panics in a text against one catalog, indexed once.
+
+    `index`: the catalog's, when built already (the app caches the bundled catalog's); built
+    here otherwise. `history`: the catalog's release history, when it has one.
+    """
+
+    def __init__(
+        self,
+        catalog: MatchCatalog,
+        *,
+        index: CatalogIndex | None = None,
+        history: ReleaseHistory | None = None,
+    ):
+        if index is not None and index.catalog is not catalog:
+            raise ValueError("the index was built for another catalog")
         self.catalog = catalog
-        self.index = CatalogIndex.for_catalog(catalog)
-        history_of(catalog)  # read the release history now, not during the first answer
+        self.index = index if index is not None else CatalogIndex(catalog)
+        self.history = history
 
     # -- one text ------------------------------------------------------------------------
 
@@ -84,7 +102,9 @@ class Matcher:
         if not any(panic.has_header for panic in panics):
             seen = {normalise_message(m.panic.core_message) for m in matches}
             matches.extend(self._quoted_matches(text, seen))
-        matches = revise_with_history(self, text, matches)  # issue 12: the release history
+        if self.history is not None:  # issue 12: the release history
+            records = self.catalog.records
+            matches = revise_with_history(self.history, records, text, matches, MATCH_THRESHOLD)
         matches = _without_cascades(matches)
         verdict = _verdict(matches)
         return Analysis(verdict=verdict, panics=tuple(matches), fingerprint=_fingerprint(matches))

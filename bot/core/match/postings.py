@@ -5,8 +5,8 @@ their weights one by one in Python is most of a match. Here each word's postings
 of record numbers; the weights are added into one scratch array, word by word in the same
 order as the plain loop in `CatalogIndex._rank_candidates`, so every sum, the coverage filter
 and the ranking are the same to the last bit. Built with a large catalog's index (so its load
-time counts them); imported only for large catalogs (numpy's import would cost a small
-catalog's start-up).
+time counts them). numpy is imported by the functions that use it, on first use: only large
+catalogs need it, and its import would cost every small catalog's start-up (about 0.1 s).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
+
     from bot.core.match.index import CatalogIndex
 
 
@@ -40,6 +40,8 @@ class ArrayPostingsBuilder:
         return list(map(vocabulary.__getitem__, tokens))
 
     def add_words(self, words: list[str], first: int) -> None:
+        import numpy as np
+
         numbers = np.array(self._numbers(words), dtype=np.int32)
         records = np.cumsum(numbers == 0, dtype=np.int32) + first
         keep = ~np.array(self.skip, dtype=bool)[numbers]
@@ -47,11 +49,15 @@ class ArrayPostingsBuilder:
         self.records.append(records[keep])
 
     def add_record(self, number: int, tokens: set[str]) -> None:
+        import numpy as np
+
         ordered = sorted(tokens)
         self.words.append(np.array(self._numbers(ordered), dtype=np.int32))
         self.records.append(np.full(len(ordered), number, dtype=np.int32))
 
     def finish(self) -> dict[str, np.ndarray]:
+        import numpy as np
+
         if not self.words:
             return {}
         # One key per (word, record), sorted and without repeats (a word twice in a message).
@@ -77,6 +83,8 @@ class ArrayPostingsBuilder:
 
 class ArrayPostings:
     def __init__(self, index: CatalogIndex):
+        import numpy as np  # large catalogs only (see the module's docstring)
+
         self.record_ids = index.record_ids
         count = len(index.record_ids)
         idf = index.idf
@@ -91,7 +99,7 @@ class ArrayPostings:
         # on the searched words, and on every word for the ranking's tie-break.
         self.totals = _weights(self.arrays, idf, count)
         self.totals_all = _weights(index.postings, idf, count)
-        self.thresholds = _min_coverage() * self.totals
+        self.thresholds = index.min_coverage * self.totals
         self.scores = np.zeros(count, dtype=np.float64)
         self.lock = threading.Lock()  # one scratch array: one query at a time
 
@@ -99,6 +107,8 @@ class ArrayPostings:
         self, index: CatalogIndex, numbers: np.ndarray, count: int, every: frozenset[str]
     ) -> list[int]:
         """`CatalogIndex.fullest` over arrays: the same sums, in the same word order."""
+        import numpy as np
+
         found = np.zeros(len(numbers), dtype=np.float64)
         for token in sorted(every):
             held = np.asarray(index.postings[token], dtype=np.int32)
@@ -116,6 +126,8 @@ class ArrayPostings:
 def _weights(postings: dict, idf: dict[str, float], count: int) -> np.ndarray:
     """Per record, the weights of its words in `postings` summed in word order (`bincount`
     adds them in the order given, as the plain loop does), 1 where it has none."""
+    import numpy as np
+
     words = sorted(postings)
     if not words:
         return np.ones(count, dtype=np.float64)
@@ -125,12 +137,6 @@ def _weights(postings: dict, idf: dict[str, float], count: int) -> np.ndarray:
     totals = np.bincount(numbers, weights=weights, minlength=count).astype(np.float64)
     totals[totals == 0.0] = 1.0
     return totals
-
-
-def _min_coverage() -> float:
-    from bot.core.match.index import MIN_COVERAGE
-
-    return MIN_COVERAGE
 
 
 _BUILD_LOCK = threading.Lock()
@@ -154,6 +160,8 @@ def rank_with_arrays(
     common: frozenset[str] = frozenset(),
 ) -> list[str]:
     """`CatalogIndex._rank_candidates`, with the weights summed over arrays."""
+    import numpy as np
+
     arrays = build_array_postings(index)
     idf = index.idf
     ordered = [(arrays.arrays[token], idf[token]) for token in sorted(tokens)]

@@ -15,25 +15,25 @@ message in each release. A pasted location names a crate, a file and a line, and
 * between records that share a message, the one that existed in the user's version wins, and a
   removed site never outranks a live one unless the paste points at it.
 
-Pure: strings and records in, decisions out (`revise` is the matcher's hook).
+Pure: the history's lines, records and matches in, decisions out. The app (bot.app) reads the
+catalog's history file and gives the parsed `ReleaseHistory` to the matcher (`revise` is the
+matcher's hook) and to the renderers (`story_of`, `project_name`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
+from bot.catalog.model import CRATE_TAG_PREFIX, MACRO_BODY_TAG, TRACK_CALLER_TAG, Record
 from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, PanicMatch
 from bot.core.extract.paths import normalise_path
-from bot.core.match.caller import MACRO_BODY_TAG, TRACK_CALLER_TAG
 from bot.core.match.crates import repo_crate_names
 
 HISTORY_FILE_SUFFIX = ".ndjson"
@@ -136,7 +136,7 @@ class ReleaseHistory:
         found = [i for i, r in enumerate(self.releases) if r.version.startswith(minor)]
         return found or list(range(len(self.releases)))
 
-    def record_id(self, lineage: LineageInfo, known: set[str] | dict) -> str | None:
+    def record_id(self, lineage: LineageInfo, known: Container[str]) -> str | None:
         """The catalog record answering for a lineage: its write-up if attached, else its own."""
         for rid in (*lineage.records, lineage.id):
             if rid in known:
@@ -156,6 +156,8 @@ def crate_and_inner(file_path: str) -> tuple[str | None, str]:
 
 
 def parse_history(lines: list[str]) -> ReleaseHistory | None:
+    """The history in a history file's lines; None when they hold none. A malformed file
+    raises ValueError, KeyError, TypeError, IndexError or RecursionError (a reader skips it)."""
     rows = [json.loads(line) for line in lines if line.strip()]
     if not rows or "history" not in rows[0]:
         return None
@@ -189,30 +191,6 @@ def _expand(entries: Iterable[tuple[int, int, int]]) -> Iterator[tuple[int, int]
             yield index, release
 
 
-def load_history(paths: list[Path]) -> ReleaseHistory | None:
-    """The first readable history file among `paths` (None when there is none)."""
-    for path in paths:
-        try:
-            history = parse_history(path.read_text(encoding="utf-8").splitlines())
-        except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):
-            continue
-        if history is not None:
-            return history
-    return None
-
-
-def history_of(catalog: Any) -> ReleaseHistory | None:
-    """The catalog's history, read once on first use (None for a catalog without one)."""
-    cached = getattr(catalog, "_release_history", False)
-    if cached is not False:
-        return cached
-    files = getattr(catalog, "history_files", None) or []
-    history = load_history(list(files)) if files else None
-    with contextlib.suppress(AttributeError):  # a catalog-like object without a __dict__
-        catalog._release_history = history
-    return history
-
-
 # ---------------------------------------------------------------------------------------------
 # Reading the paste
 # ---------------------------------------------------------------------------------------------
@@ -237,7 +215,7 @@ def project_names(history: ReleaseHistory) -> set[str]:
     return repo_crate_names(history.repo)
 
 
-def pasted_crate_file(path: str, crates: set[str] | dict) -> tuple[str, str] | None:
+def pasted_crate_file(path: str, crates: Container[str]) -> tuple[str, str] | None:
     """(crate, path inside it) for a pasted path through one of the history's crate folders:
     `burn-tensor-0.16.0/src/x.rs`, `C:\\burn\\burn-compute\\src\\compute.rs`, `crates/a/src/..`."""
     parts = normalise_path(path).split("/")
@@ -399,25 +377,33 @@ def crate_ever_held(history: ReleaseHistory, crate: str, message: str) -> bool:
     return key in held or any(full_fit(message, m) for m in held)
 
 
-def revise(matcher: Any, text: str, matches: list[PanicMatch]) -> list[PanicMatch]:
-    """The matcher's hook: the same matches, revised with the catalog's release history."""
-    history = history_of(matcher.catalog)
-    if history is None or not matches:
+def revise(
+    history: ReleaseHistory,
+    records: Mapping[str, Record],
+    text: str,
+    matches: list[PanicMatch],
+    threshold: float,
+) -> list[PanicMatch]:
+    """The matcher's hook: the same matches, revised with the catalog's release history (a
+    revised best candidate answers from `threshold`, the matcher's)."""
+    if not matches:
         return matches
     text_version = version_in_text(text, project_names(history))
-    return [_revise_one(matcher, history, m, text_version) for m in matches]
+    return [_revise_one(history, records, m, text_version, threshold) for m in matches]
 
 
-def _printed_elsewhere(record: Any, pasted_crate: str) -> bool:
+def _printed_elsewhere(record: Record, pasted_crate: str) -> bool:
     """Rust prints this record's panic at another place that may be the pasted one: any caller
     for `#[track_caller]`; for a macro body, an invocation, which is in the macro's own crate
     (burn-tensor's `check!` reasons, printed at the tensor op that called `check!`)."""
     if TRACK_CALLER_TAG in record.tags:
         return True
-    return MACRO_BODY_TAG in record.tags and f"crate:{pasted_crate}" in record.tags
+    return MACRO_BODY_TAG in record.tags and f"{CRATE_TAG_PREFIX}{pasted_crate}" in record.tags
 
 
-def _candidate(record_id: str, confidence: float, evidence: tuple, line_distance) -> Candidate:
+def _candidate(
+    record_id: str, confidence: float, evidence: tuple[str, ...], line_distance: int | None
+) -> Candidate:
     return Candidate(
         record_id=record_id,
         confidence=round(min(confidence, 1.0), 4),
@@ -428,10 +414,13 @@ def _candidate(record_id: str, confidence: float, evidence: tuple, line_distance
 
 
 def _revise_one(
-    matcher: Any, history: ReleaseHistory, match: PanicMatch, text_version: str | None
+    history: ReleaseHistory,
+    records: Mapping[str, Record],
+    match: PanicMatch,
+    text_version: str | None,
+    threshold: float,
 ) -> PanicMatch:
     panic = match.panic
-    records = matcher.catalog.records
     location = panic.location
     pasted = None
     if location is not None and location.kind != "std":
@@ -480,17 +469,11 @@ def _revise_one(
     else:
         chosen = _candidate(rid, floor, tuple(evidence), distance if hit.how != "crate" else None)
     rest = tuple(c for c in match.candidates if c.record_id != rid)
-    return PanicMatch(panic, (chosen, *rest), matched=chosen.confidence >= matcher_threshold())
-
-
-def matcher_threshold() -> float:
-    from bot.core.match.matcher import MATCH_THRESHOLD
-
-    return MATCH_THRESHOLD
+    return PanicMatch(panic, (chosen, *rest), matched=chosen.confidence >= threshold)
 
 
 def _prefer_existing(
-    history: ReleaseHistory, match: PanicMatch, records: dict, version: str | None
+    history: ReleaseHistory, match: PanicMatch, records: Mapping[str, Record], version: str | None
 ) -> PanicMatch:
     """Without a location: among candidates as confident as the best, prefer a site that
     existed in the user's version, and a live site over a removed one."""
@@ -614,15 +597,17 @@ def story_json(story: VersionStory | None) -> dict[str, Any]:
 
 
 def story_of(
-    catalog: Any, match: PanicMatch, record_id: str, text_version: str | None = None
+    history: ReleaseHistory | None,
+    match: PanicMatch,
+    record_id: str,
+    text_version: str | None = None,
 ) -> VersionStory | None:
-    """The record's story for the user's version: the pasted path's, else the text's."""
-    history = history_of(catalog)
+    """The record's story for the user's version: the pasted path's, else the text's (None
+    without a history)."""
     if history is None:
         return None
     return story_for(history, record_id, user_version(match, text_version))
 
 
-def project_name(catalog: Any) -> str:
-    history = history_of(catalog)
+def project_name(history: ReleaseHistory | None) -> str:
     return history.repo.rsplit("/", 1)[-1] if history else "the project"

@@ -28,9 +28,12 @@ from typing import Any
 from github import GithubException
 
 from bot.core.analysis import Analysis, Candidate, PanicMatch
+from bot.core.match.releases import ReleaseHistory
 from bot.core.panic import Panic
 from bot.render import texts
-from bot.render.answer import Answer, CatalogLike, build_answer, pasted_location
+from bot.render.answer.build import build_answer
+from bot.render.answer.model import Answer, CatalogLike
+from bot.render.answer.words import pasted_location
 from bot.render.github import parse_marker
 from bot.render.markup import md_code_block, one_line, shorten, words
 from bot.store.sqlite import IssueState, Store
@@ -121,7 +124,12 @@ def without_records(analysis: Analysis, rejected: Iterable[str]) -> Analysis:
     return Analysis(verdict, tuple(panics), analysis.fingerprint)  # type: ignore[arg-type]
 
 
-def answer_for_record(analysis: Analysis, record_id: str, catalog: CatalogLike) -> Answer | None:
+def answer_for_record(
+    analysis: Analysis,
+    record_id: str,
+    catalog: CatalogLike,
+    history: ReleaseHistory | None = None,
+) -> Answer | None:
     """The answer with the record a maintainer chose, for the issue's first panic."""
     record = catalog.get(record_id)
     if record is None:
@@ -129,7 +137,7 @@ def answer_for_record(analysis: Analysis, record_id: str, catalog: CatalogLike) 
     panic = analysis.panics[0].panic if analysis.panics else Panic.mentioned(record.error_message)
     chosen = Candidate(record.id, 1.0, (), 1.0, None)
     forced = Analysis("match", (PanicMatch(panic, (chosen,), True),), analysis.fingerprint)
-    answer = build_answer(forced, catalog)
+    answer = build_answer(forced, catalog, history=history)
     sections = tuple(replace(s, confidence=words(texts.MATCH_CHOSEN)) for s in answer.sections)
     panics = tuple(p.panic for p in analysis.panics) or answer.panics
     return replace(answer, sections=sections, panics=panics)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node, Parser, Query, QueryCursor
 
+from bot.catalog.model import MACRO_BODY_TAG, TRACK_CALLER_TAG
 from bot.scan.rust.bindings import constants_at
 from bot.scan.rust.cfg import TestContext, inner_attributes_mark_test, test_module_paths
 from bot.scan.rust.definitions import ScanContext, collect_definitions
@@ -46,11 +47,6 @@ EXPECT_KIND = ".expect"
 _CALLS_QUERY = Query(RUST_LANGUAGE, "(call_expression function: (_) @function) @call")
 
 
-# Tags of a site whose printed location is not its own line (see `caller_reported`).
-TRACK_CALLER_TAG = "track-caller"  # in a #[track_caller] function: Rust prints the caller's line
-MACRO_BODY_TAG = "macro-body"  # in a macro_rules!/quote! body: Rust prints the invocation's line
-CALLER_REPORTED_TAGS = frozenset({TRACK_CALLER_TAG, MACRO_BODY_TAG})
-RAISED_AT_TAG_PREFIX = "raised-at:"  # a builder's reason: the site that panics with it
 # Macros whose token trees are code generated into another crate.
 _QUOTE_MACROS = frozenset({"quote", "quote_spanned", "parse_quote"})
 

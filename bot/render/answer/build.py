@@ -1,0 +1,317 @@
+"""Building the answer: `build_answer(analysis, catalog, history=...)` turns the matcher's
+result, the catalog's records and the release history into an `Answer` (model.py). Nothing
+here is invented: every sentence is a template from texts.py filled with values from the
+record, the candidate's evidence or the pasted panic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import replace
+
+from bot.catalog.families import Family
+from bot.catalog.model import Record
+from bot.core.analysis import Analysis, Candidate, PanicMatch
+from bot.core.match.cascade import is_uncatalogued_unwrap
+from bot.core.match.releases import ReleaseHistory
+from bot.render import texts
+from bot.render.answer.links import full_sha, source_link
+from bot.render.answer.model import (
+    SHORT_LIMIT,
+    TITLE_LIMIT,
+    Answer,
+    CatalogLike,
+    Extra,
+    FoldedWriteUp,
+    Nearest,
+    RelatedError,
+    Section,
+    Uncatalogued,
+)
+from bot.render.answer.words import (
+    MAX_LISTED_PANICS,
+    bare_facts,
+    check_kind_words,
+    confidence_words,
+    count_words,
+    removed_note,
+    version_note,
+)
+from bot.render.history_note import history_note
+from bot.render.markup import Words, one_line, shorten, words
+
+FLAG_MISMATCH = "possible-mismatch"
+FLAG_CONTRADICTS = "contradicts-family"
+MEANING_LIMIT = 300  # the one line on what the panic means
+NEAREST_MIN = 0.3  # an uncatalogued panic's nearest records are named from this confidence on
+NEAREST_SHOWN = 3
+
+
+def build_answer(
+    analysis: Analysis,
+    catalog: CatalogLike,
+    *,
+    history: ReleaseHistory | None = None,
+    max_sections: int = 3,
+) -> Answer:
+    """The answer to `analysis`: its records from `catalog`, where their sites were in the
+    user's release from `history` (the catalog's release history, when it has one)."""
+    sections: list[Section] = []
+    answered_panics: set[int] = set()
+    for item in analysis.answered:
+        best = item.best
+        record = catalog.get(best.record_id) if best else None
+        if best is None or record is None:
+            continue
+        answered_panics.add(id(item))
+        sections.append(_section(item, best, record, catalog, history))
+    shown = _without_repeats(sections[: max(1, max_sections)])
+    omitted = len(sections) - len(shown)
+    # Panics neither answered nor a repeat of an answered record: the ones the catalog lacks.
+    answered_records = {s.record.id for s in sections}
+    unmatched = [
+        p
+        for p in analysis.panics
+        if id(p) not in answered_panics
+        and not (p.matched and p.best and p.best.record_id in answered_records)
+    ]
+    notes: list[Words] = []
+    if omitted:
+        notes.append(count_words(omitted, texts.OMITTED_ONE, texts.OMITTED_MANY))
+    first = analysis.panics[0] if analysis.panics else None
+    if shown and unmatched and unmatched[0] is first and is_uncatalogued_unwrap(first):
+        # An uncatalogued first panic (a plain unwrap) with a later one answered: say which.
+        message = shorten(one_line(first.panic.message), TITLE_LIMIT)
+        notes.append(words(texts.FIRST_NOT_CATALOGUED, message=message))
+        unmatched = unmatched[1:]
+    if shown and unmatched:
+        notes.append(count_words(len(unmatched), texts.UNMATCHED_ONE, texts.UNMATCHED_MANY))
+    intro = words(texts.SEVERAL_PANICS, count=len(sections)) if len(sections) > 1 else None
+    ids = ", ".join(s.record.id for s in shown)
+    footer = None
+    if shown:
+        template = texts.FOOTER_ONE if len(shown) == 1 else texts.FOOTER_MANY
+        footer = words(template, ids=ids)
+    maintainers = tuple(words(t) for t in texts.MAINTAINERS_COMMANDS) if shown else ()
+    uncatalogued = () if shown else tuple(_uncatalogued(analysis, catalog))
+    return Answer(
+        verdict=analysis.verdict,
+        fingerprint=analysis.fingerprint,
+        sections=tuple(shown),
+        intro=intro,
+        notes=tuple(notes),
+        footer=footer,
+        wrong_hint=words(texts.REACT_HINT),
+        panics=tuple(p.panic for p in analysis.panics),
+        maintainers=maintainers,
+        uncatalogued=uncatalogued,
+    )
+
+
+def _uncatalogued(analysis: Analysis, catalog: CatalogLike) -> Iterable[Uncatalogued]:
+    for item in analysis.panics[:MAX_LISTED_PANICS]:
+        nearest = []
+        for candidate in item.candidates:
+            if len(nearest) >= NEAREST_SHOWN or candidate.confidence < NEAREST_MIN:
+                break
+            record = catalog.get(candidate.record_id)
+            if record is not None:
+                nearest.append(
+                    Nearest(
+                        record.id,
+                        shorten(one_line(record.error_message), TITLE_LIMIT),
+                        round(candidate.confidence * 100),
+                    )
+                )
+        yield Uncatalogued(item.panic, tuple(nearest))
+
+
+def _first_sentence(text: str | None) -> str | None:
+    """The first sentence of catalog prose, in one line, for the answer's first view."""
+    if not text or not text.strip():
+        return None
+    flat = one_line(text)
+    end = re.search(r"(?<=[.!?])\s+(?=[A-Z`])", flat)
+    return shorten(flat[: end.start()] if end else flat, MEANING_LIMIT)
+
+
+def _without_repeats(sections: list[Section]) -> list[Section]:
+    """A section whose write-up (a family's, usually) an earlier section already shows points
+    to it instead of repeating it."""
+    out: list[Section] = []
+    for section in sections:
+        earlier = next(
+            (
+                o
+                for o in out
+                if section.documentation
+                and o.documentation == section.documentation
+                and o.solutions == section.solutions
+            ),
+            None,
+        )
+        if earlier is not None:
+            section = replace(
+                section,
+                documentation=None,
+                solutions=(),
+                example_fix=None,
+                extras=(),
+                same_as=words(texts.SAME_AS_ABOVE, message=earlier.panic_message),
+            )
+        out.append(section)
+    return out
+
+
+def _section(
+    item: PanicMatch,
+    best: Candidate,
+    record: Record,
+    catalog: CatalogLike,
+    history: ReleaseHistory | None,
+) -> Section:
+    flags = catalog.flags(record.id)
+    flagged = FLAG_MISMATCH in flags
+    contradicts = FLAG_CONTRADICTS in flags
+    bare = not record.has_write_up
+    # A bare site in an error family is answered with the family's advice, written once; so is
+    # a record whose own write-up lint flagged as possibly about another error, or as making a
+    # claim its family's code-checked explanation refutes.
+    family = _family_with_write_up(catalog, record) if bare or flagged or contradicts else None
+    write_up: Family | Record = family or record
+    caution = words(texts.CAUTION) if flagged else None
+    folded = None
+    if family is not None and contradicts and not flagged:
+        # Its own write-up is about this error but wrong on a point the family settles: lead
+        # with the family's explanation, keep the record's own folded under one caution line.
+        contradiction = catalog.contradiction(record.id)
+        claim = shorten(one_line(contradiction), SHORT_LIMIT) if contradiction else ""
+        folded = FoldedWriteUp(
+            caution=words(texts.CONTRADICTS_FAMILY, claim=claim),
+            documentation=_text(record.documentation),
+            solutions=_items(record.solutions),
+            example_fix=_text(record.example_fix),
+        )
+        intro = None
+        caution = None
+    elif family is not None:
+        name = shorten(one_line(family.name), TITLE_LIMIT)
+        intro = words(texts.FLAGGED_FAMILY if flagged else texts.FAMILY_SITE, family=name)
+        bare, caution = True, None  # shown like a bare site: the facts, then the family's advice
+    else:
+        intro = words(texts.BARE_SITE) if bare else None
+    solutions = _items(write_up.solutions)
+    documentation = _text(write_up.documentation)
+    meaning_text = None
+    if family is not None and _text(getattr(family, "summary", None)):
+        meaning_text = shorten(one_line(family.summary), MEANING_LIMIT)
+    elif not (caution and family is None):
+        meaning_text = _first_sentence(documentation)
+    kind = check_kind_words(record)
+    return Section(
+        record=record,
+        match=item,
+        title=shorten(one_line(record.error_message), TITLE_LIMIT) or texts.NO_MESSAGE,
+        confidence=confidence_words(item, best, record),
+        source=source_link(record, catalog),
+        version_note=history_note(history, item, record)
+        or removed_note(record)
+        or (version_note(item.panic, record) if "location" in best.evidence else None),
+        caution=caution,
+        documentation=documentation,
+        solutions=solutions,
+        example_fix=_text(write_up.example_fix),
+        related=tuple(_related(record, catalog)),
+        extras=_extras(write_up, bare),
+        bare=bare,
+        # The kind of check leads the facts unless it is already the first view's meaning.
+        facts=((kind,) if meaning_text else ()) + bare_facts(record) if bare else (),
+        bare_intro=intro,
+        panic_message=_panic_message(item, best, record),
+        meaning_text=meaning_text,
+        meaning_words=None if meaning_text else kind,
+        best_solution=None if caution and family is None else (solutions[0] if solutions else None),
+        folded=folded,
+    )
+
+
+def _panic_message(item: PanicMatch, best: Candidate, record: Record) -> str:
+    """The message as the user's panic filled it in, when the match rests on the message; the
+    catalogued one when it does not (a record a maintainer chose)."""
+    by_message = {"pattern", "prefix", "fuzzy"} & set(best.evidence)
+    pasted = shorten(one_line(item.panic.message), TITLE_LIMIT) if by_message else ""
+    return pasted or shorten(one_line(record.error_message), TITLE_LIMIT) or texts.NO_MESSAGE
+
+
+def _family_with_write_up(catalog: CatalogLike, record: Record) -> Family | None:
+    lookup = getattr(catalog, "family", None)
+    family = lookup(record.id) if lookup else None
+    return family if family is not None and family.has_write_up else None
+
+
+def _text(value: str | None) -> str | None:
+    return value if value and value.strip() else None
+
+
+def _items(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(v for v in values if v and v.strip())
+
+
+_MACRO_PREFIX = re.compile(r"^\s*[a-z_]+!\(\s*\"?")
+
+
+def _related_record(message: str, record: Record, catalog: CatalogLike) -> Record | None:
+    """The catalog record a related error names: by its message, else by a cut-off prefix
+    (`unimplemented!("float_scatter with {other:?} update is not i`), same file first."""
+    found = [r for r in catalog.by_message(message) if r.id != record.id]
+    if not found:
+        prefix = one_line(_MACRO_PREFIX.sub("", message)).rstrip("\"'); ")
+        by_start = getattr(catalog, "by_message_start", None)
+        if len(prefix) >= 12 and by_start is not None:
+            found = [r for r in by_start(prefix, record.repo) if r.id != record.id]
+    found.sort(key=lambda r: (r.file_path != record.file_path, r.crate != record.crate, r.id))
+    return found[0] if found else None
+
+
+def _related(record: Record, catalog: CatalogLike) -> Iterable[RelatedError]:
+    """Related errors that the catalog can link, each in full, pinned at this record's commit.
+
+    One the catalog does not know is left out rather than shown cut or unlinked."""
+    seen: set[str] = set()
+    at_sha = full_sha(record.analyzed_sha, catalog)
+    for message in record.related_errors:
+        if not message or not message.strip():
+            continue
+        other = _related_record(message, record, catalog)
+        if other is None or other.id in seen:
+            continue
+        seen.add(other.id)
+        yield RelatedError(
+            message=other.error_message,
+            record_id=other.id,
+            source=source_link(other, catalog, at_sha=at_sha) if at_sha else None,
+        )
+
+
+def _extras(write_up: Family | Record, bare: bool) -> tuple[Extra, ...]:
+    """Collapsed sections from a record's write-up, or from its family's (no code there)."""
+    out: list[Extra] = []
+    if _text(write_up.trigger_scenarios):
+        out.append(Extra(texts.TRIGGER, text=write_up.trigger_scenarios))
+    if _text(write_up.common_situations):
+        out.append(Extra(texts.COMMON_SITUATIONS, text=write_up.common_situations))
+    if _items(write_up.prevention_tips):
+        out.append(Extra(texts.PREVENTION, items=_items(write_up.prevention_tips)))
+    for title, attr in (
+        (texts.VALIDATION, "validation_code"),
+        (texts.TYPE_GUARD, "type_guard"),
+        (texts.TRY_CATCH, "try_catch_pattern"),
+    ):
+        code = getattr(write_up, attr, None)
+        if _text(code):
+            out.append(Extra(title, code=code))
+    source_code = getattr(write_up, "source_code", None)
+    if bare and _text(source_code):
+        out.append(Extra(texts.SOURCE_CODE, code=source_code))
+    return tuple(out)

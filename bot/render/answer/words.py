@@ -1,0 +1,287 @@
+"""The answer's sentences that are built, not written: how sure the match is and why, what
+kind of check a bare site is, its facts, the version note, and the one-line verdict. Each is a
+template from texts.py filled with values from the record, the evidence or the pasted panic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from bot.catalog.model import Record
+from bot.core.analysis import Analysis, Candidate, PanicMatch, Verdict
+from bot.core.panic import Location, Panic
+from bot.render import texts
+from bot.render.answer.links import short_sha
+from bot.render.answer.model import LOCATION_LIMIT, SHORT_LIMIT, TITLE_LIMIT, Answer, CatalogLike
+from bot.render.markup import Words, join_words, one_line, shorten, words
+
+# `errorType` of a record -> how the panic is raised in the code, for bare panic sites.
+_RAISED_BY = {
+    "panic": "panic!",
+    "expect": ".expect",
+    "unwrap": ".unwrap",
+    "unimplemented": "unimplemented!",
+    "todo": "todo!",
+    "unreachable": "unreachable!",
+    "assert": "assert!",
+    "assert_eq": "assert_eq!",
+    "assert_ne": "assert_ne!",
+    "debug_assert": "debug_assert!",
+    "debug_assert_eq": "debug_assert_eq!",
+    "debug_assert_ne": "debug_assert_ne!",
+}
+
+
+def count_words(count: int, one: str, many: str) -> Words:
+    return words(one) if count == 1 else words(many, count=count)
+
+
+# --- what a bare site can say without a write-up ------------------------------------------------
+
+_ASSERTS = {
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+}
+_SHAPE_WORDS = r"\b(?:shape|shapes|dims?|dimensions?|rank|size|sizes|len|length)\b"
+_CHANNEL_WORDS = r"\b(?:channel|send|sender|recv|receive|receiver|disconnected)\b"
+_GUARDS = (  # (words in the message, what the check guards), first fit wins
+    (re.compile(_SHAPE_WORDS, re.I), "shape"),
+    (re.compile(r"\b(?:dtype|dtypes|data ?type|element type|precision)\b", re.I), "dtype"),
+    (re.compile(r"\bdevices?\b", re.I), "device"),
+)
+_RESOURCES = (
+    (re.compile(_CHANNEL_WORDS, re.I), "channel"),
+    (re.compile(r"\b(?:lock|mutex|rwlock|poison(?:ed)?)\b", re.I), "lock"),
+    (re.compile(r"\b(?:file|read|write|open|create|io|directory|path)\b", re.I), "io"),
+)
+_BACKEND = re.compile(r"\b(?:backend|backends|device|wgpu|cuda|ndarray|tch|candle|metal)\b", re.I)
+
+
+def check_kind_words(record: Record) -> Words:
+    """What kind of check raised the panic and what it guards, from the macro and message."""
+    kind = record.error_type or ""
+    macro = _RAISED_BY.get(kind, kind or "panic!")
+    message = record.error_message or ""
+    crate = shorten(record.crate or record.repo or "", SHORT_LIMIT)
+    values = {"macro": macro, "crate": crate}
+    if kind in _ASSERTS:
+        for regex, guard in _GUARDS:
+            if regex.search(message):
+                return words(texts.KIND_ASSERT_GUARD[guard], **values)
+        return words(texts.KIND_ASSERT, **values)
+    if kind in ("unimplemented", "todo"):
+        if _GUARDS[1][0].search(message):
+            return words(texts.KIND_UNIMPLEMENTED_DTYPE, **values)
+        if _BACKEND.search(message):
+            return words(texts.KIND_UNIMPLEMENTED_BACKEND, **values)
+        return words(texts.KIND_UNIMPLEMENTED, **values)
+    if kind in ("expect", "unwrap"):
+        for regex, resource in _RESOURCES:
+            if regex.search(message):
+                return words(texts.KIND_EXPECT_ON[resource], **values)
+        return words(texts.KIND_EXPECT, **values)
+    if kind == "unreachable":
+        return words(texts.KIND_UNREACHABLE, **values)
+    if _GUARDS[1][0].search(message):
+        return words(texts.KIND_PANIC_DTYPE, **values)
+    return words(texts.KIND_PANIC, **values)
+
+
+def removed_note(record: Record) -> Words | None:
+    sha = record.removed_at
+    return words(texts.REMOVED_SITE, sha=short_sha(sha)) if sha else None
+
+
+def pasted_location(location: Location, *, with_line: bool = True) -> str:
+    """How the paste names the place: `burn-autodiff-0.18.0/src/ops/module.rs:1498`."""
+    path = location.path
+    if location.crate and location.crate_path:
+        if location.crate_version:
+            path = f"{location.crate}-{location.crate_version}/{location.crate_path}"
+        else:
+            marker = f"crates/{location.crate}/"
+            at = path.find(marker)
+            path = path[at:] if at >= 0 else path
+    text = f"{path}:{location.line}" if with_line and location.line else path
+    return shorten(one_line(text), LOCATION_LIMIT)
+
+
+def confidence_words(item: PanicMatch, best: Candidate, record: Record) -> Words:
+    """How sure we are, and why, from the candidate's evidence."""
+    evidence = set(best.evidence)
+    location = item.panic.location
+    exact_message = bool(evidence & {"pattern", "prefix"})
+    fuzzy = not exact_message and "fuzzy" in evidence
+    same_file = "location" in evidence
+    same_line = same_file and (
+        record.line_number is None or ("line" in evidence and not best.line_distance)
+    )
+    percent = round(best.message_score * 100)
+    pasted = pasted_location(location) if location else None
+    if exact_message:
+        if same_line:
+            return words(texts.MATCH_MESSAGE_AND_LOCATION, location=pasted)
+        if same_file:
+            return words(
+                texts.MATCH_MESSAGE_AND_FILE, location=pasted, record_line=record.line_number
+            )
+        if location is None:
+            crates = item.panic.stack_crates
+            if "crate" in evidence and record.crate and record.crate in crates:
+                return words(texts.MATCH_MESSAGE_AND_CRATE, crate=record.crate)
+            return words(texts.MATCH_MESSAGE_NO_LOCATION)
+        return words(texts.MATCH_MESSAGE_OTHER_LOCATION, location=pasted)
+    if fuzzy:
+        if same_line:
+            return words(texts.MATCH_FUZZY_AND_LOCATION, percent=percent, location=pasted)
+        if same_file:
+            return words(
+                texts.MATCH_FUZZY_AND_FILE,
+                percent=percent,
+                location=pasted,
+                record_line=record.line_number,
+            )
+        if location is None:
+            return words(texts.MATCH_FUZZY_NO_LOCATION, percent=percent)
+        return words(texts.MATCH_FUZZY_OTHER_LOCATION, percent=percent, location=pasted)
+    if same_file and pasted:
+        return words(texts.MATCH_LOCATION_ONLY, location=pasted)
+    return words(texts.MATCH_OTHER, percent=round(best.confidence * 100))
+
+
+def version_note(panic: Panic, record: Record) -> Words | None:
+    """Said only when the pasted line of the record's file differs from the record's line."""
+    if not record.analyzed_sha or not record.line_number or not record.file_path:
+        return None
+    tail = record.file_path.split("/", 2)[-1] if record.crate else record.file_path
+    locations = [panic.location] + [f.location for f in panic.frames]
+    same_file = [
+        loc
+        for loc in locations
+        if loc
+        and loc.line
+        and (loc.crate_path or loc.path or "").endswith(tail)
+        and (loc.crate in (None, record.crate))
+    ]
+    if not same_file or any(loc.line == record.line_number for loc in same_file):
+        return None
+    loc = same_file[0]
+    date = ""
+    if record.analyzed_at:
+        date = texts.VERSION_NOTE_DATE.format(date=one_line(record.analyzed_at)[:10])
+    values = {
+        "line": loc.line,
+        "record_line": record.line_number,
+        "sha": short_sha(one_line(record.analyzed_sha)),
+        "date": date,
+    }
+    if loc.crate and loc.crate_version:
+        return words(
+            texts.VERSION_NOTE,
+            crate=shorten(one_line(loc.crate), SHORT_LIMIT),
+            version=shorten(one_line(loc.crate_version), SHORT_LIMIT),
+            **values,
+        )
+    return words(texts.VERSION_NOTE_NO_VERSION, **values)
+
+
+_FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+(\w+)")
+_IMPL = re.compile(r"^\s*impl\b([^{]*)")
+
+
+def enclosing(record: Record) -> tuple[str | None, str | None]:
+    """(function, impl) around the panic line, read from the record's source excerpt when it
+    has one; else the function the scan recorded (`enclosingFn`), with no impl."""
+    scanned = shorten(one_line(record.enclosing_fn), SHORT_LIMIT) if record.enclosing_fn else None
+    code, start, line = record.source_code, record.source_code_start, record.line_number
+    if not code or start is None or line is None or not start <= line:
+        return scanned, None
+    lines = code.replace("\r\n", "\n").split("\n")[: line - start + 1]
+    function = impl = None
+    for text in reversed(lines):
+        if function is None:
+            found = _FN.match(text)
+            if found:
+                function = found.group(1)
+                continue
+        elif impl is None:
+            found = _IMPL.match(text)
+            if found:
+                impl = shorten(one_line("impl" + found.group(1)), SHORT_LIMIT)
+                break
+    return function or scanned, impl
+
+
+def bare_facts(record: Record) -> tuple[Words, ...]:
+    out: list[Words] = []
+    function, impl = enclosing(record)
+    if function and impl:
+        out.append(words(texts.FACT_IN_FN_IMPL, function=function, impl=impl))
+    elif function:
+        out.append(words(texts.FACT_IN_FN, function=function))
+    if record.error_type:
+        kind = _RAISED_BY.get(record.error_type, record.error_type)
+        out.append(words(texts.FACT_RAISED_BY, kind=shorten(one_line(kind), SHORT_LIMIT)))
+    if record.file_path:
+        path = shorten(one_line(record.file_path), LOCATION_LIMIT)
+        if record.line_number:
+            out.append(words(texts.FACT_FILE, file=path, line=record.line_number))
+        else:
+            out.append(words(texts.FACT_FILE_NO_LINE, file=path))
+    if record.crate:
+        out.append(words(texts.FACT_CRATE, crate=shorten(record.crate, SHORT_LIMIT)))
+    if record.analyzed_sha:
+        sha = short_sha(one_line(record.analyzed_sha))
+        date = ""
+        if record.analyzed_at:
+            date = texts.VERSION_NOTE_DATE.format(date=one_line(record.analyzed_at)[:10])
+        out.append(words(texts.FACT_ANALYSED, sha=sha, date=date))
+    return tuple(out)
+
+
+# --- the one-line verdict ------------------------------------------------------------------------
+
+MAX_LISTED_PANICS = 3
+
+
+def verdict_words(verdict: Verdict, panics: Iterable[Panic], record_ids: Iterable[str]) -> Words:
+    """One line: what was found. For `triage-bot match` and the uncatalogued case."""
+    panics, ids = tuple(panics), tuple(record_ids)
+    if ids:
+        template = texts.MATCHED_ONE if len(ids) == 1 else texts.MATCHED_MANY
+        return words(template, count=len(ids), ids=", ".join(ids))
+    if verdict == "no-panic" or not panics:
+        return words(texts.NO_PANIC)
+    head = count_words(len(panics), texts.UNCATALOGUED_ONE, texts.UNCATALOGUED_MANY)
+    items = [panic_words(p) for p in panics[:MAX_LISTED_PANICS]]
+    if len(panics) > MAX_LISTED_PANICS:
+        items.append(words(texts.MORE_PANICS, count=len(panics) - MAX_LISTED_PANICS))
+    listed: Words = ()
+    for item in items:
+        listed = join_words(listed, item, sep="; ")
+    return join_words(head, listed)
+
+
+def panic_words(panic: Panic) -> Words:
+    message = shorten(one_line(panic.message), TITLE_LIMIT)
+    if panic.location:
+        return words(texts.PANIC_ITEM, message=message, location=pasted_location(panic.location))
+    return words(texts.PANIC_ITEM_NO_LOCATION, message=message)
+
+
+def answer_verdict(answer: Answer) -> Words:
+    return verdict_words(answer.verdict, answer.panics, answer.record_ids)
+
+
+def analysis_verdict(analysis: Analysis, catalog: CatalogLike | None = None) -> Words:
+    """The verdict line from an Analysis alone; record ids of the answered panics."""
+    ids = []
+    for item in analysis.answered:
+        if item.best and (catalog is None or catalog.get(item.best.record_id)):
+            ids.append(item.best.record_id)
+    return verdict_words(analysis.verdict, (p.panic for p in analysis.panics), ids)
