@@ -13,7 +13,9 @@ from collections.abc import Iterator
 import pytest
 from postgres_schema import fresh_schema, postgres_or_skip
 
-from bot.store.open import TriageStore, open_store
+from bot.config.settings import Settings
+from bot.store.interface import TriageStore
+from bot.store.open import open_store
 from bot.store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
 from bot.store.sqlite import Store
 
@@ -132,9 +134,10 @@ def test_the_migrations_are_the_same_versions():
 def test_open_store_picks_the_implementation(tmp_path, pg_schema):
     from bot.store.postgres import PgStore
 
-    with open_store(tmp_path / "x.sqlite3") as sqlite:
+    with open_store(Settings.from_mapping({"TRIAGE_DB": str(tmp_path / "x.sqlite3")})) as sqlite:
         assert isinstance(sqlite, Store)
-    with open_store(pg_schema, job_lease=7) as postgres:
+    settings = Settings.from_mapping({"TRIAGE_DB": pg_schema, "TRIAGE_JOB_LEASE": "7"})
+    with open_store(settings) as postgres:
         assert isinstance(postgres, PgStore) and postgres.job_lease == 7
 
 
