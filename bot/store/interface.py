@@ -129,6 +129,11 @@ class TriageStore(ABC):
     def _run(self, conn: Any, sql: str, args: Sequence[Any] = ()) -> Any:
         return conn.execute(self._sql(sql), args)
 
+    def _write(self, sql: str, args: Sequence[Any]) -> None:
+        """One statement in a transaction of its own."""
+        with self._tx() as conn:
+            self._run(conn, sql, args)
+
     # -- opening and checking ------------------------------------------------------------------
 
     @abstractmethod
@@ -153,12 +158,10 @@ class TriageStore(ABC):
     def check_writable(self) -> None:
         """Raise the driver's error (sqlite3.Error, psycopg.Error) when the store cannot be
         written (for health checks and doctor)."""
-        with self._tx() as conn:
-            self._run(
-                conn,
-                self._upsert_sql("cursors", _CURSOR_COLUMNS, key=("name",)),
-                ("_health", "ok", self.clock()),
-            )
+        self._write(
+            self._upsert_sql("cursors", _CURSOR_COLUMNS, key=("name",)),
+            ("_health", "ok", self.clock()),
+        )
 
     @abstractmethod
     def check_integrity(self) -> None:
@@ -344,12 +347,10 @@ class TriageStore(ABC):
         return int(rows[0]["n"])
 
     def set_delivery_outcome(self, delivery_id: str, outcome: str) -> None:
-        with self._tx() as conn:
-            self._run(
-                conn,
-                "UPDATE deliveries SET outcome = ? WHERE delivery_id = ?",
-                (outcome, delivery_id),
-            )
+        self._write(
+            "UPDATE deliveries SET outcome = ? WHERE delivery_id = ?",
+            (outcome, delivery_id),
+        )
 
     # -- what the bot did on each issue -------------------------------------------------------
 
@@ -370,21 +371,19 @@ class TriageStore(ABC):
         record_ids: Sequence[str],
         fingerprint: str | None,
     ) -> None:
-        with self._tx() as conn:
-            self._run(
-                conn,
-                self._upsert_sql("issue_state", _ISSUE_STATE_COLUMNS, key=("repo", "number")),
-                (
-                    repo.lower(),
-                    number,
-                    comment_id,
-                    json.dumps(sorted(set(labels_added))),
-                    verdict,
-                    json.dumps(list(record_ids)),
-                    fingerprint,
-                    self.clock(),
-                ),
-            )
+        self._write(
+            self._upsert_sql("issue_state", _ISSUE_STATE_COLUMNS, key=("repo", "number")),
+            (
+                repo.lower(),
+                number,
+                comment_id,
+                json.dumps(sorted(set(labels_added))),
+                verdict,
+                json.dumps(list(record_ids)),
+                fingerprint,
+                self.clock(),
+            ),
+        )
 
     def record_answer(
         self,
@@ -394,20 +393,18 @@ class TriageStore(ABC):
         record_ids: Sequence[str],
         fingerprint: str | None,
     ) -> None:
-        with self._tx() as conn:
-            self._run(
-                conn,
-                "INSERT INTO answers (platform, subject, verdict, record_ids, fingerprint, at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    platform,
-                    subject,
-                    verdict,
-                    json.dumps(list(record_ids)),
-                    fingerprint,
-                    self.clock(),
-                ),
-            )
+        self._write(
+            "INSERT INTO answers (platform, subject, verdict, record_ids, fingerprint, at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                platform,
+                subject,
+                verdict,
+                json.dumps(list(record_ids)),
+                fingerprint,
+                self.clock(),
+            ),
+        )
 
     def list_answers(self, platform: str | None = None) -> list[dict[str, Any]]:
         if platform is None:
@@ -427,12 +424,10 @@ class TriageStore(ABC):
         return rows[0]["value"] if rows else None
 
     def set_cursor(self, name: str, value: str) -> None:
-        with self._tx() as conn:
-            self._run(
-                conn,
-                self._upsert_sql("cursors", _CURSOR_COLUMNS, key=("name",)),
-                (name, value, self.clock()),
-            )
+        self._write(
+            self._upsert_sql("cursors", _CURSOR_COLUMNS, key=("name",)),
+            (name, value, self.clock()),
+        )
 
     # -- feedback ------------------------------------------------------------------------------
 
@@ -545,12 +540,10 @@ class TriageStore(ABC):
             key=("repo", "number", "key"),
             renew=(self._commands_order,),
         )
-        with self._tx() as conn:
-            self._run(
-                conn,
-                sql,
-                (repo.lower(), number, key, comment_id, author, name, arg, outcome, self.clock()),
-            )
+        self._write(
+            sql,
+            (repo.lower(), number, key, comment_id, author, name, arg, outcome, self.clock()),
+        )
 
     def list_commands(self, repo: str, number: int) -> list[dict[str, Any]]:
         rows = self._query(
@@ -614,21 +607,19 @@ class TriageStore(ABC):
         pull request, backfill's timeline does; the pipeline's hint carries only the state)."""
         if state != "closed":
             state_reason, closed_at, fixed_by = None, None, None
-        with self._tx() as conn:
-            self._run(
-                conn,
-                "INSERT INTO issue_open_state (repo, number, state, state_reason, closed_at,"
-                " fixed_by, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (repo, number) DO UPDATE SET state = excluded.state,"
-                " state_reason = CASE WHEN excluded.state = 'closed'"
-                " THEN COALESCE(excluded.state_reason, issue_open_state.state_reason) END,"
-                " closed_at = CASE WHEN excluded.state = 'closed'"
-                " THEN COALESCE(excluded.closed_at, issue_open_state.closed_at) END,"
-                " fixed_by = CASE WHEN excluded.state = 'closed'"
-                " THEN COALESCE(excluded.fixed_by, issue_open_state.fixed_by) END,"
-                " updated_at = excluded.updated_at",
-                (repo.lower(), number, state, state_reason, closed_at, fixed_by, self.clock()),
-            )
+        self._write(
+            "INSERT INTO issue_open_state (repo, number, state, state_reason, closed_at,"
+            " fixed_by, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (repo, number) DO UPDATE SET state = excluded.state,"
+            " state_reason = CASE WHEN excluded.state = 'closed'"
+            " THEN COALESCE(excluded.state_reason, issue_open_state.state_reason) END,"
+            " closed_at = CASE WHEN excluded.state = 'closed'"
+            " THEN COALESCE(excluded.closed_at, issue_open_state.closed_at) END,"
+            " fixed_by = CASE WHEN excluded.state = 'closed'"
+            " THEN COALESCE(excluded.fixed_by, issue_open_state.fixed_by) END,"
+            " updated_at = excluded.updated_at",
+            (repo.lower(), number, state, state_reason, closed_at, fixed_by, self.clock()),
+        )
 
     def replace_uncatalogued(
         self,
@@ -691,12 +682,10 @@ class TriageStore(ABC):
         author_id: int,
         record_ids: list[str],
     ) -> None:
-        with self._tx() as conn:
-            self._run(
-                conn,
-                self._upsert_sql("discord_replies", _DISCORD_REPLY_COLUMNS, key=("message_id",)),
-                (message_id, channel_id, reply_id, author_id, json.dumps(record_ids), self.clock()),
-            )
+        self._write(
+            self._upsert_sql("discord_replies", _DISCORD_REPLY_COLUMNS, key=("message_id",)),
+            (message_id, channel_id, reply_id, author_id, json.dumps(record_ids), self.clock()),
+        )
 
     def get_discord_reply(self, message_id: int) -> dict[str, Any] | None:
         rows = self._query("SELECT * FROM discord_replies WHERE message_id = ?", (message_id,))
