@@ -275,7 +275,7 @@ class TriageStore(ABC):
             deliveries = self._run(
                 conn, "DELETE FROM deliveries WHERE received_at < ?", (cutoff,)
             ).rowcount
-        return jobs + deliveries
+        return int(jobs + deliveries)
 
     def finish_job(self, job_id: int) -> None:
         self._end_hold(job_id, "state = 'done', last_error = NULL, updated_at = ?", (self.clock(),))
@@ -322,7 +322,7 @@ class TriageStore(ABC):
                 cur = self._run(conn, sql + " WHERE state = 'dead'", (now, now))
             else:
                 cur = self._run(conn, sql + " WHERE state = 'dead' AND id = ?", (now, now, job_id))
-            return cur.rowcount
+            return int(cur.rowcount)
 
     def get_job(self, job_id: int) -> Job | None:
         rows = self._query(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,))

@@ -39,7 +39,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
@@ -50,6 +50,7 @@ from bot.store import schema
 from bot.store.interface import JOB_COLUMNS, Job, TriageStore, job_from_row, values_sql
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DEFAULT_JOB_LEASE = 300.0  # seconds a claimed job stays its replica's without a renewal
 STATEMENT_TIMEOUT = 15.0  # seconds any one statement may take
@@ -125,7 +126,8 @@ class PgStore(TriageStore):
 
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[dict[str, Any]]:
         with self._tx() as conn:
-            return self._run(conn, sql, args).fetchall()
+            rows: list[dict[str, Any]] = self._run(conn, sql, args).fetchall()
+            return rows
 
     def _sql(self, sql: str) -> str:
         # the shared SQL has no `?` or `%` of its own (a `%` would read as a placeholder)
@@ -305,7 +307,7 @@ class PgStore(TriageStore):
         finally:
             self._release(job_id)
 
-    def _unless_unreachable(self, what: str, default: Any, call: Callable[[], Any]) -> Any:
+    def _unless_unreachable(self, what: str, default: T, call: Callable[[], T]) -> T:
         """For the worker's polling calls: while the database cannot be reached, answer
         `default` at once (for OUTAGE_PAUSE seconds after a failure) instead of making every
         poll wait for a connection."""

@@ -104,26 +104,26 @@ _bigint = partial(Column, type="bigint")
 _real = partial(Column, type="real")
 
 _ISSUE = (_text("repo"), _bigint("number"))  # an issue: the first columns of its tables
-_NULL = {"nullable": True}
-_JSON_LIST = {"default": "'[]'"}
+_JSON_LIST = "'[]'"  # an empty JSON list
 
 # The tables are written a few columns a line, in the order of their columns.
 # fmt: off
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, tables=(
         Table("deliveries", (
-            _text("delivery_id", key=True), _text("event"), _text("action", **_NULL),
+            _text("delivery_id", key=True), _text("event"), _text("action", nullable=True),
             _real("received_at"), _text("outcome"),
         )),
         Table("jobs", (
-            Column("id", "id"), _text("delivery_id", **_NULL), _text("kind"), _text("issue_key"),
-            *_ISSUE, _bigint("installation_id", **_NULL), _text("payload", default="'{}'"),
+            Column("id", "id"), _text("delivery_id", nullable=True), _text("kind"),
+            _text("issue_key"), *_ISSUE, _bigint("installation_id", nullable=True),
+            _text("payload", default="'{}'"),
             _text("state", default="'queued'"), _int("attempts", default="0"), _real("next_at"),
-            _text("last_error", **_NULL),
+            _text("last_error", nullable=True),
             _real("received_at"), _real("created_at"), _real("updated_at"),
             # which replica holds a running job, and until when (bot.store.postgres)
-            _text("lease_owner", **_NULL, only="postgres"),
-            _real("lease_until", **_NULL, only="postgres"),
+            _text("lease_owner", nullable=True, only="postgres"),
+            _real("lease_until", nullable=True, only="postgres"),
         ), indexes=(
             Index("jobs_state_next", ("state", "next_at")),
             Index("jobs_issue", ("issue_key", "state", "id")),
@@ -132,9 +132,10 @@ MIGRATIONS: tuple[Migration, ...] = (
                   where="state = 'running'", only="postgres"),
         )),
         Table("issue_state", (
-            *_ISSUE, _bigint("comment_id", **_NULL), _text("labels_added", **_JSON_LIST),
-            _text("verdict", **_NULL), _text("record_ids", **_JSON_LIST),
-            _text("fingerprint", **_NULL), _real("updated_at"),
+            *_ISSUE, _bigint("comment_id", nullable=True),
+            _text("labels_added", default=_JSON_LIST), _text("verdict", nullable=True),
+            _text("record_ids", default=_JSON_LIST),
+            _text("fingerprint", nullable=True), _real("updated_at"),
         ), primary_key=("repo", "number")),
         Table("cursors", (_text("name", key=True), _text("value"), _real("updated_at"))),
         Table("feedback", (
@@ -144,43 +145,45 @@ MIGRATIONS: tuple[Migration, ...] = (
            indexes=(Index("feedback_record", ("record_id",)),)),
         Table("discord_replies", (
             _bigint("message_id", key=True), _bigint("channel_id"), _bigint("reply_id"),
-            _bigint("author_id"), _text("record_ids", **_JSON_LIST), _real("created_at"),
+            _bigint("author_id"), _text("record_ids", default=_JSON_LIST), _real("created_at"),
         )),
         Table("answers", (
             Column("id", "id"), _text("platform"), _text("subject"), _text("verdict"),
-            _text("record_ids", **_JSON_LIST), _text("fingerprint", **_NULL), _real("at"),
+            _text("record_ids", default=_JSON_LIST), _text("fingerprint", nullable=True),
+            _real("at"),
         ), indexes=(Index("answers_subject", ("platform", "subject")),)),
     )),
     Migration(2, tables=(
         Table("issue_controls", (
-            *_ISSUE, _int("ignored", default="0"), _text("override", **_NULL),
+            *_ISSUE, _int("ignored", default="0"), _text("override", nullable=True),
             _int("show_why", default="0"), _int("refused", default="0"), _real("updated_at"),
         ), primary_key=("repo", "number")),
         Table("commands", (
-            *_ISSUE, _text("key"), _bigint("comment_id", **_NULL), _text("author", **_NULL),
-            _text("name"), _text("arg", **_NULL), _text("outcome"), _real("at"),
+            *_ISSUE, _text("key"), _bigint("comment_id", nullable=True),
+            _text("author", nullable=True),
+            _text("name"), _text("arg", nullable=True), _text("outcome"), _real("at"),
             # the order a replaced command sorts in (SQLite's rowid does it there)
             Column("seq", "serial", only="postgres"),
         ), primary_key=("repo", "number", "key")),
         Table("issue_records", (
             *_ISSUE, _text("record_id"), _int("position", default="0"),
-            _text("fingerprint", **_NULL), _real("first_at"), _real("last_at"),
+            _text("fingerprint", nullable=True), _real("first_at"), _real("last_at"),
         ), primary_key=("repo", "number", "record_id"),
            indexes=(Index("issue_records_record", ("record_id",)),)),
         Table("issue_open_state", (*_ISSUE, _text("state"), _real("updated_at")),
               primary_key=("repo", "number")),
         Table("uncatalogued", (
-            _text("platform"), _text("subject"), _text("repo", **_NULL),
-            _bigint("number", **_NULL), _text("norm_message"), _text("crate", default="''"),
-            _text("message"), _text("location", **_NULL), _real("first_at"), _real("last_at"),
+            _text("platform"), _text("subject"), _text("repo", nullable=True),
+            _bigint("number", nullable=True), _text("norm_message"), _text("crate", default="''"),
+            _text("message"), _text("location", nullable=True), _real("first_at"), _real("last_at"),
         ), primary_key=("platform", "subject", "norm_message", "crate"),
            indexes=(Index("uncatalogued_group", ("norm_message", "crate")),)),
     )),
     # how a closed issue was closed: GitHub's state_reason, when, and the fixing pull request
     Migration(3, added=(
-        ("issue_open_state", _text("state_reason", **_NULL)),
-        ("issue_open_state", _real("closed_at", **_NULL)),
-        ("issue_open_state", _bigint("fixed_by", **_NULL)),
+        ("issue_open_state", _text("state_reason", nullable=True)),
+        ("issue_open_state", _real("closed_at", nullable=True)),
+        ("issue_open_state", _bigint("fixed_by", nullable=True)),
     )),
 )
 # fmt: on
