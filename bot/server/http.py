@@ -45,7 +45,6 @@ from bot.health import Health, Status
 from bot.server.stats_page import stats_page
 from bot.store import open as store_open
 from bot.store.interface import TriageStore
-from bot.store.sqlite import Store
 from bot.store.thread import StoreAccess
 
 log = logging.getLogger(__name__)
@@ -107,7 +106,7 @@ class InflightBudget:
 @dataclass
 class ServerState:
     settings: Settings
-    store: Store
+    store: TriageStore
     triage: Any
     metrics: Metrics
     worker: Any = None  # bot.github.worker.Worker when GitHub is configured
@@ -130,7 +129,7 @@ def create_app(
     settings: Settings,
     *,
     triage: Any = None,
-    store: Store | None = None,
+    store: TriageStore | None = None,
     clients: Any = None,
     worker_options: dict[str, Any] | None = None,
     client_options: Any = None,
@@ -421,7 +420,7 @@ async def _accept(
     return web.json_response({"status": "queued"}, status=202)
 
 
-def _store_delivery(store: Store, delivery_id: str, event: str, decision: Any) -> bool:
+def _store_delivery(store: TriageStore, delivery_id: str, event: str, decision: Any) -> bool:
     """On the store's thread: the delivery and its job, and the issue's open/closed state."""
     accepted = store.accept_delivery(delivery_id, event, decision.action, decision.job)
     if accepted and decision.issue_state is not None:
