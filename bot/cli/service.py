@@ -193,9 +193,9 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
     from bot.github.pipeline import pipeline_from_settings
     from bot.github.poll import poll_once
     from bot.github.worker import Worker
-    from bot.store.open import open_command_store
+    from bot.store.open import open_store
 
-    store = open_command_store(settings)
+    store = open_store(settings)
     clients = GitHubClients(settings)
     try:
         triage = load_triage(settings)
@@ -237,7 +237,7 @@ def _open_store() -> Any:
         return None
     from pathlib import Path
 
-    from bot.store.open import is_postgres, open_command_store
+    from bot.store.open import is_postgres, open_store
 
     location = settings.store_location
     if not is_postgres(location) and not Path(location).exists():
@@ -246,7 +246,7 @@ def _open_store() -> Any:
             "so there are no jobs"
         )
         return False
-    return open_command_store(settings)
+    return open_store(settings)
 
 
 def cmd_jobs_list(args: argparse.Namespace) -> int:
@@ -325,9 +325,9 @@ async def _run_queue(settings: Settings) -> int:
     from bot.github.auth import GitHubClients
     from bot.github.pipeline import pipeline_from_settings
     from bot.github.worker import Worker
-    from bot.store.open import open_command_store
+    from bot.store.open import open_store
 
-    store = open_command_store(settings)
+    store = open_store(settings)
     clients = GitHubClients(settings)
     try:
         pipeline = pipeline_from_settings(
@@ -380,9 +380,9 @@ async def _handle_event(settings: Settings, job: dict, attempts: int) -> int:
     from bot.github.auth import GitHubClients
     from bot.github.pipeline import pipeline_from_settings
     from bot.github.worker import RetryPolicy, classify
-    from bot.store.open import open_command_store
+    from bot.store.open import open_store
 
-    store = open_command_store(settings)
+    store = open_store(settings)
     clients = GitHubClients(settings)
     policy = HANDLE_EVENT_POLICY or RetryPolicy(cap=60.0)
     try:

@@ -64,7 +64,7 @@ def _err(message: str) -> None:
 
 def _open(settings_only: bool = False) -> tuple[Any, Any] | None:
     from bot.config.settings import Settings, SettingsError
-    from bot.store.open import is_postgres, open_command_store
+    from bot.store.open import is_postgres, open_store
 
     try:
         settings = Settings.load()
@@ -79,7 +79,7 @@ def _open(settings_only: bool = False) -> tuple[Any, Any] | None:
     location = settings.store_location
     if not is_postgres(location) and not Path(location).exists():
         return settings, None  # reading must not create an empty store
-    return settings, open_command_store(settings)
+    return settings, open_store(settings)
 
 
 def _load_triage(settings: Any) -> Any:

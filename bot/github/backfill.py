@@ -247,7 +247,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     from bot.config.logs import configure_logging
     from bot.config.settings import Settings, SettingsError
     from bot.github.auth import GitHubClients
-    from bot.store.open import open_command_store, store_errors
+    from bot.store.open import open_store, store_errors
 
     if args.repo.count("/") != 1 or not all(args.repo.split("/")):
         print("triage-bot: --repo must be OWNER/NAME", file=sys.stderr)
@@ -269,7 +269,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
-    store = open_command_store(settings)
+    store = open_store(settings)
     clients = GitHubClients(settings)
     try:
         triage = load_triage(settings)

@@ -38,7 +38,8 @@ from bot.github.triage_command.handle import (
 from bot.render.answer.build import build_answer
 from bot.render.github import render_comment, render_no_longer
 from bot.stats.report import uncatalogued_items
-from bot.store.sqlite import Job, Store
+from bot.store.interface import Job
+from bot.store.sqlite import Store
 
 log = logging.getLogger(__name__)
 

@@ -38,7 +38,8 @@ from github.Requester import Requester
 from bot.github.adapter import AmbiguousWrite
 from bot.github.gate import GateClosed, InstallationGates
 from bot.github.metrics import Metrics
-from bot.store.sqlite import Job, Store
+from bot.store.interface import Job
+from bot.store.sqlite import Store
 from bot.store.thread import StoreAccess
 
 log = logging.getLogger(__name__)

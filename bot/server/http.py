@@ -43,7 +43,8 @@ from bot.github import webhook
 from bot.github.metrics import Metrics
 from bot.health import Health, Status
 from bot.server.stats_page import stats_page
-from bot.store.sqlite import Store
+from bot.store import open as store_open
+from bot.store.interface import TriageStore
 from bot.store.thread import StoreAccess
 
 log = logging.getLogger(__name__)
@@ -105,7 +106,7 @@ class InflightBudget:
 @dataclass
 class ServerState:
     settings: Settings
-    store: Store
+    store: TriageStore
     triage: Any
     metrics: Metrics
     worker: Any = None  # bot.github.worker.Worker when GitHub is configured
@@ -128,7 +129,7 @@ def create_app(
     settings: Settings,
     *,
     triage: Any = None,
-    store: Store | None = None,
+    store: TriageStore | None = None,
     clients: Any = None,
     worker_options: dict[str, Any] | None = None,
     client_options: Any = None,
@@ -195,33 +196,14 @@ def create_app(
     return app
 
 
-def open_store(settings: Settings) -> Any:
-    """TRIAGE_DB opened, migrated and checked; a SettingsError naming the file when it is not a
-    sound SQLite database (one clear error at start, not a worker dying later). A PostgreSQL
-    URL opens the shared store (its own errors name the URL, password hidden)."""
-    from bot.store.open import is_postgres, open_settings_store
-
-    if is_postgres(settings.store_location):
-        return open_settings_store(settings)
-    path = settings.triage_db
+def open_store(settings: Settings) -> TriageStore:
+    """TRIAGE_DB opened, migrated and checked; a SettingsError naming the file when it cannot be
+    used (one clear error at start, not a worker dying later). A PostgreSQL URL opens the shared
+    store (its own errors name the URL, password hidden)."""
     try:
-        store = Store(path)
-    except sqlite3.Error as exc:
-        raise SettingsError(
-            f"TRIAGE_DB: {path} is not a usable SQLite database ({exc}); restore a backup, or "
-            "move the file away to start with an empty store",
-            ("TRIAGE_DB",),
-        ) from exc
-    try:
-        store.check_integrity()
-    except sqlite3.Error as exc:
-        store.close()
-        raise SettingsError(
-            f"TRIAGE_DB: {path} is damaged ({exc}); restore a backup, or move the file away "
-            "to start with an empty store",
-            ("TRIAGE_DB",),
-        ) from exc
-    return store
+        return store_open.open_store(settings)
+    except store_open.StoreUnusable as exc:
+        raise SettingsError(str(exc), ("TRIAGE_DB",)) from exc
 
 
 def _worker_check(worker: Any):
@@ -438,7 +420,7 @@ async def _accept(
     return web.json_response({"status": "queued"}, status=202)
 
 
-def _store_delivery(store: Store, delivery_id: str, event: str, decision: Any) -> bool:
+def _store_delivery(store: TriageStore, delivery_id: str, event: str, decision: Any) -> bool:
     """On the store's thread: the delivery and its job, and the issue's open/closed state."""
     accepted = store.accept_delivery(delivery_id, event, decision.action, decision.job)
     if accepted and decision.issue_state is not None:

@@ -460,6 +460,7 @@ def _writable_dir(folder: Path) -> bool:
 
 
 def check_store(settings: Any) -> Check:
+    from bot.store.open import StoreUnusable, open_store
     from bot.store.sqlite import Store
 
     if settings.triage_db_url:
@@ -511,9 +512,11 @@ def check_store(settings: Any) -> Check:
             f"back up {path} first if you want to be able to go back to the previous version",
         )
     try:
-        with Store(path) as store:
+        with open_store(settings) as store:
             store.check_writable()
             counts = store.job_counts()
+    except StoreUnusable as exc:  # damaged, locked: the line names the file and what to do
+        return Check("store", FAIL, str(exc))
     except sqlite3.Error as exc:
         return Check(
             "store",

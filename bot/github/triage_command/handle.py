@@ -36,7 +36,8 @@ from bot.render.answer.model import Answer, CatalogLike
 from bot.render.answer.words import pasted_location
 from bot.render.github import parse_marker
 from bot.render.markup import md_code_block, one_line, shorten, words
-from bot.store.sqlite import IssueState, Store
+from bot.store.interface import IssueState
+from bot.store.sqlite import Store
 
 log = logging.getLogger(__name__)
 
