@@ -12,14 +12,8 @@ import pytest
 from fakes.github_api import FakeGitHub
 from test_github_flow import PANIC, REPO, bot_comments, issue_payload
 
-from bot.config.logs import (
-    REDACTED,
-    Redactor,
-    configure_logging,
-    event_line,
-    log_event,
-    secret_values,
-)
+from bot.config.logs import configure_logging, event_line, log_event
+from bot.config.redact import REDACTED, Redactor, secret_values
 from bot.config.settings import Settings
 from bot.github import auth
 from bot.github.auth import ClientOptions

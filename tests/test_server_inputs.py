@@ -18,6 +18,7 @@ from test_github_flow import (
     issue_payload,
 )
 
+from bot.cli import run
 from bot.cli import service as commands
 from bot.config.settings import NAMES, Settings, SettingsError
 from bot.server.http import WebhookLimits, create_app
@@ -162,7 +163,7 @@ def test_serve_refuses_a_short_webhook_secret(tmp_path, monkeypatch, capsys):
     parser = argparse.ArgumentParser()
     commands.register(parser.add_subparsers())
     args = parser.parse_args(["serve", "--port", "0"])
-    assert args.handler(args) == 2
+    assert run(args) == 2
     err = capsys.readouterr().err
     assert "GITHUB_WEBHOOK_SECRET" in err and "fifteen-chars-x" not in err
 
