@@ -24,7 +24,8 @@ from aiohttp.test_utils import TestServer
 from fakes.discord_gateway import FakeDiscord, patched_discord
 
 from bot.app import Triage
-from bot.cli.doctor import FAIL, OK, check_discord
+from bot.cli.doctor.check import FAIL, OK
+from bot.cli.doctor.discord import check_discord
 from bot.config.settings import Settings, SettingsError
 from bot.discord import client as discord_client
 from bot.server.http import STATE, create_app
