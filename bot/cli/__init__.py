@@ -14,7 +14,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from importlib import metadata
+from typing import Any
 
 import bot
 from bot.config.settings import SettingsError
@@ -63,6 +63,8 @@ class HelpFormatter(argparse.HelpFormatter):
 
 def version() -> str:
     """The installed distribution's version; the source tree's when it is not installed."""
+    from importlib import metadata  # about 50 ms: only for --version
+
     try:
         return metadata.version("panic-triage")
     except metadata.PackageNotFoundError:
@@ -73,7 +75,7 @@ class _VersionAction(argparse.Action):
     """`--version`, looked up only when asked for: reading the package metadata takes about a
     tenth of a second, which every `triage-bot match` would otherwise pay."""
 
-    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:

@@ -227,10 +227,11 @@ def _open_existing(settings: Settings) -> TriageStore | None:
 
 
 def cmd_jobs_list(args: argparse.Namespace) -> int:
-    store = _open_existing(_settings())
+    settings = _settings()
+    store = _open_existing(settings)
     if store is None:
         return 0
-    with store, store_errors(store.path):
+    with store, store_errors(settings.store_location):
         jobs = store.list_jobs(JOB_STATES.get(args.state, (args.state,)))
         if not jobs:
             print("no jobs")
@@ -253,7 +254,7 @@ def cmd_jobs_retry(args: argparse.Namespace) -> int:
     store = _open_existing(settings)
     if store is None:
         return 1
-    with store, store_errors(store.path):
+    with store, store_errors(settings.store_location):
         count = store.requeue_dead(None if args.all else args.id)
         queued = store.job_counts()["queued"]
     if count == 0 and not (args.run and queued):  # --run also runs what an earlier retry queued

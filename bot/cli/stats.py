@@ -96,7 +96,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
             "anything here, so there are no statistics"
         )
         return 0
-    with store, store_errors(store.path):
+    with store, store_errors(settings.store_location):
         if args.refresh:
             # PyGithub only for --refresh: the rest of `stats` reads the store
             from github import GithubException
@@ -127,7 +127,7 @@ def cmd_catalog_draft(args: argparse.Namespace) -> int:
     if store is None:
         _err(f"no store yet at {settings.triage_db} (TRIAGE_DB), so no uncatalogued panics")
         return 2
-    with store, store_errors(store.path):
+    with store, store_errors(settings.store_location):
         rows = find_gap(store.list_uncatalogued(), args.group)
     if not rows:
         _err(f"no uncatalogued-panic group {args.group!r} (see `triage-bot stats`)")

@@ -56,10 +56,10 @@ class RedactingFilter(logging.Filter):
 
 
 class UTCFormatter(logging.Formatter):
-    converter = time.gmtime
+    """ISO 8601 timestamps in UTC, to the millisecond: `2026-01-31T12:00:00.000Z`."""
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", self.converter(record.created))
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
         return f"{stamp}.{int(record.msecs):03d}Z"
 
 

@@ -14,7 +14,7 @@ SHOWN_PROBLEMS = 10
 
 def check_catalog(settings: Settings) -> Check:
     custom = settings.triage_catalog is not None
-    path = settings.triage_catalog if custom else bundled_catalog_path()
+    path = settings.triage_catalog or bundled_catalog_path()
     label = f"TRIAGE_CATALOG {path}" if custom else f"bundled catalog ({path})"
     try:  # the catalog and its index, as the bot builds them at start-up
         catalog = Triage.from_paths([path] if custom else None).catalog

@@ -38,13 +38,14 @@ def _discord_get(base: str, path: str, token: str) -> tuple[int, Any]:
 def check_discord(settings: Settings) -> Check:
     if not settings.discord_enabled:
         return Check("discord", SKIP, "not configured (no DISCORD_TOKEN)")
+    token = settings.discord_token or ""
     base = DISCORD_API_BASE
     if base is None:
         import discord.http  # discord.py only when a token is set
 
         base = discord.http.Route.BASE
     try:
-        status, me = _discord_get(base, "/users/@me", settings.discord_token)
+        status, me = _discord_get(base, "/users/@me", token)
     except OSError as exc:
         return Check(
             "discord",
@@ -71,7 +72,7 @@ def check_discord(settings: Settings) -> Check:
             f"DISCORD_TOKEN belongs to {name}, a user account, not a bot",
             fix="use the token from the application's Bot page",
         )
-    status, app = _discord_get(base, "/oauth2/applications/@me", settings.discord_token)
+    status, app = _discord_get(base, "/oauth2/applications/@me", token)
     summary = f"logged in as {name} (id {me.get('id')})"
     if status == 200 and isinstance(app, dict):
         flags = int(app.get("flags") or 0)

@@ -151,7 +151,7 @@ def check_postgres_store(url: str) -> Check:
                     ["the first replica to start applies them (once, under an advisory lock)"],
                 )
             rows = conn.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state").fetchall()
-            counts = dict(rows)
+            counts: dict[str, int] = dict(rows)
             conn.execute(
                 "INSERT INTO cursors (name, value, updated_at) VALUES ('_doctor', 'ok', 0)"
                 " ON CONFLICT (name) DO NOTHING"
