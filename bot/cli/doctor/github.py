@@ -100,16 +100,13 @@ def _check_token(clients: GitHubClients, settings: Settings, repos: Sequence[str
             problems.append(problem)
         else:
             details.append(f"{name}: reachable")
-    if problems:
-        return Check(
-            "github",
-            FAIL,
-            f"{identity}: {len(problems)} problem(s)",
-            details + [f"problem: {p}" for p in problems],
-            "give the token access to the repositories with Issues: Read and write (or the "
-            "`repo`/`public_repo` scope for a classic token)",
-        )
-    return Check("github", OK, identity, details)
+    return _outcome(
+        identity,
+        details,
+        problems,
+        "give the token access to the repositories with Issues: Read and write (or the "
+        "`repo`/`public_repo` scope for a classic token)",
+    )
 
 
 def _check_repo(gh: Any, name: str, visible: Sequence[str] | None) -> str | None:
@@ -184,12 +181,17 @@ def _check_app(clients: GitHubClients, settings: Settings, repos: Sequence[str])
             problems.append(f"{repo}: the App is not installed on it")
             fixes.append(f"add {repo} to the App's installation (Configure -> Repository access)")
     summary = f"App {name} (id {settings.github_app_id}), {len(installations)} installation(s)"
+    return _outcome(summary, details, problems, "; ".join(dict.fromkeys(fixes)))
+
+
+def _outcome(summary: str, details: list[str], problems: list[str], fix: str) -> Check:
+    """OK, or FAIL counting the problems in the summary and naming each after the details."""
     if problems:
         return Check(
             "github",
             FAIL,
             f"{summary}: {len(problems)} problem(s)",
             details + [f"problem: {p}" for p in problems],
-            "; ".join(dict.fromkeys(fixes)),
+            fix,
         )
     return Check("github", OK, summary, details)
