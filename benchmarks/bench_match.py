@@ -140,11 +140,12 @@ def huge_input(seed: int = 50) -> tuple[bytes, str]:
 
 def run_size(size: str, synthetic: Path | None, repeat: int, naive_seconds: float) -> dict:
     """Measure one catalog size, in a process that has loaded no catalog before."""
-    from corpus_padding import accepted, load_cases, pad
+    from corpus_padding import pad
+    from corpus_scoring import accepted, load_cases
 
     from bot.catalog.loader import bundled_catalog_path, load_bundled_catalog, load_catalog
     from bot.catalog.patterns import compile_safe, format_to_regex
-    from bot.core.extract.panics import extract_panics
+    from bot.core.extract.scanner import extract_panics
     from bot.core.match.matcher import Matcher
 
     rss_start = peak_rss_mb()

@@ -1,4 +1,4 @@
-"""Fixtures shared by the test modules."""
+"""Fixtures shared by the test modules (the helpers they are built on are in harness.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 import tempfile
 
 import pytest
-from fakes.github_api import FakeGitHub
+from harness import BOT_LOGIN, BOT_TOKEN, REPO, Harness, fake_github
 
 from bot.app import Triage
 from bot.catalog.loader import load_bundled_catalog
@@ -21,14 +21,16 @@ def triage() -> Triage:
     return Triage(load_bundled_catalog())
 
 
-# The repository GitHub's example webhook payloads name.
-GITHUB_REPO = "Codertocat/Hello-World"
+@pytest.fixture
+def fake():
+    """A fake GitHub serving GitHub's example repository to the bot's token."""
+    with fake_github(BOT_TOKEN, BOT_LOGIN, REPO) as gh:
+        yield gh
 
 
 @pytest.fixture
-def fake():
-    """A fake GitHub serving that repository to the bot's token."""
-    with FakeGitHub() as gh:
-        gh.add_token("ghp_bot_token", "triage-helper")
-        gh.add_repo(GITHUB_REPO)
-        yield gh
+async def harness(fake, tmp_path, triage):
+    """The server app with its worker, on the `fake` GitHub and a fresh store."""
+    h = await Harness(fake, tmp_path / "triage.sqlite3", triage).start()
+    yield h
+    await h.stop()

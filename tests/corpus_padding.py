@@ -1,5 +1,5 @@
-"""The labelled corpus (tests/corpus/) and noise to pad its texts with, for the size tests and
-benchmarks/bench_match.py.
+"""Noise to pad the labelled corpus's texts with (tests/corpus/, read by corpus_scoring.py), for
+the size tests and benchmarks/bench_match.py.
 
 Noise is what surrounds a panic in a long paste: log lines (most of it), cargo's progress
 lines, compiler warnings and a few sentences of prose. It goes before the text (after its
@@ -8,12 +8,8 @@ lines, compiler warnings and a few sentences of prose. It goes before the text (
 
 from __future__ import annotations
 
-import json
 import random
 from functools import lru_cache
-from pathlib import Path
-
-CORPUS = Path(__file__).parent / "corpus"
 
 _TARGETS = (
     "burn_train::learner::epoch",
@@ -88,22 +84,3 @@ def pad(text: str, size: int, seed: int = 0) -> str:
         first, _, rest = text.partition("\n")
         return f"{first}\n\n{filler}\n{rest}"
     return f"{filler}\n{text}"
-
-
-def load_cases() -> list[dict]:
-    labels = [
-        json.loads(line)
-        for line in (CORPUS / "labels.jsonl").read_text().splitlines()
-        if line.strip()
-    ]
-    for label in labels:
-        label["text"] = (CORPUS / "cases" / label["case"]).read_bytes().decode("utf-8", "replace")
-    return labels
-
-
-def accepted(case: dict, record) -> bool:
-    """Whether `record` (or None) is a top answer the case's label accepts."""
-    return record is not None and any(
-        record.file_path == site["file_path"] and record.error_message == site["message"]
-        for site in case.get("accept", [])
-    )

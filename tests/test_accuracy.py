@@ -1,54 +1,35 @@
 """The matcher against the labelled corpus of realistic issue and chat texts (tests/corpus/).
 
-Prints the figures (run with -s to see them) and holds floors on them. Top-1: the bot's first
-answered record is one the label accepts. A false match: the bot answers with a record the
-label does not accept, on a positive or a negative. Silence on a positive costs recall only.
+Prints the figures (run with -s to see them) and holds floors on them, as counts: misses (a
+catalogued panic whose top answer the label does not accept; a silence on one costs recall
+only), false matches (an answer the label does not accept, on any text) and verdicts that
+differ from the label. The held-out part (tests/corpus/heldout/: real tracker texts, labelled
+before the matcher first ran on them and never tuned on) is scored in its own test and
+reported as counts only, never by case name.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
+from corpus_scoring import (
+    BURN,
+    HELDOUT,
+    figures,
+    load_cases,
+    print_details,
+    read_cases,
+    score,
+)
 
 from bot.app import Triage
 from bot.catalog.loader import load_bundled_catalog
 
-CORPUS = Path(__file__).parent / "corpus"
-
-TOP1_FLOOR = 0.85
-FALSE_MATCH_CEILING = 0.02
-VERDICT_FLOOR = 0.80
-
-
-def load_cases() -> list[dict]:
-    labels = [
-        json.loads(line)
-        for line in (CORPUS / "labels.jsonl").read_text().splitlines()
-        if line.strip()
-    ]
-    for label in labels:
-        label["text"] = (CORPUS / "cases" / label["case"]).read_bytes().decode("utf-8", "replace")
-    return labels
-
-
-@pytest.fixture(scope="module")
-def results():
-    triage = Triage(load_bundled_catalog())
-    out = []
-    for case in load_cases():
-        analysis = triage.analyse(case["text"])
-        answered = analysis.answered
-        top = triage.catalog.get(answered[0].best.record_id) if answered else None
-        accepted = any(
-            top is not None
-            and top.file_path == site["file_path"]
-            and top.error_message == site["message"]
-            for site in case.get("accept", [])
-        )
-        out.append({**case, "verdict": analysis.verdict, "top": top, "accepted": accepted})
-    return out
+# The most each part may have: today's counts (2 misses and 4 differing verdicts on the tuned
+# part, 0 and 1 on the held-out part) plus a small margin. False matches: none, ever.
+TUNED_MISSES = 3
+TUNED_VERDICTS_DIFFER = 6
+HELDOUT_MISSES = 1
+HELDOUT_VERDICTS_DIFFER = 3
 
 
 def test_every_accepted_site_is_in_the_bundled_catalog():
@@ -63,6 +44,21 @@ def test_every_accepted_site_is_in_the_bundled_catalog():
     assert missing == []
 
 
+@pytest.mark.parametrize("folder", [BURN, BURN / HELDOUT], ids=["tuned", "held-out"])
+def test_each_case_file_has_one_label(folder):
+    labelled = [case["case"] for case in read_cases(folder)]
+    assert sorted(labelled) == sorted(p.name for p in (folder / "cases").iterdir())
+    assert len(set(labelled)) == len(labelled)
+
+
+def test_the_held_out_part_is_apart_and_large_enough():
+    tuned = {case["case"] for case in read_cases(BURN)}
+    held_out = read_cases(BURN / HELDOUT)
+    assert tuned.isdisjoint(case["case"] for case in held_out)
+    assert len(held_out) >= 15
+    assert sum(case["expect"] == "match" for case in held_out) >= 6
+
+
 def test_corpus_is_balanced_and_large_enough():
     cases = load_cases()
     positives = sum(case["expect"] == "match" for case in cases)
@@ -71,27 +67,20 @@ def test_corpus_is_balanced_and_large_enough():
     assert len(cases) - positives >= positives * 0.8
 
 
-def test_precision_and_recall_floors(results):
-    positives = [r for r in results if r["expect"] == "match"]
-    top1 = sum(r["accepted"] for r in positives) / len(positives)
-    false = [r for r in results if r["top"] is not None and not r["accepted"]]
-    false_rate = len(false) / len(results)
-    verdicts = sum(r["verdict"] == r["expect"] for r in results) / len(results)
-    print(
-        f"\ncorpus: {len(results)} texts, {len(positives)} positives; "
-        f"top-1 {top1:.1%}, false matches {len(false)} ({false_rate:.1%}), "
-        f"verdict agreement {verdicts:.1%}"
-    )
-    for r in results:
-        if r["expect"] == "match" and not r["accepted"]:
-            print(
-                f"  missed   {r['case']}: {r['verdict']},"
-                f" top {r['top'] and r['top'].error_message!r}"
-            )
-        elif r["top"] is not None and not r["accepted"]:
-            print(f"  WRONG    {r['case']}: answered {r['top'].error_message!r}")
-        elif r["verdict"] != r["expect"]:
-            print(f"  verdict  {r['case']}: {r['verdict']} (label {r['expect']})")
-    assert false_rate <= FALSE_MATCH_CEILING
-    assert top1 >= TOP1_FLOOR
-    assert verdicts >= VERDICT_FLOOR
+def test_misses_and_false_matches_on_the_tuned_part(triage: Triage):
+    results = score(triage, read_cases(BURN))
+    found = figures(results)
+    print("\n" + found.summary("corpus"))
+    print_details(results)
+    assert found.false_matches == []
+    assert len(found.misses) <= TUNED_MISSES, found.misses
+    assert len(found.verdicts_differ) <= TUNED_VERDICTS_DIFFER, found.verdicts_differ
+
+
+def test_misses_and_false_matches_on_the_held_out_part(triage: Triage):
+    found = figures(score(triage, read_cases(BURN / HELDOUT)))
+    line = found.summary("held out")
+    print("\n" + line)
+    assert len(found.false_matches) == 0, line
+    assert len(found.misses) <= HELDOUT_MISSES, line
+    assert len(found.verdicts_differ) <= HELDOUT_VERDICTS_DIFFER, line

@@ -1,20 +1,21 @@
 """Accuracy on pastes from older burn releases against current ones (issue 12), the held-out
-cases (`"holdout": true` in labels.jsonl: labelled, never tuned on) reported apart."""
+part (tests/corpus/heldout/: labelled, never tuned on) reported apart and as counts only."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from test_accuracy import load_cases
+from corpus_scoring import Figures, figures, load_cases, score
 
 from bot.app import Triage
-from bot.catalog.loader import load_bundled_catalog
 
 # A burn crate with a release version in a pasted path: `burn-tensor-0.16.0/src/..`.
 _VERSIONED = re.compile(r"burn[a-z-]*-(\d+\.\d+\.\d+)")
 CURRENT_RELEASES = ("0.21.", "0.22.")
 TOP1_FLOOR = 0.85
+# Misses on older pastes, held-out part included: today 0, plus a margin.
+OLDER_MISSES = 1
 
 
 def era(case: dict) -> str:
@@ -31,51 +32,37 @@ def era(case: dict) -> str:
 
 
 @pytest.fixture(scope="module")
-def figures() -> dict[tuple[str, bool], dict]:
-    triage = Triage(load_bundled_catalog())
-    groups: dict[tuple[str, bool], dict] = {}
-    for case in load_cases():
-        analysis = triage.analyse(case["text"])
-        answered = analysis.answered
-        top = triage.catalog.get(answered[0].best.record_id) if answered else None
-        right = any(
-            top is not None and (top.file_path, top.error_message) == (s["file_path"], s["message"])
-            for s in case["accept"]
-        )
-        group = groups.setdefault(
-            (era(case), bool(case.get("holdout"))),
-            {"texts": 0, "positives": 0, "top1": 0, "false": [], "verdicts": 0},
-        )
-        group["texts"] += 1
-        group["verdicts"] += analysis.verdict == case["expect"]
-        if case["expect"] == "match":
-            group["positives"] += 1
-            group["top1"] += right
-        if top is not None and not right:
-            group["false"].append(case["case"])
-    for (name, holdout), g in sorted(groups.items()):
-        rate = g["top1"] / g["positives"] if g["positives"] else 1.0
-        print(
-            f"{name}{' (held out)' if holdout else ''}: {g['texts']} texts, {g['positives']} "
-            f"positives, top-1 {rate:.1%}, false matches {len(g['false'])}, verdicts "
-            f"{g['verdicts']}/{g['texts']}"
-        )
-    return groups
+def groups(triage: Triage) -> dict[tuple[str, bool], Figures]:
+    """The figures per (era, held out)."""
+    results: dict[tuple[str, bool], list[dict]] = {}
+    for result in score(triage, load_cases()):
+        results.setdefault((era(result), result["holdout"]), []).append(result)
+    found = {key: figures(part) for key, part in sorted(results.items())}
+    for (name, holdout), g in found.items():
+        print(g.summary(f"{name}{' (held out)' if holdout else ''}"))
+    return found
 
 
-def test_older_pastes_are_answered_at_the_rate_of_current_ones(figures):
+def test_older_pastes_are_answered_at_the_rate_of_current_ones(groups):
     def rate(name: str) -> float:
-        found = [g for (n, _h), g in figures.items() if n == name]
-        positives = sum(g["positives"] for g in found)
-        return sum(g["top1"] for g in found) / positives
+        found = [g for (n, _h), g in groups.items() if n == name]
+        positives = sum(g.positives for g in found)
+        return 1 - sum(len(g.misses) for g in found) / positives
 
     assert rate("older") >= TOP1_FLOOR
     assert rate("older") >= rate("current") - 0.05
+    older_misses = sum(len(g.misses) for (n, _h), g in groups.items() if n == "older")
+    assert older_misses <= OLDER_MISSES
 
 
-def test_no_false_match_in_any_group_held_out_included(figures):
-    assert {key: g["false"] for key, g in figures.items() if g["false"]} == {}
+def test_no_false_match_in_any_group_held_out_included(groups):
+    # held-out cases are counted, not named
+    assert {
+        key: len(g.false_matches) if key[1] else g.false_matches
+        for key, g in groups.items()
+        if g.false_matches
+    } == {}
 
 
-def test_the_held_out_part_has_older_pastes(figures):
-    assert figures[("older", True)]["positives"] >= 3
+def test_the_held_out_part_has_older_pastes(groups):
+    assert groups[("older", True)].positives >= 3

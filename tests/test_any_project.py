@@ -16,13 +16,16 @@ from pathlib import Path
 import pytest
 
 from bot.app import Triage
-from bot.catalog.loader import load_catalog
+from bot.catalog.loader import Catalog, load_catalog
 from bot.catalog.model import record_from_dict
 from bot.cli.scan import register_catalog
+from bot.core.extract.paths import classify_path
+from bot.core.match.index import CatalogIndex
 from bot.core.match.matcher import MATCH_THRESHOLD
 from bot.render import texts
 from bot.render.answer import build_answer
 from bot.render.terminal import render_text
+from bot.scan.update import update_catalog
 
 CRATE = Path(__file__).parent / "fixtures" / "rust_crate_callers"
 REPO = "acme/tiny_grid"
@@ -271,8 +274,6 @@ def test_an_old_format_fragment_without_its_header(triage: Triage) -> None:
 
 
 def test_registry_folder_names_read_as_the_crate_at_its_version() -> None:
-    from bot.core.extract.paths import classify_path
-
     cases = {
         "some_crate-0.14.2": ("some_crate", "0.14.2"),
         "wgpu-core-0.19.4": ("wgpu-core", "0.19.4"),
@@ -289,9 +290,6 @@ def test_registry_folder_names_read_as_the_crate_at_its_version() -> None:
 
 
 def test_crates_named_in_any_spelling_are_the_projects() -> None:
-    from bot.catalog.loader import Catalog
-    from bot.core.match.index import CatalogIndex
-
     records = {
         "a": record_from_dict(
             {"id": "a", "repo": "acme/tiny-grid-rs", "errorMessage": "x", "filePath": "src/lib.rs"}
@@ -313,8 +311,6 @@ def test_crates_named_in_any_spelling_are_the_projects() -> None:
 
 
 def test_catalog_update_brings_the_location_tags_of_a_fresh_scan(scanned: Path) -> None:
-    from bot.scan.update import update_catalog
-
     scan = [json.loads(line) for line in scanned.read_text().splitlines()]
     untagged = [dict(r, tags=["rust", "panic-site", "stale"]) for r in scan]
     result = update_catalog(untagged, scan)

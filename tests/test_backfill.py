@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from fakes.github_api import FakeGitHub
 from github import GithubException
+from harness import fake_github
 
 from bot.config.settings import Settings
 from bot.github import auth
@@ -31,9 +32,7 @@ NODE = (
 
 @pytest.fixture
 def fake():
-    with FakeGitHub() as gh:
-        gh.add_token("ghp_backfill", "maintainer")
-        gh.add_repo(REPO)
+    with fake_github("ghp_backfill", "maintainer", REPO) as gh:
         yield gh
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 from burn_repo import BURN_REPO, SKIP_REASON, burn_repo_present
+from harness import PANIC, REPO, bot_comments, fake_github
 
 from bot.cli import build_parser, main, subcommands
 from bot.config.settings import NAMES
@@ -451,15 +452,10 @@ def test_version_falls_back_to_the_source_tree(monkeypatch):
 
 def test_jobs_retry_run_after_a_plain_retry_runs_the_queue(no_settings, monkeypatch, capsys):
     """The hint of a plain retry works: `--all --run` runs what the first retry queued."""
-    from fakes.github_api import FakeGitHub
-    from test_github_flow import PANIC, REPO, bot_comments
-
     from bot.github import auth
     from bot.github.auth import ClientOptions
 
-    with FakeGitHub() as fake:
-        fake.add_token("ghp_contract", "bot")
-        fake.add_repo(REPO)
+    with fake_github("ghp_contract", "bot", REPO) as fake:
         issue = fake.add_issue(REPO, "crash", PANIC)
         monkeypatch.setattr(auth, "DEFAULT_OPTIONS", ClientOptions(seconds_between_writes=0))
         monkeypatch.setenv("GITHUB_TOKEN", "ghp_contract")

@@ -11,8 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from harness import PANIC, issue_payload
 from test_cli_contract import clean_env, console
-from test_github_flow import PANIC, issue_payload
 from test_server_health import damage, filled_store
 
 from bot.store.sqlite import Store

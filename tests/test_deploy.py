@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from fakes.github_api import FakeGitHub
-from test_github_flow import PANIC, REPO, bot_comments, fixture
+from harness import PANIC, REPO, bot_comments, fixture
 
 from bot.cli import build_parser
 from bot.config.settings import Settings

@@ -31,6 +31,7 @@ from fakes.discord_gateway import (
     message_problems,
     patched_discord,
 )
+from harness import eventually
 
 from bot.app import Triage
 from bot.discord import listener as L
@@ -92,17 +93,6 @@ class Env:
 
 
 Starter = Callable[..., Any]
-
-
-async def eventually(check: Callable[[], Any], *, timeout: float = 15.0) -> Any:
-    """Wait until `check()` is truthy (the bot writes the store just after its request)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not (value := check()):
-        if loop.time() > deadline:
-            raise AssertionError(f"still false after {timeout} s: {check}")
-        await asyncio.sleep(0.01)
-    return value
 
 
 def replied_to(request: Request) -> str | None:

@@ -22,6 +22,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 from fakes.discord_gateway import FakeDiscord, patched_discord
+from harness import eventually
 
 from bot.app import Triage
 from bot.cli.doctor.check import FAIL, OK
@@ -54,16 +55,6 @@ class Served:
             if path == "/healthz":
                 return response.status, await response.json()
             return response.status, await response.text()
-
-
-async def until(check: Callable[[], Any], timeout: float = 15.0) -> Any:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not (value := check()):
-        if loop.time() > deadline:
-            raise AssertionError(f"still false after {timeout} s")
-        await asyncio.sleep(0.01)
-    return value
 
 
 @contextlib.asynccontextmanager
@@ -102,7 +93,7 @@ def metric(text: str, name: str) -> float:
 async def test_serve_starts_discord_with_the_least_intents_and_reports_it(tmp_path, triage):
     async with serving(tmp_path, triage) as served:
         fake = served.fake
-        await until(lambda: served.status.connected)
+        await eventually(lambda: served.status.connected)
         assert fake.identify is not None and fake.identify["intents"] == LEAST_INTENTS
         status, health = await served.get("/healthz")
         assert status == 200
@@ -123,7 +114,7 @@ def intent_off(fake: FakeDiscord) -> None:
 
 async def test_refused_intent_stops_discord_and_shows_in_health_and_metrics(tmp_path, triage):
     async with serving(tmp_path, triage, intent_off) as served:
-        await until(lambda: served.status.state == "stopped")
+        await eventually(lambda: served.status.state == "stopped")
         status, health = await served.get("/healthz")
         # Discord is all this process serves: it is down
         assert status == 503 and health["status"] == "degraded"
@@ -145,9 +136,9 @@ async def test_revoked_token_stops_discord_and_github_keeps_health_at_200(tmp_pa
         "GITHUB_API_URL": fake.base_url,
     }
     async with serving(tmp_path, triage, **github) as served:
-        await until(lambda: served.status.connected)
+        await eventually(lambda: served.status.connected)
         await served.fake.revoke_token()
-        await until(lambda: served.status.state == "stopped")
+        await eventually(lambda: served.status.state == "stopped")
         status, health = await served.get("/healthz")
         assert status == 200, "GitHub is still answered"
         assert health["status"] == "degraded" and health["worker"] == "ok"
@@ -160,7 +151,7 @@ async def test_revoked_token_stops_discord_and_github_keeps_health_at_200(tmp_pa
 
 async def test_a_wrong_token_is_not_retried(tmp_path, triage):
     async with serving(tmp_path, triage, DISCORD_TOKEN="not-the-token") as served:
-        await until(lambda: served.status.state == "stopped")
+        await eventually(lambda: served.status.state == "stopped")
         _, health = await served.get("/healthz")
         assert "Discord rejected DISCORD_TOKEN (401 at login)" in health["discord"]
         await asyncio.sleep(0.2)
@@ -179,10 +170,10 @@ async def test_a_transient_login_failure_is_retried_with_backoff(
     caplog.set_level("WARNING", logger="bot.discord.client")
     async with serving(tmp_path, triage, outage) as served:
         # while it waits between attempts, /healthz says so
-        await until(lambda: served.status.state == "retrying")
+        await eventually(lambda: served.status.state == "retrying")
         _, health = await served.get("/healthz")
         assert health["status"] == "degraded" and "retrying in" in health["discord"]
-        await until(lambda: served.status.connected)
+        await eventually(lambda: served.status.connected)
         logins = served.fake.find("GET", "/users/@me")
         assert [r.status for r in logins] == [-1, -1, -1, -1, 200]
         # aiohttp itself retries a dropped idempotent request once; every failure that
@@ -237,7 +228,7 @@ async def test_a_locked_database_stalls_neither_discord_nor_healthz(tmp_path, tr
     try:
         async with serving(tmp_path, triage, store=store) as served:
             fake = served.fake
-            await until(lambda: served.status.connected)
+            await eventually(lambda: served.status.connected)
             holder = sqlite3.connect(path, isolation_level=None)
             holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
             try:
@@ -252,7 +243,7 @@ async def test_a_locked_database_stalls_neither_discord_nor_healthz(tmp_path, tr
                 holder.close()
             reply = await fake.wait_request("POST", rf"/channels/{fake.watched['id']}/messages")
             assert str(reply.body["message_reference"]["message_id"]) == message["id"]
-            await until(lambda: store.get_discord_reply(int(message["id"])))
+            await eventually(lambda: store.get_discord_reply(int(message["id"])))
             status, _ = await served.get("/healthz")
             assert status == 200
     finally:
@@ -265,7 +256,7 @@ async def test_a_deleted_database_shows_in_healthz_and_discord_answers_without_i
     caplog.set_level(logging.INFO, logger="bot.discord.client")
     async with serving(tmp_path, triage) as served:
         fake = served.fake
-        await until(lambda: served.status.connected)
+        await eventually(lambda: served.status.connected)
         db = tmp_path / "serve.sqlite3"
         for suffix in ("", "-wal", "-shm"):
             db.with_name(db.name + suffix).unlink(missing_ok=True)

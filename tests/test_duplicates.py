@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from fakes.github_api import FakeGitHub
-from test_github_flow import (
+from harness import (
     INTERPOLATE,
     PANIC,
     PANIC_AVG_POOL,

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.core.extract.panics import candidate_lines, clean_text, extract_panics
+from bot.core.extract.clean import clean_text
+from bot.core.extract.scanner import extract_panics
 from bot.core.panic import Frame, Panic
 
 REG = "/home/ana/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f"
@@ -830,7 +831,6 @@ def test_odd_unicode_and_lone_surrogates_do_not_raise() -> None:
     assert panic.message == "Δ tensor 形状 mismatch here"
     assert panic.location is not None
     assert panic.location.path == "src/mäin.rs"
-    assert candidate_lines("\udcff\udcfe\x00") == []
 
 
 def test_offsets_with_crlf_are_in_the_original_text() -> None:
@@ -881,69 +881,12 @@ def test_five_megabytes_of_garbage() -> None:
         assert 0 <= panic.start <= panic.end <= len(garbage)
     one_huge_line = "x" * 5_000_000 + "\nthread 'main' panicked at src/a.rs:1:1:\nstill found\n"
     assert [p.message for p in extract_panics(one_huge_line)] == ["still found"]
-    lines = candidate_lines(garbage, max_lines=50)
-    assert len(lines) <= 50
-    assert all(len(line) <= 500 for line in lines)
 
 
 def test_empty_and_trivial_inputs() -> None:
     assert extract_panics("") == []
     assert extract_panics("\n\n\n") == []
     assert extract_panics("hello world") == []
-    assert candidate_lines("") == []
-
-
-# --- candidate lines --------------------------------------------------------------------------
-
-
-def test_candidate_lines_strip_markdown_logs_and_quotes() -> None:
-    text = (
-        "# Panic: Can't differentiate interpolate backward.\n"
-        "> - `Tensors are not on the same device`\n"
-        '1. "Parameter was moved, call clone first"\n'
-        "2024-05-01T10:00:03.001Z  INFO burn_train::learner: Executing epoch 1\n"
-        "[2024-05-01T10:00:03Z ERROR my_app] Unable to allocate buffer\n"
-        "It fails with `Stream not found` and then `short` exits.\n"
-        "let x = tensor.reshape([4, 2]);\n"
-        "fn main() {\n"
-        "    if ok { run() }\n"
-        "}\n"
-        "Invalid record: Record { version: 3 }\n"
-        "https://github.com/tracel-ai/burn/issues/1234\n"
-        "ok\n"
-        "```rust\n"
-        "Tensors are not on the same device\n" + " " * 400 + "\n"
-    )
-    assert candidate_lines(text) == [
-        "Panic: Can't differentiate interpolate backward.",
-        "Tensors are not on the same device",
-        "Parameter was moved, call clone first",
-        "Executing epoch 1",
-        "Unable to allocate buffer",
-        "It fails with `Stream not found` and then `short` exits.",
-        "Stream not found",
-        "Invalid record: Record { version: 3 }",
-    ]
-
-
-def test_candidate_lines_trim_and_cap() -> None:
-    long_line = "word " * 300
-    lines = candidate_lines(long_line)
-    assert len(lines) == 1
-    assert len(lines[0]) <= 500
-    assert lines[0].startswith("word word")
-    many = "\n".join(f"distinct message number {n}" for n in range(100))
-    assert candidate_lines(many, max_lines=10) == [
-        f"distinct message number {n}" for n in range(10)
-    ]
-
-
-def test_candidate_lines_include_quoted_wrapper_lines() -> None:
-    text = "> called `Option::unwrap()` on a `None` value\n"
-    assert candidate_lines(text) == [
-        "called `Option::unwrap()` on a `None` value",
-        "Option::unwrap()",
-    ]
 
 
 # --- more shapes --------------------------------------------------------------------------------
@@ -1046,15 +989,6 @@ def test_wrapper_text_inside_a_message_is_not_a_second_panic() -> None:
     assert panic.wrapper is None
 
 
-def test_candidate_lines_clean_ansi_crlf_and_details() -> None:
-    text = (
-        "<details><summary>Log</summary>\r\n"
-        "\x1b[31mERROR\x1b[0m burn_core::record: Unable to load record file\r\n"
-        "</details>\r\n"
-    )
-    assert candidate_lines(text) == ["Unable to load record file"]
-
-
 def test_full_backtrace_with_inlined_frames() -> None:
     text = (
         "thread 'tokio-runtime-worker' panicked at 'called `Result::unwrap()` on an `Err` value: "
@@ -1148,8 +1082,6 @@ def test_any_text_is_safe(parts: list[str]) -> None:
         assert panic.message == " ".join(panic.message.split())
         if panic.wrapper is None:
             assert panic.core_message == panic.message
-    for line in candidate_lines(text):
-        assert 8 <= len(line) <= 500
     assert "\r" not in clean_text(text)
 
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from fakes.github_api import FakeGitHub
-from test_github_flow import PANIC, REPO, Harness, bot_comments, issue_payload
+from harness import PANIC, REPO, Harness, bot_comments, issue_payload
 
 from bot.app import Triage
 from bot.config.settings import Settings

@@ -8,15 +8,19 @@ import pytest
 import requests
 from fakes.github_api import FakeGitHub
 from github import Auth, BadCredentialsException, Github, GithubException
+from harness import fake_github
+
+from bot.config.settings import Settings
+from bot.github.adapter import GitHubAdapter
+from bot.github.auth import ClientOptions, GitHubClients
+from bot.github.planner import Plan
 
 REPO = "tracel-ai/burn"
 
 
 @pytest.fixture
 def fake():
-    with FakeGitHub() as gh:
-        gh.add_token("ghp_maintainer", "maintainer")
-        gh.add_repo(REPO)
+    with fake_github("ghp_maintainer", "maintainer", REPO) as gh:
         yield gh
 
 
@@ -135,11 +139,6 @@ def test_user_endpoint(fake):
 
 def test_enterprise_base_url_with_a_path_prefix():
     """GitHub Enterprise Server serves the API under /api/v3; every URL keeps the prefix."""
-    from bot.config.settings import Settings
-    from bot.github.adapter import GitHubAdapter
-    from bot.github.auth import ClientOptions, GitHubClients
-    from bot.github.planner import Plan
-
     with FakeGitHub(prefix="/api/v3") as fake:
         fake.add_token("ghp_ghes", "maintainer")
         fake.add_repo(REPO)

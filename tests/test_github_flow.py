@@ -4,169 +4,33 @@ the fake GitHub REST API over HTTP on 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import logging
-import uuid
-from pathlib import Path
-from typing import Any
+from urllib.parse import urlencode
 
-import aiohttp
-import pytest
-from aiohttp.test_utils import TestServer
-from conftest import GITHUB_REPO
-from fakes.github_api import FakeGitHub
-from serve_process import serve_process
+from harness import (
+    ANSWER_LABELS,
+    AVG_POOL,
+    FIRST_SECRET,
+    INTERPOLATE,
+    PANIC,
+    PANIC_AVG_POOL,
+    REPO,
+    SECOND_SECRET,
+    SECRETS,
+    UNKNOWN_PANIC,
+    Harness,
+    bot_comments,
+    comment_payload,
+    delivery_headers,
+    fixture,
+    issue_payload,
+    served_against,
+)
 
-from bot.app import Triage
-from bot.config.settings import Settings
-from bot.github.auth import ClientOptions
-from bot.github.webhook import sign
-from bot.github.worker import RetryPolicy
+from bot.discord import client as discord_client
 from bot.render.github import parse_marker
-from bot.server.http import STATE, create_app
 from bot.store.sqlite import Store
-
-FIXTURES = Path(__file__).parent / "fixtures" / "webhooks"
-REPO = GITHUB_REPO  # the repository GitHub's example payloads name
-
-SECRETS = "first-webhook-secret-01,second-webhook-secret-02"
-
-INTERPOLATE = "cf30438606d06d30"  # "Can't differentiate interpolate backward."
-# The default labels for that answer: known panic, its error family, its crate.
-ANSWER_LABELS = ["panic: known", "family: unimplemented-op-backward", "crate: burn-autodiff"]
-AVG_POOL = "8d1d2fa6df3880bd"  # "Can't differentiate avg pool 2d backward."
-PANIC = (
-    "thread 'main' panicked at /home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f/"
-    "burn-autodiff-0.18.0/src/ops/module.rs:1933:9:\n"
-    "Can't differentiate interpolate backward.\n"
-    "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"
-)
-PANIC_AVG_POOL = (
-    "thread 'main' panicked at /home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f/"
-    "burn-autodiff-0.18.0/src/ops/module.rs:1498:9:\n"
-    "Can't differentiate avg pool 2d backward.\n"
-)
-UNKNOWN_PANIC = (
-    "thread 'main' panicked at src/main.rs:3:5:\n"
-    "the flux capacitor overheated while reticulating splines\n"
-)
-
-
-def fixture(name: str) -> dict[str, Any]:
-    return json.loads((FIXTURES / f"{name}.json").read_text())
-
-
-class Harness:
-    """The real server app on 127.0.0.1, its worker, and helpers to deliver and wait."""
-
-    def __init__(self, fake: FakeGitHub, db: Path, triage: Triage, **env: str) -> None:
-        values = {
-            "GITHUB_TOKEN": "ghp_bot_token",
-            "GITHUB_WEBHOOK_SECRET": SECRETS,
-            "GITHUB_API_URL": fake.base_url,
-            "TRIAGE_DB": str(db),
-        }
-        values.update(env)
-        self.settings = Settings.from_mapping(values)
-        self.fake = fake
-        self.triage = triage
-        self.server: TestServer | None = None
-        self.session: aiohttp.ClientSession | None = None
-
-    async def start(self, policy: RetryPolicy | None = None, start_worker: bool = True) -> Harness:
-        self.app = create_app(
-            self.settings,
-            triage=self.triage,
-            client_options=ClientOptions(timeout=5, seconds_between_writes=0),
-            worker_options={
-                "policy": policy or RetryPolicy(scale=0.001, max_attempts=4),
-                "idle_interval": 0.05,
-            },
-        )
-        if not start_worker:
-            self.app.on_startup.clear()
-        self.server = TestServer(self.app, host="127.0.0.1")
-        await self.server.start_server()
-        self.session = aiohttp.ClientSession()
-        return self
-
-    @property
-    def state(self):
-        return self.app[STATE]
-
-    @property
-    def url(self) -> str:
-        assert self.server is not None
-        return str(self.server.make_url("/github/webhook"))
-
-    async def post(
-        self,
-        event: str,
-        payload: Any,
-        *,
-        delivery: str | None = None,
-        secret: str | None = "first-webhook-secret-01",
-        raw: bytes | None = None,
-        named: bool = True,
-    ) -> aiohttp.ClientResponse:
-        body = raw if raw is not None else json.dumps(payload).encode()
-        headers = {
-            "X-GitHub-Event": event,
-            "Content-Type": "application/json",
-            "User-Agent": "GitHub-Hookshot/test",
-        }
-        if named:
-            headers["X-GitHub-Delivery"] = delivery or str(uuid.uuid4())
-        if secret is not None:
-            headers["X-Hub-Signature-256"] = sign(secret, body)
-        assert self.session is not None
-        async with self.session.post(self.url, data=body, headers=headers) as response:
-            await response.read()
-            return response
-
-    async def settle(self, timeout: float = 10.0) -> None:
-        await self.state.worker.drain(timeout)
-
-    async def stop(self) -> None:
-        if self.session is not None:
-            await self.session.close()
-        if self.server is not None:
-            await self.server.close()
-
-
-@pytest.fixture
-async def harness(fake, tmp_path, triage):
-    h = await Harness(fake, tmp_path / "triage.sqlite3", triage).start()
-    yield h
-    await h.stop()
-
-
-def issue_payload(action: str, number: int, title: str, body: str) -> dict[str, Any]:
-    payload = copy.deepcopy(fixture(f"issues.{action}"))
-    payload["issue"]["number"] = number
-    payload["issue"]["title"] = title
-    payload["issue"]["body"] = body
-    payload["repository"]["full_name"] = REPO
-    return payload
-
-
-def comment_payload(
-    action: str, number: int, comment_id: int, body: str, login="octocat", user_type="User"
-) -> dict[str, Any]:
-    payload = copy.deepcopy(fixture(f"issue_comment.{action}"))
-    payload["issue"]["number"] = number
-    payload["comment"]["id"] = comment_id
-    payload["comment"]["body"] = body
-    payload["comment"]["user"]["login"] = login
-    payload["comment"]["user"]["type"] = user_type
-    payload.pop("installation", None)
-    return payload
-
-
-def bot_comments(fake: FakeGitHub, number: int) -> list[Any]:
-    return [c for c in fake.comments_on(REPO, number) if parse_marker(c.body)]
-
 
 # --- signatures and bodies -----------
 
@@ -177,18 +41,10 @@ async def test_missing_and_bad_signatures_are_refused_and_nothing_is_stored(harn
     missing = await harness.post("issues", payload, secret=None, delivery="d-missing")
     wrong = await harness.post("issues", payload, secret="not-the-secret", delivery="d-wrong")
     assert (missing.status, wrong.status) == (401, 401)
-    tampered_body = json.dumps(payload).encode()
-    good_signature = sign("first-webhook-secret-01", tampered_body)
+    body = json.dumps(payload).encode()
+    signed = delivery_headers("issues", body, secret=FIRST_SECRET, delivery="d-tampered")
     assert harness.session is not None
-    async with harness.session.post(
-        harness.url,
-        data=tampered_body + b" ",
-        headers={
-            "X-GitHub-Event": "issues",
-            "X-GitHub-Delivery": "d-tampered",
-            "X-Hub-Signature-256": good_signature,
-        },
-    ) as tampered:
+    async with harness.session.post(harness.url, data=body + b" ", headers=signed) as tampered:
         assert tampered.status == 401
     await harness.settle()
     store = harness.state.store
@@ -203,8 +59,8 @@ async def test_missing_and_bad_signatures_are_refused_and_nothing_is_stored(harn
 async def test_both_rotated_secrets_are_accepted(harness, fake):
     issue = fake.add_issue(REPO, "crash", PANIC)
     payload = issue_payload("opened", issue.number, issue.title, PANIC)
-    one = await harness.post("issues", payload, secret="first-webhook-secret-01")
-    two = await harness.post("issues", payload, secret="second-webhook-secret-02")
+    one = await harness.post("issues", payload, secret=FIRST_SECRET)
+    two = await harness.post("issues", payload, secret=SECOND_SECRET)
     assert (one.status, two.status) == (202, 202)
 
 
@@ -637,24 +493,17 @@ def test_store_reopens_with_jobs_intact(tmp_path):
 
 
 async def test_serve_process_answers_a_delivery_and_stops_cleanly(fake, tmp_path):
-    async with (
-        serve_process(
-            tmp_path,
-            github_api_url=fake.base_url,
-            webhook_secret=SECRETS,
-            log_level="INFO",
-            host="127.0.0.1",
-            capture_output=True,
-        ) as served,
-        aiohttp.ClientSession() as session,
-    ):
+    async with served_against(
+        fake,
+        tmp_path,
+        webhook_secret=SECRETS,
+        log_level="INFO",
+        host="127.0.0.1",
+        capture_output=True,
+    ) as (served, session):
         issue = fake.add_issue(REPO, "crash", PANIC)
         body = json.dumps(issue_payload("opened", issue.number, issue.title, PANIC)).encode()
-        headers = {
-            "X-GitHub-Event": "issues",
-            "X-GitHub-Delivery": "serve-1",
-            "X-Hub-Signature-256": sign("second-webhook-secret-02", body),
-        }
+        headers = delivery_headers("issues", body, secret=SECOND_SECRET, delivery="serve-1")
         async with session.post(
             served.base_url + "/github/webhook", data=body, headers=headers
         ) as response:
@@ -670,8 +519,6 @@ async def test_serve_process_answers_a_delivery_and_stops_cleanly(fake, tmp_path
 
 
 async def test_discord_client_starts_only_with_a_token(fake, tmp_path, triage, monkeypatch):
-    import bot.discord.client as discord_client
-
     calls = []
     stopped = asyncio.Event()
 
@@ -719,16 +566,12 @@ async def test_an_uncatalogued_panic_in_a_project_crate_is_labelled_with_the_cra
 
 
 async def test_a_form_encoded_delivery_is_read(harness, fake):
-    from urllib.parse import urlencode
-
     issue = fake.add_issue(REPO, "crash", PANIC)
     payload = issue_payload("opened", issue.number, issue.title, PANIC)
     body = urlencode({"payload": json.dumps(payload)}).encode()
     headers = {
-        "X-GitHub-Event": "issues",
-        "X-GitHub-Delivery": "form-1",
+        **delivery_headers("issues", body, secret=FIRST_SECRET, delivery="form-1"),
         "Content-Type": "application/x-www-form-urlencoded",
-        "X-Hub-Signature-256": sign("first-webhook-secret-01", body),
     }
     async with harness.session.post(harness.url, data=body, headers=headers) as response:
         assert response.status == 202

@@ -7,10 +7,11 @@ same verdicts and answers as the raw texts.
 from __future__ import annotations
 
 import pytest
-from corpus_padding import load_cases, noise, pad
+from corpus_padding import noise, pad
+from corpus_scoring import load_cases
 
-from bot.core.extract.panics import extract_panics
 from bot.core.extract.quoted import MAX_SNIPPETS, quoted_snippets, without_tool_output
+from bot.core.extract.scanner import extract_panics
 
 
 def _decisions(triage, size: int, cases=None) -> list[tuple[str, str, tuple[str, ...]]]:

@@ -9,8 +9,7 @@ import logging
 import re
 
 import pytest
-from fakes.github_api import FakeGitHub
-from test_github_flow import PANIC, REPO, bot_comments, issue_payload
+from harness import PANIC, REPO, bot_comments, fake_github, issue_payload
 
 from bot.config.logs import configure_logging, event_line, log_event
 from bot.config.redact import REDACTED, Redactor, secret_values
@@ -179,9 +178,7 @@ def test_handle_event_logs_one_event_line_without_the_token(
     from bot.cli import service as commands
 
     token = "ghp_" + "z9" * 18
-    with FakeGitHub() as fake:
-        fake.add_token(token, "maintainer")
-        fake.add_repo(REPO)
+    with fake_github(token, "maintainer", REPO) as fake:
         issue = fake.add_issue(REPO, "crash", PANIC)
         event = tmp_path / "event.json"
         event.write_text(json.dumps(issue_payload("opened", issue.number, issue.title, PANIC)))

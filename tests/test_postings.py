@@ -7,7 +7,7 @@ import json
 import random
 
 import pytest
-from corpus_padding import load_cases
+from corpus_scoring import load_cases
 
 import bot.core.match.index as index_module
 from bot.catalog.loader import bundled_catalog_path, load_bundled_catalog, load_catalog

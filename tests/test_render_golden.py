@@ -1,8 +1,14 @@
 """Golden tests: the replies, word for word, for the seed records and the special cases.
 
-The expected outputs live in tests/golden/. To regenerate them after a deliberate change, run
-    UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_render_golden.py
-and read the diff before keeping it. Without UPDATE_GOLDEN the tests only compare.
+The expected outputs live in tests/golden/. Without UPDATE_GOLDEN the tests only compare, and
+fail on a missing golden file or a changed answer. After a deliberate change, name the goldens
+to rewrite, by file name or by case (the part of the file name before the first dot: every
+rendering of that case), and read the diff before keeping it:
+    UPDATE_GOLDEN=bare_site,multi_panic.github.md .venv/bin/pytest tests/test_render_golden.py
+Only the named goldens are written (a named file that is missing is created); every other golden
+is still compared, so a missing file or a changed answer outside the named ones still fails. A
+name that no golden check of the run matched fails the run too, so `UPDATE_GOLDEN=1` or a typo
+rewrites nothing and says so. (test_backfill.py checks bare_site_history.github.md here too.)
 
 Analyses are built by hand (they are plain dataclasses); records come from the bundled catalog.
 """
@@ -30,7 +36,9 @@ from bot.render.github import (
 from bot.render.terminal import render_text, render_verdict_line
 
 GOLDEN = Path(__file__).parent / "golden"
-UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+# The goldens to rewrite (see above), and those of them a check has matched so far.
+UPDATE = frozenset(n.strip() for n in os.environ.get("UPDATE_GOLDEN", "").split(",") if n.strip())
+_rewritten: set[str] = set()
 
 SEED_000 = "5c5da46720dbbf10"  # deform conv 2d backward; lint flags it possible-mismatch
 SEED_001 = "d59d5538758c7e08"  # deform_conv2d_backward: unsupported dtype {:?}
@@ -247,14 +255,30 @@ RENDERINGS = {
 
 
 def check_golden(name: str, actual: str) -> None:
+    """Compare `actual` with the golden file `name`, or write it when UPDATE_GOLDEN names it."""
     path = GOLDEN / name
-    if UPDATE:
+    named = UPDATE & {name, name.split(".")[0]}
+    if named:
+        _rewritten.update(named)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(actual, encoding="utf-8")
         return
-    assert path.exists(), f"missing golden file {path}; run with UPDATE_GOLDEN=1 to create it"
+    assert path.exists(), f"missing golden file {path}; UPDATE_GOLDEN={name} creates it"
     expected = path.read_text(encoding="utf-8")
-    assert actual == expected, f"{name} differs from its golden file"
+    assert actual == expected, (
+        f"{name} differs from its golden file; if that is meant, UPDATE_GOLDEN={name} rewrites it"
+    )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _update_golden_names_only_goldens():
+    """After this module's tests: every name in UPDATE_GOLDEN matched a golden that was checked."""
+    yield
+    unmatched = sorted(UPDATE - _rewritten)
+    assert not unmatched, (
+        f"UPDATE_GOLDEN names {', '.join(unmatched)}, which no golden checked in this run is "
+        "(name goldens by file name or by case, e.g. UPDATE_GOLDEN=bare_site,multi_panic.github.md)"
+    )
 
 
 @pytest.mark.parametrize("rendering", sorted(RENDERINGS))

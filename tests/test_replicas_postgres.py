@@ -24,23 +24,22 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from conftest import GITHUB_REPO
-from postgres_schema import fresh_schema, postgres_or_skip
-from test_github_flow import (
+from harness import (
     ANSWER_LABELS,
     AVG_POOL,
     INTERPOLATE,
     PANIC,
     PANIC_AVG_POOL,
+    REPO,
     comment_payload,
+    delivery_headers,
     issue_payload,
 )
+from postgres_schema import fresh_schema, postgres_or_skip
 
-from bot.github.webhook import sign
 from bot.render.github import parse_marker
 from bot.store.sqlite import Store
 
-REPO = GITHUB_REPO
 SECRET = "replica-webhook-secret-0123"
 ISSUES = 50  # x 3 deliveries x 2 sends = 300 deliveries
 LEASE = 2.0  # seconds: a killed replica's job is taken over this soon
@@ -172,9 +171,7 @@ async def test_three_replicas_answer_each_issue_once_through_a_sigkill(db, fake,
                 nonlocal sent
                 body = json.dumps(payload).encode()
                 headers = {
-                    "X-GitHub-Event": event,
-                    "X-GitHub-Delivery": delivery,
-                    "X-Hub-Signature-256": sign(SECRET, body),
+                    **delivery_headers(event, body, secret=SECRET, delivery=delivery),
                     "Content-Type": "application/json",
                 }
                 sent += 1

@@ -11,13 +11,12 @@ import pytest
 from bot.catalog.importers import skeletons_from_sites
 from bot.catalog.sites import pinned_url, site_id
 from bot.cli.scan import register_catalog
-from bot.scan.rust.sites import (
-    PanicSite,
-    cfg_requires_test,
-    scan_source,
-    scan_tree,
-    skeletons,
-)
+from bot.scan.builders import BuilderConfigError, load_builders
+from bot.scan.rust.cfg import cfg_requires_test
+from bot.scan.rust.definitions import ScanContext
+from bot.scan.rust.sites import PanicSite, scan_source
+from bot.scan.rust.skeletons import skeletons
+from bot.scan.rust.walk import scan_tree
 
 FIXTURES = Path(__file__).parent / "fixtures"
 V1 = FIXTURES / "rust_crate_v1"
@@ -624,8 +623,6 @@ fn f() {
 
 
 def test_builder_functions_declared_by_the_author(tmp_path: Path) -> None:
-    from bot.scan.builders import load_builders
-
     setting = tmp_path / "scan.toml"
     setting.write_text(
         """[[builder]]
@@ -658,8 +655,6 @@ prefix = '''Grid check failed:\\s*'''
 
 
 def scan_tree_source(source: str, builders) -> list[PanicSite]:
-    from bot.scan.rust.sites import ScanContext
-
     return scan_source(source, "src/x.rs", context=ScanContext(builders=tuple(builders))).sites
 
 
@@ -675,8 +670,6 @@ def scan_tree_source(source: str, builders) -> list[PanicSite]:
     ],
 )
 def test_bad_builder_settings_name_the_problem(tmp_path: Path, text: str, problem: str) -> None:
-    from bot.scan.builders import BuilderConfigError, load_builders
-
     setting = tmp_path / "scan.toml"
     setting.write_text(text, encoding="utf-8")
     with pytest.raises(BuilderConfigError, match=problem.replace("(", r"\(").replace("[", r"\[")):

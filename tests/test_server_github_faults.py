@@ -6,44 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestServer
 from fakes.github_api import FakeGitHub
-from test_github_flow import PANIC, REPO, Harness, bot_comments, issue_payload
+from harness import PANIC, REPO, Harness, bot_comments, issue_payload
 
 from bot.config.settings import Settings
 from bot.github.auth import ClientOptions
 from bot.github.worker import RetryPolicy
-from bot.server.http import create_app
 
 COMMENTS = r"^/repos/[^/]+/[^/]+/issues/\d+/comments$"
-
-
-async def start(
-    h: Harness,
-    *,
-    client_options: ClientOptions,
-    policy: RetryPolicy,
-    start_worker: bool = True,
-    **worker_options: Any,
-) -> Harness:
-    """Harness.start with the client options and worker options a test needs."""
-    import aiohttp
-
-    h.app = create_app(
-        h.settings,
-        triage=h.triage,
-        client_options=client_options,
-        worker_options={"policy": policy, "idle_interval": 0.05, **worker_options},
-    )
-    if not start_worker:
-        h.app.on_startup.clear()
-    h.server = TestServer(h.app, host="127.0.0.1")
-    await h.server.start_server()
-    h.session = aiohttp.ClientSession()
-    return h
 
 
 # --- 1. a slow GitHub does not double the comment ------------------------------------------------
@@ -63,7 +35,7 @@ async def test_a_create_that_times_out_or_resets_is_not_doubled(fake, tmp_path, 
         fake.reset_connection("POST", COMMENTS)
     h = Harness(fake, tmp_path / "db.sqlite3", triage)
     policy = RetryPolicy(scale=0.001, max_attempts=4, write_settle=2.5)
-    await start(h, client_options=ClientOptions(timeout=1, seconds_between_writes=0), policy=policy)
+    await h.start(client_options=ClientOptions(timeout=1, seconds_between_writes=0), policy=policy)
     try:
         payload = issue_payload("opened", issue.number, issue.title, PANIC)
         assert (await h.post("issues", payload)).status == 202
@@ -88,7 +60,7 @@ async def test_without_waiting_for_the_write_to_settle_the_slow_create_doubles(
     fake.slow("POST", COMMENTS, 2.0)
     h = Harness(fake, tmp_path / "db.sqlite3", triage)
     policy = RetryPolicy(scale=0.001, max_attempts=4, write_settle=0.0)
-    await start(h, client_options=ClientOptions(timeout=1, seconds_between_writes=0), policy=policy)
+    await h.start(client_options=ClientOptions(timeout=1, seconds_between_writes=0), policy=policy)
     try:
         await h.post("issues", issue_payload("opened", issue.number, issue.title, PANIC))
         await h.settle(timeout=20)
@@ -112,8 +84,7 @@ async def test_after_a_secondary_rate_limit_no_request_goes_out_until_it_passes(
     fake.secondary_rate_limit("GET", r"^/repos/[^/]+/[^/]+/issues/\d+$", retry_after=1)
     h = Harness(fake, tmp_path / "db.sqlite3", triage)
     policy = RetryPolicy(scale=1.0, max_attempts=4)  # wait as GitHub says: 1 s
-    await start(
-        h,
+    await h.start(
         client_options=ClientOptions(timeout=5, seconds_between_writes=0),
         policy=policy,
         start_worker=False,
@@ -185,8 +156,7 @@ async def test_installations_proceed_in_parallel_with_writes_paced_per_installat
     # every comment takes GitHub 0.4 s; writes of one installation stay 0.3 s apart
     fake.slow("POST", COMMENTS, 0.4, times=100)
     interval = 0.3
-    await start(
-        h,
+    await h.start(
         client_options=ClientOptions(timeout=5, seconds_between_writes=interval),
         policy=RetryPolicy(scale=0.001, max_attempts=4),
         start_worker=False,

@@ -12,7 +12,7 @@ import sys
 import time
 
 import pytest
-from test_github_flow import PANIC, REPO, Harness, bot_comments, issue_payload
+from harness import PANIC, REPO, Harness, bot_comments, issue_payload
 
 from bot.cli import run
 from bot.cli import service as commands
@@ -20,13 +20,6 @@ from bot.config.settings import NAMES, Settings, SettingsError
 from bot.health import Health, Status
 from bot.server.http import WebhookLimits, open_store
 from bot.store.sqlite import Store
-
-
-@pytest.fixture
-async def harness(fake, tmp_path, triage):
-    h = await Harness(fake, tmp_path / "triage.sqlite3", triage).start()
-    yield h
-    await h.stop()
 
 
 async def healthz(h: Harness) -> tuple[int, dict, float]:

@@ -9,7 +9,7 @@ import base64
 import json
 
 import pytest
-from test_github_flow import (
+from harness import (
     PANIC,
     REPO,
     Harness,
@@ -22,13 +22,6 @@ from bot.cli import run
 from bot.cli import service as commands
 from bot.config.settings import NAMES, Settings, SettingsError
 from bot.server.http import WebhookLimits, create_app
-
-
-@pytest.fixture
-async def harness(fake, tmp_path, triage):
-    h = await Harness(fake, tmp_path / "triage.sqlite3", triage).start()
-    yield h
-    await h.stop()
 
 
 def signed_payload(issue_number: int = 1) -> dict:

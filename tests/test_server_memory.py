@@ -9,7 +9,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from serve_process import serve_process
+from harness import served_against
 
 SECRET = "memory-test-webhook-secret"
 BODY_SIZE = 24 * 1024 * 1024
@@ -31,15 +31,9 @@ def memory_kib(pid: int) -> dict[str, int]:
 
 
 async def test_parallel_large_unauthenticated_posts_leave_memory_flat(fake, tmp_path):
-    async with (
-        serve_process(
-            tmp_path,
-            github_api_url=fake.base_url,
-            webhook_secret=SECRET,
-            log_level="WARNING",  # no host: the default, loopback
-        ) as served,
-        aiohttp.ClientSession() as session,
-    ):
+    # no host: serve's default, loopback
+    serving = served_against(fake, tmp_path, webhook_secret=SECRET, log_level="WARNING")
+    async with serving as (served, session):
         baseline = memory_kib(served.process.pid)["VmRSS"]
 
         body = b"x" * BODY_SIZE

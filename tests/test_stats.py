@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import aiohttp
 import pytest
-from test_github_flow import INTERPOLATE, PANIC, REPO, UNKNOWN_PANIC, Harness, issue_payload
+from harness import INTERPOLATE, PANIC, REPO, UNKNOWN_PANIC, Harness, issue_payload
 
 from bot.catalog.loader import load_catalog
 from bot.cli import run

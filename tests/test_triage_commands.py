@@ -7,7 +7,7 @@ import copy
 
 import pytest
 from fakes.github_api import FakeGitHub
-from test_github_flow import (
+from harness import (
     AVG_POOL,
     INTERPOLATE,
     PANIC,
@@ -130,21 +130,12 @@ def test_webhook_hint_carries_the_new_commands_and_the_asker():
 
 
 @pytest.fixture
-def fake():
-    with FakeGitHub() as gh:
-        gh.add_token("ghp_bot_token", "triage-helper")
-        repo = gh.add_repo(REPO)
-        repo.permissions.update(
-            {"maint": "maintain", "tri": "triage", "writer": "write", "boss": "admin"}
-        )
-        yield gh
-
-
-@pytest.fixture
-async def harness(fake, tmp_path, triage):
-    h = await Harness(fake, tmp_path / "triage.sqlite3", triage).start()
-    yield h
-    await h.stop()
+def fake(fake: FakeGitHub) -> FakeGitHub:
+    """conftest's fake GitHub, with collaborators of each permission on the repository."""
+    fake.repo(REPO).permissions.update(
+        {"maint": "maintain", "tri": "triage", "writer": "write", "boss": "admin"}
+    )
+    return fake
 
 
 def bot_answers(fake: FakeGitHub, number: int) -> list:

@@ -13,7 +13,8 @@ import pytest
 from bot.catalog.loader import load_catalog
 from bot.catalog.sites import pinned_url, site_id
 from bot.cli.scan import register_catalog
-from bot.scan.rust.sites import scan_tree, skeletons
+from bot.scan.rust.skeletons import skeletons
+from bot.scan.rust.walk import scan_tree
 from bot.scan.update import (
     REMOVED_TAG_PREFIX,
     record_diff,

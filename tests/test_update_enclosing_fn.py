@@ -8,7 +8,8 @@ from typing import Any
 from bot.catalog.model import record_from_dict, record_to_dict
 from bot.catalog.sites import site_id
 from bot.catalog.validate import check_record
-from bot.scan.rust.sites import scan_tree, skeletons
+from bot.scan.rust.skeletons import skeletons
+from bot.scan.rust.walk import scan_tree
 from bot.scan.update import removed_at, update_catalog
 
 REPO = "acme/fns"

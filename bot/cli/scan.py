@@ -32,7 +32,8 @@ from bot.scan.lineages import (
     release_tags,
     version_key,
 )
-from bot.scan.rust.sites import rust_files, scan_tree, skeletons
+from bot.scan.rust.skeletons import skeletons
+from bot.scan.rust.walk import rust_files, scan_tree
 from bot.scan.update import (
     DEFAULT_CUTOFF,
     proposals_json,

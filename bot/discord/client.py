@@ -1,6 +1,8 @@
-"""The discord.py glue: events and commands in, `listener` decides, replies out.
+"""The discord.py client: gateway events in, `listener` decides, replies out; the run loop.
 
-Kept thin: everything that can be decided without discord.py lives in `bot.discord.listener`.
+Kept thin: everything that can be decided without discord.py lives in `bot.discord.listener`;
+the buttons are in `views`, the slash commands in `app_commands`, reading attachments in
+`attachments`.
 Started by `triage-bot serve` through `run_discord(settings, triage, store, db=...)`.
 
 Store calls run on the store's own thread (`bot.store.thread`), never on the event loop: a
@@ -24,14 +26,19 @@ import discord
 from discord import app_commands
 
 from bot.discord import listener as L
-from bot.discord.listener import AttachmentInfo, IncomingMessage
+from bot.discord.app_commands import error_command, explain_menu, panic_command
+from bot.discord.attachments import AttachmentReader, incoming
+from bot.discord.listener import IncomingMessage
 from bot.discord.status import DiscordStatus
+from bot.discord.views import NONE, DismissButton, FeedbackButton, ShowMoreButton, answer_view
 from bot.render import texts
+from bot.render.answer import build_answer
+from bot.render.discord import render_message
+from bot.stats.report import uncatalogued_items
 from bot.store.thread import StoreAccess, StoreUnavailable, store_unavailable
 
 log = logging.getLogger(__name__)
 
-NONE = discord.AllowedMentions.none()
 # The gateway intents, and nothing more (bot/discord/SETUP.md says why each):
 # guilds (channels and threads, to know where a message was posted), guild messages (pastes,
 # edits, deletes, bulk deletes in servers), message content (privileged: the text of a paste).
@@ -73,34 +80,6 @@ class DiscordSettings(Protocol):
     def discord_guild_id(self) -> int | None: ...
 
 
-def incoming(message: discord.Message) -> IncomingMessage:
-    """The parts of a discord.py message the listener looks at."""
-    channel = message.channel
-    parent_id = channel.parent_id if isinstance(channel, discord.Thread) else None
-    return IncomingMessage(
-        message_id=message.id,
-        channel_id=channel.id,
-        parent_id=parent_id,
-        author_id=message.author.id,
-        author_is_bot=message.author.bot,
-        content=message.content or "",
-        attachments=tuple(
-            AttachmentInfo(a.filename, a.size, a.url, a.content_type) for a in message.attachments
-        ),
-        webhook=message.webhook_id is not None,
-    )
-
-
-async def _read_at_most(response: aiohttp.ClientResponse, limit: int) -> bytes:
-    """At most `limit` bytes of a response body, whatever the server sends."""
-    data = bytearray()
-    async for chunk in response.content.iter_chunked(64 * 1024):
-        data += chunk[: limit - len(data)]
-        if len(data) >= limit:
-            break
-    return bytes(data)
-
-
 def _field(row: Any, name: str) -> Any:
     """A column of a store row, whether the store returns mappings or objects."""
     if row is None:
@@ -111,121 +90,6 @@ def _field(row: Any, name: str) -> Any:
         return row[name]
     except (TypeError, KeyError, IndexError):
         return getattr(row, name, None)
-
-
-class FeedbackButton(
-    discord.ui.DynamicItem[discord.ui.Button],
-    template=r"triage:fb:(?P<vote>up|down):(?P<record>[A-Za-z0-9_.-]+)",
-):
-    """ "Helpful" / "Wrong match" under an answer; the custom id carries the vote and record."""
-
-    def __init__(self, vote: str, record_id: str, label_suffix: str = "") -> None:
-        helpful = vote == "up"
-        super().__init__(
-            discord.ui.Button(
-                label=(texts.HELPFUL if helpful else texts.WRONG_MATCH) + label_suffix,
-                style=discord.ButtonStyle.success if helpful else discord.ButtonStyle.secondary,
-                custom_id=L.feedback_id("up" if helpful else "down", record_id),
-            )
-        )
-        self.vote = vote
-        self.record_id = record_id
-
-    @classmethod
-    async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
-    ) -> FeedbackButton:
-        return cls(match["vote"], match["record"])
-
-    async def callback(self, interaction: discord.Interaction) -> None:
-        bot = interaction.client
-        assert isinstance(bot, TriageBot)
-        await bot.guarded(interaction, bot.on_feedback(interaction, self.vote, self.record_id))
-
-
-class ShowMoreButton(
-    discord.ui.DynamicItem[discord.ui.Button], template=r"triage:more:(?P<ids>[A-Za-z0-9_.,-]+)"
-):
-    """Show more: the rest of the answer, ephemeral, for whoever presses it (built in
-    bot/render/discord.py from the record ids the custom id carries)."""
-
-    def __init__(self, custom_id: str) -> None:
-        super().__init__(
-            discord.ui.Button(
-                label=texts.MORE_DISCORD, style=discord.ButtonStyle.primary, custom_id=custom_id
-            )
-        )
-        self.record_ids = custom_id.rsplit(":", 1)[-1].split(",")
-
-    @classmethod
-    async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
-    ) -> ShowMoreButton:
-        return cls(f"triage:more:{match['ids']}")
-
-    async def callback(self, interaction: discord.Interaction) -> None:
-        from bot.render.discord import render_more_for_records
-
-        bot = interaction.client
-        assert isinstance(bot, TriageBot)
-        more = render_more_for_records(bot.triage.catalog, self.record_ids)
-        embeds = [discord.Embed.from_dict(e) for e in more["embeds"]]
-        work = interaction.response.send_message(
-            embeds=embeds, ephemeral=True, allowed_mentions=NONE
-        )
-        await bot.guarded(interaction, work)
-
-
-class DismissButton(
-    discord.ui.DynamicItem[discord.ui.Button], template=r"triage:x:(?P<author>[0-9]+)"
-):
-    """Lets the author of the answered message remove the answer."""
-
-    def __init__(self, author_id: int) -> None:
-        super().__init__(
-            discord.ui.Button(
-                label=texts.DISMISS,
-                style=discord.ButtonStyle.secondary,
-                custom_id=L.dismiss_id(author_id),
-            )
-        )
-        self.author_id = author_id
-
-    @classmethod
-    async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
-    ) -> DismissButton:
-        return cls(int(match["author"]))
-
-    async def callback(self, interaction: discord.Interaction) -> None:
-        bot = interaction.client
-        assert isinstance(bot, TriageBot)
-        await bot.guarded(interaction, bot.on_dismiss(interaction, self.author_id))
-
-
-class PanicModal(discord.ui.Modal):
-    """The form `/panic` opens when no text is given: room for a long paste."""
-
-    def __init__(self, *, share: bool) -> None:
-        super().__init__(title=texts.MODAL_TITLE, timeout=600)
-        self.share = share
-        self.paste: discord.ui.TextInput[PanicModal] = discord.ui.TextInput(
-            label=texts.MODAL_LABEL,
-            style=discord.TextStyle.paragraph,
-            placeholder=texts.MODAL_PLACEHOLDER,
-            max_length=4000,
-        )
-        self.add_item(self.paste)
-
-    async def on_submit(self, interaction: discord.Interaction) -> None:
-        bot = interaction.client
-        assert isinstance(bot, TriageBot)
-        await bot.answer_command(interaction, self.paste.value, ephemeral=not self.share)
-
-    async def on_error(self, interaction: discord.Interaction, error: Exception) -> None:
-        bot = interaction.client
-        assert isinstance(bot, TriageBot)
-        await bot.report_error(interaction, error)
 
 
 @dataclasses.dataclass
@@ -270,11 +134,10 @@ class TriageBot(discord.Client):
         self.command_cooldowns = command_cooldowns or L.Cooldowns(
             L.CooldownPolicy(per_user=5, per_channel=30, window=60.0)
         )
-        self.attachment_cap = attachment_cap
-        self.text_cap = text_cap
+        self.attachments = AttachmentReader(attachment_cap, text_cap, http_session)
         self.tree = app_commands.CommandTree(self)
         self.tree.on_error = self._on_tree_error  # type: ignore[method-assign]
-        self._records: list[tuple[str, str]] = []
+        self.records: list[tuple[str, str]] = []  # (id, message) of every record
         self._parents: dict[int, int | None] = {}  # channel id -> parent id, for uncached threads
         self._locks: dict[int, _Held] = {}
         # Messages already read once: a replayed MESSAGE_CREATE is not answered again (the store
@@ -283,9 +146,6 @@ class TriageBot(discord.Client):
         # Edits wait `edit_debounce` seconds for the next one; only the last is followed.
         self.edit_debounce = edit_debounce
         self._pending_edits: dict[int, asyncio.Task[None]] = {}
-        # For attachments: the process's shared session when `serve` gives one, else our own.
-        self._http_session: aiohttp.ClientSession | None = http_session
-        self._owns_http_session = http_session is None
 
     # ------------------------------------------------------------------ start-up
 
@@ -294,7 +154,7 @@ class TriageBot(discord.Client):
         self.tree.add_command(panic_command)
         self.tree.add_command(error_command)
         self.tree.add_command(explain_menu)
-        self._records = [(r.id, r.error_message) for r in self.triage.catalog]
+        self.records = [(r.id, r.error_message) for r in self.triage.catalog]
         guild_id = self.settings.discord_guild_id
         try:
             if guild_id:
@@ -355,8 +215,6 @@ class TriageBot(discord.Client):
 
     async def _remember_gaps(self, msg: IncomingMessage, analysis: Any) -> None:
         """Uncatalogued panics pasted in watched channels feed `stats`' list of records to write."""
-        from bot.stats.report import uncatalogued_items
-
         items = uncatalogued_items(analysis, L.answered_ids(analysis))
         subject = f"{msg.channel_id}/{msg.message_id}"
         await self._remember(self.store.replace_uncatalogued, "discord", subject, items)
@@ -370,24 +228,9 @@ class TriageBot(discord.Client):
         """
         rendered = self.renderer(analysis, self.triage.catalog)
         embeds = [discord.Embed.from_dict(e) for e in rendered.get("embeds") or []]
-        view = discord.ui.View(timeout=None)
         # Vote only on the records the message shows (the renderer says which).
         ids = tuple(rendered.get("record_ids") or L.answered_ids(analysis))
-        for number, record_id in enumerate(ids[:4], start=1):
-            suffix = texts.RECORD_NUMBER.format(number=number) if len(ids) > 1 else ""
-            row = number - 1
-            for vote in ("up", "down"):
-                button = FeedbackButton(vote, record_id, suffix)
-                button.item.row = row
-                view.add_item(button)
-        if author_id is not None:
-            dismiss = DismissButton(author_id)
-            dismiss.item.row = min(len(ids), 4)
-            view.add_item(dismiss)
-        if rendered.get("show_more"):
-            more = ShowMoreButton(rendered["show_more"])
-            more.item.row = min(len(ids), 4)
-            view.add_item(more)
+        view = answer_view(ids, author_id, rendered.get("show_more"))
         return {
             "content": "\n".join(filter(None, [rendered.get("content"), *notes])) or None,
             "embeds": embeds,
@@ -395,99 +238,12 @@ class TriageBot(discord.Client):
             "allowed_mentions": NONE,
         }
 
-    async def read_message(
-        self, msg: IncomingMessage, attachments: list[discord.Attachment]
-    ) -> tuple[str, list[str]]:
-        """The text to analyse, and a note for each attachment whose middle was skipped."""
-        wanted = {a.url for a in L.readable_attachments(msg.attachments)}
-        parts: list[str] = []
-        notes: list[str] = []
-        for attachment in attachments:
-            if attachment.url not in wanted:
-                continue
-            try:
-                read = await self._read_attachment(
-                    attachment.url, attachment.size, attachment.filename
-                )
-            except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-                log.warning("could not read attachment %s: %s", attachment.filename, exc)
-                continue
-            parts.append(read.text)
-            note = L.partly_read_note(read)
-            if note:
-                notes.append(note)
-        return L.compose_text(msg.content, parts, self.text_cap), notes
-
-    def _session(self) -> aiohttp.ClientSession:
-        if self._http_session is None or self._http_session.closed:
-            self._http_session = aiohttp.ClientSession()
-            self._owns_http_session = True
-        return self._http_session
-
-    async def _read_attachment(
-        self, url: str, size: int = 0, filename: str = ""
-    ) -> L.AttachmentText:
-        """Read an attachment within the cap: whole when small, else its head and real tail.
-
-        A file over the cap is read with two HTTP Range requests (the CDN answers 206), so a
-        panic at the end of a large log is seen and memory stays bounded by the cap. A server
-        that ignores Range is streamed as far as `DOWNLOAD_LIMIT`, keeping head and tail.
-        """
-        cap = self.attachment_cap
-        timeout = aiohttp.ClientTimeout(total=30)
-        session = self._session()
-        if size > cap:
-            half = cap // 2
-            ranged = {"Range": f"bytes=0-{half - 1}"}
-            async with session.get(url, timeout=timeout, headers=ranged) as response:
-                response.raise_for_status()
-                if response.status == 206:
-                    head = await _read_at_most(response, half)
-                    total = L.content_range_total(response.headers.get("Content-Range")) or size
-                else:
-                    return await self._stream(response, cap, size, filename)
-            tail = b""
-            if total > len(head):
-                ranged = {"Range": f"bytes=-{min(cap - half, total - len(head))}"}
-                async with session.get(url, timeout=timeout, headers=ranged) as response:
-                    if response.status == 206:
-                        tail = await _read_at_most(response, cap - half)
-            if total <= len(head) + len(tail):  # the size was overstated: nothing skipped
-                whole = head + tail[len(head) + len(tail) - total :]
-                return L.AttachmentText(filename, whole.decode("utf-8", "replace"), total)
-            text = L.join_head_tail(head, tail)
-            return L.AttachmentText(filename, text, total, head=len(head), tail=len(tail))
-        async with session.get(url, timeout=timeout) as response:
-            response.raise_for_status()
-            return await self._stream(response, cap, size, filename)
-
-    @staticmethod
-    async def _stream(
-        response: aiohttp.ClientResponse, cap: int, size: int, filename: str
-    ) -> L.AttachmentText:
-        kept = L.CappedText(cap)
-        async for chunk in response.content.iter_chunked(64 * 1024):
-            kept.feed(chunk)
-            if kept.full:
-                break
-        total = max(size, kept.seen)
-        if total <= cap:
-            return L.AttachmentText(filename, kept.text(), total)
-        if kept.full and total > kept.seen:
-            # Stopped before the end: what was kept last is not the file's tail, so only the
-            # head is used, and the answer says so.
-            head = L.join_head_tail(bytes(kept.head), b"").rstrip("\n") + "\n"
-            return L.AttachmentText(filename, head, total, head=len(kept.head))
-        half = cap // 2
-        return L.AttachmentText(filename, kept.text(), total, head=half, tail=cap - half)
-
     async def close(self) -> None:
         for task in self._pending_edits.values():
             task.cancel()
         self._pending_edits.clear()
         await super().close()
-        if self._http_session is not None and self._owns_http_session:
-            await self._http_session.close()
+        await self.attachments.close()
         if self._owns_db:
             self.db.close()
 
@@ -553,7 +309,7 @@ class TriageBot(discord.Client):
         if not await self._first_time(msg.message_id):
             log.info("discord: message %s seen before, not answered again", msg.message_id)
             return
-        text, notes = await self.read_message(msg, message.attachments)
+        text, notes = await self.attachments.read_message(msg, message.attachments)
         analysis = await self.analyse(text)
         await self._remember_gaps(msg, analysis)
         if L.plan_message(analysis, has_reply=False) != "reply":
@@ -635,7 +391,7 @@ class TriageBot(discord.Client):
             return
         if row is not None and L.ignore_reason(msg, self.watch) in ("self", "bot", "webhook"):
             return
-        text, notes = await self.read_message(msg, message.attachments)
+        text, notes = await self.attachments.read_message(msg, message.attachments)
         analysis = await self.analyse(text)
         await self._remember_gaps(msg, analysis)
         action = L.plan_message(analysis, has_reply=row is not None)
@@ -808,99 +564,12 @@ class TriageBot(discord.Client):
             record = found[0] if found else None
         if record is not None:
             return record.id, record.error_message
-        best = L.search_records(self._records, query, limit=1)
+        best = L.search_records(self.records, query, limit=1)
         return best[0] if best else None
 
 
 def _default_renderer(analysis: Any, catalog: Any) -> dict[str, Any]:
-    from bot.render.answer import build_answer
-    from bot.render.discord import render_message
-
     return render_message(build_answer(analysis, catalog))
-
-
-# ---------------------------------------------------------------------- commands
-
-
-def _bot(interaction: discord.Interaction) -> TriageBot:
-    bot = interaction.client
-    assert isinstance(bot, TriageBot)
-    return bot
-
-
-@app_commands.command(name="panic", description="Explain a Rust panic from the catalog.")
-@app_commands.describe(
-    text="The panic output (leave out for a form with room for long pastes)",
-    file="A text file with the panic output",
-    share="Show the answer to everyone in the channel",
-)
-async def panic_command(
-    interaction: discord.Interaction,
-    text: str | None = None,
-    file: discord.Attachment | None = None,
-    share: bool = False,
-) -> None:
-    bot = _bot(interaction)
-    if text is None and file is None:
-        await interaction.response.send_modal(PanicModal(share=share))
-        return
-    pasted = text or ""
-    notes: list[str] = []
-    if file is not None:
-        info = AttachmentInfo(file.filename, file.size, file.url, file.content_type)
-        msg = IncomingMessage(0, 0, None, interaction.user.id, False, pasted, (info,))
-        pasted, notes = await bot.read_message(msg, [file])
-        if not pasted.strip():
-            await bot.short(interaction, texts.NOTHING_TO_READ)
-            return
-    await bot.answer_command(interaction, pasted, ephemeral=not share, notes=notes)
-
-
-@app_commands.command(name="error", description="Look up a known error in the catalog.")
-@app_commands.describe(query="Words from the error message", share="Show the answer to everyone")
-async def error_command(interaction: discord.Interaction, query: str, share: bool = False) -> None:
-    bot = _bot(interaction)
-    found = bot.lookup(query)
-    if found is None:
-        shown = query[:100].replace("`", "'")
-        await bot.short(interaction, texts.ERROR_NOT_FOUND.format(query=shown))
-        return
-    busy = bot.command_busy(interaction)
-    if busy:
-        await bot.short(interaction, busy)
-        return
-    record_id, message = found
-    analysis = L.analysis_for_record(record_id, message)
-    await interaction.response.send_message(
-        ephemeral=not share, **bot.render(analysis, author_id=None)
-    )
-
-
-@error_command.autocomplete("query")
-async def _error_autocomplete(
-    interaction: discord.Interaction, current: str
-) -> list[app_commands.Choice[str]]:
-    bot = _bot(interaction)
-    found = L.search_records(bot._records, current)
-    places = []
-    for record_id, message in found:
-        record = bot.triage.catalog.get(record_id)
-        place = L.record_place(record.file_path, record.line_number) if record else ""
-        places.append((record_id, message, place))
-    return [app_commands.Choice(name=name, value=value) for name, value in L.choices(places)]
-
-
-async def _explain(interaction: discord.Interaction, message: discord.Message) -> None:
-    bot = _bot(interaction)
-    msg = incoming(message)
-    text, notes = await bot.read_message(msg, message.attachments)
-    if not text.strip():
-        await bot.short(interaction, texts.NO_PANIC_FOUND)
-        return
-    await bot.answer_command(interaction, text, ephemeral=True, notes=notes)
-
-
-explain_menu = app_commands.ContextMenu(name=texts.EXPLAIN_MENU, callback=_explain)
 
 
 # ---------------------------------------------------------------------- entry point

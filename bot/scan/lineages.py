@@ -15,16 +15,18 @@ consecutive releases pairs their sites in passes, most certain first:
    earlier: the lineage reappears (a revert, a feature brought back).
 
 `link_releases` is pure (lists in, lineages out); `scan_git_release` reads one tag of a git
-repository (bare or not) through `git archive` and scans it with `bot.scan.rust.sites`.
+repository (bare or not) through `git archive` and scans it with `bot.scan.rust.walk`.
 The bundled history file (`*.ndjson` beside the catalog's records) is written by
 `history_lines` and read back by `bot.core.match.releases`.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import tempfile
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,10 +34,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from rapidfuzz import fuzz
+from tree_sitter import Parser
 
+from bot.catalog.model import REMOVED_TAG_PREFIX
 from bot.catalog.patterns import normalise_message
-from bot.catalog.sites import site_id
+from bot.catalog.sites import site_id, skeleton_record, with_enclosing_fn
 from bot.core.match.releases import crate_and_inner
+from bot.scan.rust.grammar import RUST_LANGUAGE
+from bot.scan.rust.walk import scan_tree
 
 # Least similarity (rapidfuzz ratio, 0-100) for an edited message in the same file.
 EDIT_CUTOFF = 80.0
@@ -404,10 +410,6 @@ def extract_tree(repo_dir: str | Path, ref: str, target: Path) -> None:
 def enclosing_functions(source: bytes, lines: Iterable[int]) -> dict[int, str]:
     """For each 1-based line, the name of the innermost `fn` around it (lines outside any fn
     are left out)."""
-    from tree_sitter import Parser
-
-    from bot.scan.rust.sites import RUST_LANGUAGE
-
     wanted = sorted(set(lines))
     if not wanted:
         return {}
@@ -431,8 +433,6 @@ def enclosing_functions(source: bytes, lines: Iterable[int]) -> dict[int, str]:
 
 def scan_checkout(root: Path, *, runtime_only: bool = True) -> list[SiteAt]:
     """The sites of a checkout, each with its enclosing function."""
-    from bot.scan.rust.sites import scan_tree
-
     found = scan_tree(root)
     by_file: dict[str, list[Any]] = defaultdict(list)
     for site in found:
@@ -521,8 +521,6 @@ def build_history(
     progress: ProgressFn | None = None,
 ) -> History:
     """Scan each tag (and `head_ref` last, as the release "HEAD") and link them."""
-    import time
-
     refs: list[tuple[str, str | None]] = [(version_of(t), t) for t in tags]
     if head_ref:
         refs.append((HEAD, None))
@@ -584,9 +582,6 @@ def lineage_records(history: History) -> tuple[list[dict[str, Any]], list[dict[s
     pinned to the last release it was in, and tagged `removed-at:<commit>` with the commit of
     the first release without it (as `catalog update` tags it), `removed-in:<version>` and
     `last-seen-in:<version>`."""
-    from bot.catalog.model import REMOVED_TAG_PREFIX
-    from bot.catalog.sites import skeleton_record, with_enclosing_fn
-
     newest = len(history.releases) - 1
     live: list[dict[str, Any]] = []
     gone: list[dict[str, Any]] = []
@@ -621,8 +616,6 @@ def lineage_records(history: History) -> tuple[list[dict[str, Any]], list[dict[s
 
 
 def history_lines(history: History, attached: dict[str, list[str]] | None = None) -> list[str]:
-    import json
-
     count = len(history.releases)
     rows = [history_header(history.repo, history.releases)]
     ordered = sorted(

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
-from bot.catalog.model import REMOVED_TAG_PREFIX
+from bot.catalog.model import ATTR_BY_KEY, REMOVED_TAG_PREFIX, WRITE_UP_ATTRS
 from bot.catalog.patterns import normalise_message
 from bot.catalog.sites import pinned_url, site_id, with_enclosing_fn
 from bot.scan.lineages import message_similarity, path_affinity
@@ -262,8 +262,6 @@ def _newest(slots: list[_Slot], out: list[dict[str, Any]]) -> int:
 
 
 def _has_write_up(record: Mapping[str, Any]) -> bool:
-    from bot.catalog.model import ATTR_BY_KEY, WRITE_UP_ATTRS
-
     return any(record.get(k) for k, attr in ATTR_BY_KEY.items() if attr in WRITE_UP_ATTRS)
 
 
@@ -652,22 +650,39 @@ def _where(path: str, line: int | None) -> str:
     return f"{path}:{line}" if line is not None else path
 
 
+def _table(title: str, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """A section of the review page: `## title` over a table, then a blank line."""
+    lines = [f"## {title}", "", _row(columns), _row(["---"] * len(columns))]
+    return [*lines, *(_row(cells) for cells in rows), ""]
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _bullets(title: str, items: Iterable[str]) -> list[str]:
+    return [f"## {title}", "", *(f"- {item}" for item in items), ""]
+
+
 def report_markdown(result: UpdateResult, accept_hint: str = "--accept RECORD_ID") -> str:
     """The update as a review page: what moved, what changed, what is gone, what is new."""
     lines = [f"# Catalog update: {result.repo} at {result.commit}", "", result.summary(), ""]
     if result.warnings:
-        lines += ["## Warnings", ""]
-        lines += [f"- {w}" for w in result.warnings]
-        lines.append("")
+        lines += _bullets("Warnings", result.warnings)
     if result.moved:
-        lines += ["## Moved (applied: new line, commit and pinned URL)", ""]
-        lines += ["| record | file | line | message |", "| --- | --- | --- | --- |"]
-        for m in result.moved:
-            lines.append(
-                f"| {', '.join(m.record_ids)} | {m.file_path} | {m.old_line} → {m.new_line} "
-                f"| {_cell(m.message)} |"
-            )
-        lines.append("")
+        lines += _table(
+            "Moved (applied: new line, commit and pinned URL)",
+            ("record", "file", "line", "message"),
+            (
+                (
+                    ", ".join(m.record_ids),
+                    m.file_path,
+                    f"{m.old_line} → {m.new_line}",
+                    _cell(m.message),
+                )
+                for m in result.moved
+            ),
+        )
     if result.proposals:
         lines += ["## Changed (proposed; not applied unless accepted)", ""]
         for p in result.proposals:
@@ -685,29 +700,32 @@ def report_markdown(result: UpdateResult, accept_hint: str = "--accept RECORD_ID
                 "",
             ]
     if result.removed:
-        lines += [
-            f"## Removed (kept, tagged `{REMOVED_TAG_PREFIX}{result.commit}`)",
-            "",
-            "| record | was at | message |",
-            "| --- | --- | --- |",
-        ]
-        for r in result.removed:
-            where = _where(r.file_path, r.line)
-            lines.append(f"| {', '.join(r.record_ids)} | {where} | {_cell(r.message)} |")
-        lines.append("")
+        lines += _table(
+            f"Removed (kept, tagged `{REMOVED_TAG_PREFIX}{result.commit}`)",
+            ("record", "was at", "message"),
+            (
+                (", ".join(r.record_ids), _where(r.file_path, r.line), _cell(r.message))
+                for r in result.removed
+            ),
+        )
     if result.restored:
-        lines += ["## Restored (the site is back; the removed-at tag is gone)", ""]
-        lines += [f"- {rid}" for rid in result.restored]
-        lines.append("")
+        lines += _bullets(
+            "Restored (the site is back; the removed-at tag is gone)", result.restored
+        )
     if result.new:
-        lines += ["## New (skeleton records added)", ""]
-        lines += ["| record | at | kind | message |", "| --- | --- | --- | --- |"]
-        for r in result.new:
-            lines.append(
-                f"| {r['id']} | {_where(r['filePath'], r.get('lineNumber'))} "
-                f"| {r.get('errorType', '')} | {_cell(r['errorMessage'])} |"
-            )
-        lines.append("")
+        lines += _table(
+            "New (skeleton records added)",
+            ("record", "at", "kind", "message"),
+            (
+                (
+                    n["id"],
+                    _where(n["filePath"], n.get("lineNumber")),
+                    n.get("errorType", ""),
+                    _cell(n["errorMessage"]),
+                )
+                for n in result.new
+            ),
+        )
     return "\n".join(lines)
 
 

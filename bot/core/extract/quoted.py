@@ -12,7 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.core.extract.panics import clean_text, split_wrapper, strip_log_prefix
+from bot.core.extract.clean import clean_text
+from bot.core.extract.logs import strip_log_prefix
+from bot.core.extract.wrappers import split_wrapper
 from bot.core.panic import PANIC_WRAPPERS
 
 MAX_SNIPPETS = 400

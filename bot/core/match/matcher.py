@@ -18,12 +18,12 @@ from bot.catalog.loader import Catalog
 from bot.catalog.model import Record
 from bot.catalog.patterns import normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Verdict
-from bot.core.extract.panics import extract_panics
 from bot.core.extract.quoted import (
     looks_like_change_description,
     quoted_snippets,
     reads_like_report,
 )
+from bot.core.extract.scanner import extract_panics
 from bot.core.match.caller import TRACK_CALLER_TAG, line_is_evidence, reports_caller
 from bot.core.match.cascade import answers_after_unwrap, is_uncatalogued_unwrap
 from bot.core.match.drift import PastedForm, drift_between

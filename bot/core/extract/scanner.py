@@ -2,18 +2,41 @@
 
 Input is whatever people paste into an issue or a chat: ANSI colours, CRLF, markdown quotes
 and code fences, `<details>` blocks, log prefixes, lines wrapped by a terminal. The scanner
-works line by line with anchored, bounded regexes and plain string searches only, and looks at
-no more than `MAX_LINE` characters of any line, so a huge or binary paste costs linear time.
+reads the text `clean` leaves, works line by line with anchored, bounded regexes and plain
+string searches only, and looks at no more than `MAX_LINE` characters of any line, so a huge or
+binary paste costs linear time.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import accumulate
 
+from bot.core.extract.clean import Cleaned, clean
+from bot.core.extract.frames import (
+    OMITTED,
+    is_inlined_frame,
+    looks_like_backtrace,
+    parse_at,
+    parse_frame,
+)
+from bot.core.extract.logs import CI_TIMESTAMP, LOG_START, strip_log_prefix
 from bot.core.extract.paths import crate_from_function, parse_location, strip_symbol_hash
+from bot.core.extract.wrappers import (
+    ASSERT,
+    ASSERT_EQ,
+    ASSERT_NE,
+    MAIN_ERROR,
+    TODO,
+    UNIMPLEMENTED,
+    UNREACHABLE,
+    UNWRAP_ERR,
+    UNWRAP_NONE,
+    split_wrapper,
+    wrapper_ends,
+)
 from bot.core.panic import Frame, Location, Panic, Wrapper
 
 MAX_LINE = 4000  # characters of a line the scanner looks at
@@ -22,144 +45,10 @@ MAX_MESSAGE_CHARS = 20000
 MAX_FRAMES = 300  # frames kept per panic
 OLD_FORMAT_LOOKAHEAD = 40  # lines searched for the `', PATH:LINE:COL` end of an old header
 TRAILER_LOOKAHEAD = 40  # lines searched past a blank line for std's `note:` after a message
-MAX_CANDIDATE_CHARS = 500
 
-# --- cleaning -----------------------------------------------------------------------------
-
-# Cleaning works on UTF-8 bytes: `bytes.translate` drops C0 controls at C speed, and decoding
-# with errors="ignore" drops lone surrogates (encoded with "surrogatepass"), so a huge binary
-# paste costs a few passes over memory rather than millions of regex matches.
-
-# CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), DCS/SOS/PM/APC strings, two-char escapes.
-_ANSI_ESC = re.compile(
-    rb"\x1b\[[0-?]{0,64}[ -/]{0,16}[@-~]?"
-    rb"|\x1b\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)?"
-    rb"|\x1b[PX^_][^\x1b\n]{0,4096}(?:\x1b\\)?"
-    rb"|\x1b[ -/]{0,4}[0-~]?"
-)
-_ANSI_C1 = re.compile(rb"\xc2\x9b[0-?]{0,64}[ -/]{0,16}[@-~]?")  # U+009B, the 8-bit CSI
-# Escapes whose ESC got lost or was shown as a glyph: `^[[31m`, `\u241b[1m`, and a bare `[0m`.
-_ANSI_CARET = re.compile(rb"\^\[\[[0-?]{0,32}[ -/]{0,8}[@-~]?")
-_ANSI_GLYPH = re.compile(rb"\xe2\x90\x9b\[[0-?]{0,32}[ -/]{0,8}[@-~]?")
-_ANSI_ORPHAN_SGR = re.compile(rb"\[[0-9][0-9;]{0,31}m")
-# C0 controls except TAB and LF (CR is turned into LF first), and DEL.
-_ASCII = bytes(range(0x80))
-_C0 = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
-# C1 controls (U+0080..U+009F). A binary paste holds millions, so they are removed from each
-# line when it is read (`_Cleaned.line`), not from the whole text up front.
-_C1 = re.compile(r"[\x80-\x9f]")
-_C1_BYTES = re.compile(rb"\xc2[\x80-\x9f]")
-# Zero-width space/non-joiner/joiner, word joiner, BOM: dropped.
-_INVISIBLE = tuple(
-    (char, char.encode()) for char in ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
-)
-# NBSP, line/paragraph separators, narrow NBSP, ideographic space: become spaces.
-_SPACE_LIKE = tuple(
-    (char, char.encode()) for char in ("\xa0", "\u2028", "\u2029", "\u202f", "\u3000")
-)
-_HTML_TAG = re.compile(rb"</?(?:details|summary|pre|code|br|kbd)\b[^<>\n]{0,200}>", re.IGNORECASE)
-_NEWLINE_SPLIT = re.compile(r"(\r\n|\r|\n)")
-
-
-@dataclass(frozen=True, slots=True)
-class _Cleaned:
-    decoded: str  # the cleaned text, C1 controls and trailing padding still in
-    raw_lines: list[str]  # its lines: one per line of the input (CRLF, CR and LF)
-    c1: bool  # whether C1 controls are left to remove line by line
-
-    def line(self, index: int, limit: int | None = None) -> str:
-        """Line `index`, cleaned, its first `limit` characters when given."""
-        line = self.raw_lines[index]
-        if limit is not None and len(line) > limit:
-            line = line[:limit]
-        if self.c1:
-            line = _C1.sub("", line)
-        return line.rstrip(" \t")
-
-
-# The last text cleaned: the matcher reads one text twice (panics, then quoted messages).
-_last_cleaned: tuple[str, _Cleaned] | None = None
-
-
-def _clean(text: str) -> _Cleaned:
-    global _last_cleaned
-    last = _last_cleaned
-    if last is not None and last[0] is text:
-        return last[1]
-    cleaned = _clean_uncached(text)
-    _last_cleaned = (text, cleaned)
-    return cleaned
-
-
-def _clean_uncached(text: str) -> _Cleaned:
-    data = text.encode("utf-8", "surrogatepass")
-    if b"\r" in data:
-        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    if b"\x1b" in data:
-        data = _ANSI_ESC.sub(b"", data)
-    if b"^[[" in data:
-        data = _ANSI_CARET.sub(b"", data)
-    if b"\xe2\x90\x9b[" in data:
-        data = _ANSI_GLYPH.sub(b"", data)
-    if b"[" in data:
-        data = _ANSI_ORPHAN_SGR.sub(b"", data)
-    data = data.translate(None, _C0)
-    c1 = False
-    invisible: list[str] = []
-    space_like: list[str] = []
-    if not data.isascii():
-        # The non-ASCII bytes alone (whole characters, still aligned) are usually a short
-        # string: test it first, and rewrite the text only when something is there.
-        high = data.translate(None, _ASCII)
-        if b"\xc2\x9b" in high:
-            data = _ANSI_C1.sub(b"", data)
-        c1 = b"\xc2" in high and _C1_BYTES.search(high) is not None
-        invisible = [char for char, seq in _INVISIBLE if seq in high]
-        space_like = [char for char, seq in _SPACE_LIKE if seq in high]
-    if b"<" in data:
-        data = _HTML_TAG.sub(b"", data)
-    # "ignore" drops the surrogates and anything an escape sequence cut in half.
-    decoded = data.decode("utf-8", "ignore")
-    for char in invisible:
-        decoded = decoded.replace(char, "")
-    for char in space_like:
-        decoded = decoded.replace(char, " ")
-    return _Cleaned(decoded, decoded.split("\n"), c1)
-
-
-def _clean_lines(text: str) -> list[str]:
-    """The cleaned text as lines; one line per line of the input (CRLF, CR and LF)."""
-    cleaned = _clean(text)
-    if cleaned.c1:
-        return [cleaned.line(index) for index in range(len(cleaned.raw_lines))]
-    return [line.rstrip(" \t") for line in cleaned.raw_lines]
-
-
-def clean_text(text: str) -> str:
-    """ANSI escapes and control characters removed, LF line ends, `<details>`/`<summary>`
-    tags dropped, trailing padding stripped. Markdown quote markers are kept (the scanner
-    reads through them)."""
-    return "\n".join(_clean_lines(text))
-
-
-# --- line helpers ----------------------------------------------------------------------------
+# --- markdown around a line -------------------------------------------------------------------
 
 _FENCE_PREFIXES = ("```", "~~~")
-# A log prefix is read in three optional steps, each a flat regex anchored where the last
-# one stopped: `[...]`, a timestamp, a level with an optional `target:`.
-_LOG_BRACKET = re.compile(r"\[[^\]\n]{0,200}\][ \t]{0,8}")
-_LOG_TIME = re.compile(
-    r"(?:\d{4}-\d{2}-\d{2}[T ])?\d{2}:\d{2}:\d{2}[0-9.,]{0,10}[Z+:0-9-]{0,6}[ \t]{1,8}"
-)
-_LOG_LEVEL = re.compile(r"(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)[ \t]{1,8}")
-_LOG_TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_:]{0,200}(?:\{[^{}\n]{0,200}\})?:[ \t]{1,8}")
-_LOG_START = re.compile(
-    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"
-    r"|\[\d{4}-\d{2}-\d{2}"
-    r"|\[?(?:TRACE|DEBUG|INFO|WARN|ERROR)\]?[ \t]+[A-Za-z_]{1,100}(?:::|\]|:)"
-)
-_LOG_BRACKET_WORDS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "CRITICAL")
-_LEVEL_INITIALS = frozenset(word[0] for word in _LOG_BRACKET_WORDS)
 
 
 def _unquote(line: str) -> tuple[str, int, bool]:
@@ -183,181 +72,8 @@ def _unquote(line: str) -> tuple[str, int, bool]:
     return line[position:], position, True
 
 
-def strip_log_prefix(text: str) -> str:
-    """Drop a leading log prefix: timestamps, `[... ERROR target]`, `INFO foo::bar:`."""
-    if not text:
-        return text
-    first = text[0]
-    if not (
-        first.isdigit()
-        or first == "["
-        or (first in _LEVEL_INITIALS and text.startswith(_LOG_BRACKET_WORDS))
-    ):
-        return text
-    position = 0
-    match = _LOG_BRACKET.match(text)
-    if match:
-        inside = text[1 : text.index("]")]
-        # A bracket is a log prefix only when it carries a level or a timestamp.
-        if not (inside[:1].isdigit() or any(word in inside for word in _LOG_BRACKET_WORDS)):
-            return text
-        position = match.end()
-    match = _LOG_TIME.match(text, position)
-    if match:
-        position = match.end()
-    match = _LOG_LEVEL.match(text, position)
-    if match:
-        position = match.end()
-        match = _LOG_TARGET.match(text, position)
-        if match:
-            position = match.end()
-    return text[position:].lstrip() if position else text
-
-
 def _collapse(text: str) -> str:
     return " ".join(text.split())
-
-
-# --- frames ---------------------------------------------------------------------------------
-
-_FRAME = re.compile(r"(\d{1,5}):[ \t]+(\S.*)")
-_ADDRESS = re.compile(r"0x[0-9a-fA-F]{1,20}")
-_FUNCTION_START = re.compile(r"[A-Za-z_<{\[(&*]")
-_AT = re.compile(r"at[ \t]+(\S.*)")
-_OMITTED = re.compile(r"\[ ?\.\.\. omitted")
-
-
-@dataclass(slots=True)
-class _FrameLine:
-    index: int
-    function: str
-    addressed: bool
-
-
-def _parse_frame(stripped: str) -> _FrameLine | None:
-    """`N: function`, `N: 0xADDR - function` or `N: 0xADDR` (a frame without a symbol)."""
-    if not stripped[:1].isdigit():
-        return None
-    match = _FRAME.match(stripped)
-    if not match:
-        return None
-    function = match.group(2)
-    addressed = False
-    if function.startswith("0x"):
-        address = _ADDRESS.match(function)
-        if address is not None:
-            rest = function[address.end() :].lstrip()
-            if not rest:
-                function, addressed = "<unknown>", True
-            elif rest.startswith("- "):
-                function, addressed = rest[2:].strip() or "<unknown>", True
-    if not _FUNCTION_START.match(function):
-        return None
-    if " " in function and "<" not in function and not function.startswith("{"):
-        return None  # prose such as `1: see below`
-    return _FrameLine(int(match.group(1)), strip_symbol_hash(function), addressed)
-
-
-def _is_inlined_frame(stripped: str) -> bool:
-    """A bare `crate::path::function` line inside a full backtrace (an inlined frame)."""
-    return (
-        "::" in stripped
-        and _FUNCTION_START.match(stripped) is not None
-        and not stripped.startswith("at ")
-        and (" " not in stripped or "<" in stripped)
-        and not stripped.endswith((":", ";", "{", "}", ")"))
-    )
-
-
-def _looks_like_backtrace(frame: _FrameLine) -> bool:
-    """Strict enough to end a panic message at: an address, a path, or frame 0."""
-    function = frame.function
-    return frame.addressed or "::" in function or function.startswith("<") or frame.index == 0
-
-
-def _parse_at(stripped: str) -> Location | None:
-    if not stripped.startswith("at"):
-        return None
-    match = _AT.match(stripped)
-    if not match:
-        return None
-    return parse_location(match.group(1))
-
-
-# --- wrappers -------------------------------------------------------------------------------
-
-_UNWRAP_ERR = "called `Result::unwrap()` on an `Err` value"
-_UNWRAP_NONE = "called `Option::unwrap()` on a `None` value"
-_ASSERT = "assertion failed: "
-_ASSERT_EQ = "assertion `left == right` failed"
-_ASSERT_NE = "assertion `left != right` failed"
-_OLD_ASSERT_EQ = "assertion failed: `(left == right)`"
-_OLD_ASSERT_NE = "assertion failed: `(left != right)`"
-_UNIMPLEMENTED = "not implemented"
-_TODO = "not yet implemented"
-_UNREACHABLE = "internal error: entered unreachable code"
-_MAIN_ERROR = "Error: "
-_OLD_RIGHT = re.compile(r"\bright: `")
-
-
-def _after(message: str, prefix: str) -> str:
-    """The text after `prefix` and an optional `: ` (empty when nothing follows)."""
-    rest = message[len(prefix) :]
-    if rest.startswith(":"):
-        rest = rest[1:]
-    return rest.strip()
-
-
-def split_wrapper(message: str) -> tuple[Wrapper | None, str]:
-    """(wrapper, core message) for a collapsed panic message."""
-    if message.startswith(_UNWRAP_ERR):
-        return "unwrap-err", _after(message, _UNWRAP_ERR)
-    if message.startswith(_UNWRAP_NONE):
-        return "unwrap-none", _after(message, _UNWRAP_NONE)
-    if message.startswith((_OLD_ASSERT_EQ, _OLD_ASSERT_NE)):
-        wrapper: Wrapper = "assert-eq" if message.startswith(_OLD_ASSERT_EQ) else "assert-ne"
-        # `assertion failed: `(left == right)` left: `1`, right: `2`: MSG`
-        match = _OLD_RIGHT.search(message)
-        if match:
-            end = message.find("`: ", match.end())
-            if end >= 0:
-                return wrapper, message[end + 3 :].strip()
-        return wrapper, ""
-    if message.startswith(_ASSERT_EQ):
-        return "assert-eq", _assert_core(message, _ASSERT_EQ)
-    if message.startswith(_ASSERT_NE):
-        return "assert-ne", _assert_core(message, _ASSERT_NE)
-    if message.startswith(_ASSERT):
-        return "assert", message[len(_ASSERT) :].strip()
-    if message.startswith(_TODO) and _wrapper_ends(message, _TODO):
-        return "todo", _after(message, _TODO)
-    if message.startswith(_UNIMPLEMENTED) and _wrapper_ends(message, _UNIMPLEMENTED):
-        return "unimplemented", _after(message, _UNIMPLEMENTED)
-    if message.startswith(_UNREACHABLE) and _wrapper_ends(message, _UNREACHABLE):
-        return "unreachable", _after(message, _UNREACHABLE)
-    return None, message
-
-
-def _wrapper_ends(message: str, prefix: str) -> bool:
-    return len(message) == len(prefix) or message.startswith(": ", len(prefix))
-
-
-def _assert_core(message: str, prefix: str) -> str:
-    """MSG of `assertion `left == right` failed: MSG left: .. right: ..` (collapsed)."""
-    rest = message[len(prefix) :]
-    if not rest.startswith(":"):
-        return ""
-    rest = rest[1:]
-    # The left:/right: lines follow the message; a message can itself contain ` left: `,
-    # so cut at the last one that still has a ` right: ` after it.
-    cut = rest.rfind(" left: ")
-    while cut >= 0 and rest.find(" right: ", cut) < 0:
-        cut = rest.rfind(" left: ", 0, cut)
-    if cut >= 0:
-        rest = rest[:cut]
-    elif rest.lstrip().startswith("left: "):
-        rest = ""
-    return rest.strip()
 
 
 # --- the scanner ----------------------------------------------------------------------------
@@ -404,10 +120,6 @@ class _Draft:
     frames: list[Frame] = field(default_factory=list)
 
 
-# GitHub Actions (and most CI) prefix every log line with an ISO timestamp.
-_CI_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z ")
-
-
 @dataclass(slots=True)
 class _View:
     text: str  # the line without quote markers, capped at MAX_LINE
@@ -417,7 +129,7 @@ class _View:
 
 
 class _Scanner:
-    def __init__(self, cleaned: _Cleaned) -> None:
+    def __init__(self, cleaned: Cleaned) -> None:
         self.cleaned = cleaned
         self.lines = cleaned.raw_lines  # for counts and line ends (clamped later)
         self.views: dict[int, _View] = {}
@@ -429,7 +141,7 @@ class _Scanner:
         if cached is not None:
             return cached
         text, column, quoted = _unquote(self.cleaned.line(index, MAX_LINE))
-        ci_stamp = _CI_TIMESTAMP.match(text)
+        ci_stamp = CI_TIMESTAMP.match(text)
         if ci_stamp:  # CI logs stamp every line; the stamp is never part of a message
             text, column = text[ci_stamp.end() :], column + ci_stamp.end()
         result = _View(text, text.strip(), column, quoted)
@@ -476,23 +188,25 @@ class _Scanner:
         stripped = view.stripped
         if not stripped or stripped.startswith(_BACKTRACE_AND_NOTE):
             return True
-        if stripped.startswith(_FENCE_PREFIXES) or _OMITTED.match(stripped):
+        if stripped.startswith(_FENCE_PREFIXES) or OMITTED.match(stripped):
             return True
-        frame = _parse_frame(stripped)
+        frame = parse_frame(stripped)
         if frame is not None:
             if len(target.frames) < MAX_FRAMES:
                 function = frame.function
-                target.frames.append(Frame(frame.index, function, _crate_of(function), None))
+                target.frames.append(
+                    Frame(frame.index, function, crate_from_function(function), None)
+                )
             target.end = (index, len(self.lines[index]))
             return True
-        if target.frames and _is_inlined_frame(stripped):
+        if target.frames and is_inlined_frame(stripped):
             # Full backtraces list inlined functions under one index, without a number.
             if len(target.frames) < MAX_FRAMES:
                 function = strip_symbol_hash(stripped)
-                target.frames.append(Frame(None, function, _crate_of(function), None))
+                target.frames.append(Frame(None, function, crate_from_function(function), None))
             target.end = (index, len(self.lines[index]))
             return True
-        location = _parse_at(stripped)
+        location = parse_at(stripped)
         if location is None and target.frames and stripped.startswith("at "):
             return True  # an `at` line we cannot read (`at <anonymous>`)
         if location is not None:
@@ -811,12 +525,12 @@ class _Scanner:
                 and not stripped.startswith(_STD_NOTES)
             )
         if stripped[:1].isdigit():
-            frame = _parse_frame(stripped)
-            if frame is not None and _looks_like_backtrace(frame):
+            frame = parse_frame(stripped)
+            if frame is not None and looks_like_backtrace(frame):
                 return True
-        if started and stripped.startswith("at ") and _parse_at(stripped) is not None:
+        if started and stripped.startswith("at ") and parse_at(stripped) is not None:
             return True
-        return bool(started and _LOG_START.match(stripped))
+        return bool(started and LOG_START.match(stripped))
 
     # -- messages without a header --
 
@@ -824,14 +538,14 @@ class _Scanner:
         stripped = view.stripped
         text = view.text
         offset = view.column + (len(text) - len(text.lstrip()))
-        for marker in (_UNWRAP_ERR, _UNWRAP_NONE):
+        for marker in (UNWRAP_ERR, UNWRAP_NONE):
             position = stripped.find(marker)
             if position >= 0:
-                message = _trim_quoted(stripped, position, marker == _UNWRAP_NONE)
+                message = _trim_quoted(stripped, position, marker == UNWRAP_NONE)
                 start = (index, offset + position)
                 return self.single(index, message, start), index + 1
-        if text.startswith(_MAIN_ERROR) or (
-            stripped.startswith(_MAIN_ERROR) and len(text) - len(text.lstrip(" ")) <= 4
+        if text.startswith(MAIN_ERROR) or (
+            stripped.startswith(MAIN_ERROR) and len(text) - len(text.lstrip(" ")) <= 4
         ):
             more, end_index = self.continuation(index + 1, view.quoted, True)
             message = _collapse(" ".join([stripped, *more]))[:MAX_MESSAGE_CHARS]
@@ -843,7 +557,7 @@ class _Scanner:
         if not body.startswith(("assertion", "not ", "internal error")):
             return None, index + 1
         start = (index, offset + len(stripped) - len(body))
-        if body.startswith((_ASSERT_EQ, _ASSERT_NE)):
+        if body.startswith((ASSERT_EQ, ASSERT_NE)):
             parts = [body]
             last = index
             probe = index + 1
@@ -856,9 +570,9 @@ class _Scanner:
                 probe += 1
             draft = self.single(last, _collapse(" ".join(parts)), start)
             return draft, last + 1
-        if body.startswith(_ASSERT) or any(
-            body.startswith(marker) and _wrapper_ends(body, marker)
-            for marker in (_UNIMPLEMENTED, _TODO, _UNREACHABLE)
+        if body.startswith(ASSERT) or any(
+            body.startswith(marker) and wrapper_ends(body, marker)
+            for marker in (UNIMPLEMENTED, TODO, UNREACHABLE)
         ):
             return self.single(index, body, start), index + 1
         return None, index + 1
@@ -905,7 +619,7 @@ def _old_terminator(line: str) -> tuple[int, Location] | None:
 def _trim_quoted(stripped: str, position: int, fixed: bool) -> str:
     """The wrapper message from `position`, without the quotes or code span around it."""
     if fixed:
-        return _UNWRAP_NONE
+        return UNWRAP_NONE
     message = stripped[position:]
     before = stripped[position - 1 : position] if position else ""
     if before in ("`", '"', "'") and message.endswith(before) and len(message) > 1:
@@ -916,18 +630,14 @@ def _trim_quoted(stripped: str, position: int, fixed: bool) -> str:
     return message
 
 
-def _crate_of(function: str) -> str | None:
-    return crate_from_function(function)
-
-
 # Literal strings one of which is on every line where a report can start.
 _TRIGGERS = (
     _PANICKED,
     "called `",
-    _MAIN_ERROR,
+    MAIN_ERROR,
     "assertion",
     "implemented",
-    _UNREACHABLE[:14],  # "internal error"
+    UNREACHABLE[:14],  # "internal error"
     "acktrace:",
     _EYRE_HEADER,
     ".rs:",  # a location left alone on its line
@@ -974,6 +684,8 @@ def _key(draft: _Draft) -> tuple[object, ...]:
 
 # --- public API -----------------------------------------------------------------------------
 
+_NEWLINE_SPLIT = re.compile(r"(\r\n|\r|\n)")
+
 
 class _Spans:
     """Where each line of the original text starts and ends (before any cleaning)."""
@@ -1005,7 +717,7 @@ def extract_panics(text: str, *, max_panics: int = 20) -> list[Panic]:
     """
     if not text or max_panics <= 0:
         return []
-    cleaned = _clean(text)
+    cleaned = clean(text)
     drafts = _Scanner(cleaned).run(_trigger_lines(cleaned.decoded), max_panics)
     if not drafts:
         return []
@@ -1021,24 +733,13 @@ def extract_panics(text: str, *, max_panics: int = 20) -> list[Panic]:
         if key in seen:
             first = seen[key]
             if not result[first].frames and draft.frames:
-                old = result[first]
-                result[first] = Panic(
-                    message=old.message,
-                    core_message=old.core_message,
-                    wrapper=old.wrapper,
-                    thread=old.thread,
-                    location=old.location,
-                    has_header=old.has_header,
-                    frames=tuple(draft.frames),
-                    start=old.start,
-                    end=old.end,
-                )
+                result[first] = replace(result[first], frames=tuple(draft.frames))
             continue
         if len(result) >= max_panics:
             break
         if draft.main_error:
             wrapper: Wrapper | None = "main-error"
-            core = draft.message[len(_MAIN_ERROR) :].strip()
+            core = draft.message[len(MAIN_ERROR) :].strip()
         else:
             wrapper, core = split_wrapper(draft.message)
         seen[key] = len(result)
@@ -1059,7 +760,7 @@ def extract_panics(text: str, *, max_panics: int = 20) -> list[Panic]:
 
 
 def _offset(
-    text: str, cleaned_text: _Cleaned, spans: _Spans, point: tuple[int, int], is_end: bool
+    text: str, cleaned_text: Cleaned, spans: _Spans, point: tuple[int, int], is_end: bool
 ) -> int:
     index, column = point
     begin = spans.start(index)
@@ -1069,67 +770,3 @@ def _offset(
     if begin + len(cleaned) <= end and text.startswith(cleaned, begin):
         return begin + min(column, len(cleaned))
     return end if is_end else begin
-
-
-# --- candidate lines ------------------------------------------------------------------------
-
-_HEADING = re.compile(r"#{1,6}[ \t]+")
-_LIST_MARKER = re.compile(r"(?:[-*+]|\d{1,3}[.)])[ \t]+")
-_CODE_SPAN = re.compile(r"`([^`\n]{1,4000})`")
-_URL_ONLY = re.compile(r"<?https?://\S{1,4000}$")
-_QUOTE_CHARS = ("`", '"', "'")
-_CODE_ENDINGS = (";", "{")
-_MARKER_INITIALS = frozenset("#-*+0123456789")
-
-
-def _candidate(text: str) -> str | None:
-    for _ in range(4):
-        if len(text) >= 2 and text[0] == text[-1] and text[0] in _QUOTE_CHARS:
-            text = text[1:-1].strip()
-        else:
-            break
-    if "  " in text or "\t" in text:
-        text = _collapse(text)
-    if len(text) < 8 or text.endswith(_CODE_ENDINGS):
-        return None
-    if text.endswith("}") and not (": " in text and " { " in text):
-        return None  # a block's end; `msg: Struct { .. }` (a Debug value) is kept
-    if text[0] in "<h" and _URL_ONLY.match(text):
-        return None
-    return text[:MAX_CANDIDATE_CHARS].rstrip()
-
-
-def candidate_lines(text: str, *, max_lines: int = 2000) -> list[str]:
-    """Distinct cleaned lines and inline code spans that may quote a panic message."""
-    if not text or max_lines <= 0:
-        return []
-    seen: dict[str, None] = {}
-    cleaned = _clean(text)
-    c1 = cleaned.c1
-    for line in cleaned.raw_lines:
-        if len(line) < 8:
-            continue  # cleaning and markers only ever remove characters
-        if len(line) > MAX_LINE:
-            line = line[:MAX_LINE]
-        body = _C1.sub("", line).strip() if c1 else line.strip()
-        if len(body) < 8:
-            continue
-        if body[0] == ">":
-            body = _unquote(body)[0].strip()
-        if not body or body.startswith(_FENCE_PREFIXES):
-            continue
-        if body[0] in _MARKER_INITIALS:
-            match = _HEADING.match(body) or _LIST_MARKER.match(body)
-            if match:
-                body = body[match.end() :]
-        body = strip_log_prefix(body)
-        items = [body]
-        if "`" in body:
-            items.extend(match.group(1).strip() for match in _CODE_SPAN.finditer(body))
-        for item in items:
-            candidate = _candidate(item)
-            if candidate is not None and candidate not in seen:
-                seen[candidate] = None
-                if len(seen) >= max_lines:
-                    return list(seen)
-    return list(seen)

@@ -1,0 +1,62 @@
+"""Log prefixes: timestamps, levels and targets a logger or a CI runner puts before a line.
+
+`strip_log_prefix` drops one from a line (`[... ERROR target]`, `2024-05-01T10:00:03Z INFO
+foo::bar:`); `LOG_START` tells where a new log line starts (it ends a panic message);
+`CI_TIMESTAMP` is the stamp GitHub Actions and most CI put before every line.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A log prefix is read in three optional steps, each a flat regex anchored where the last
+# one stopped: `[...]`, a timestamp, a level with an optional `target:`.
+_LOG_BRACKET = re.compile(r"\[[^\]\n]{0,200}\][ \t]{0,8}")
+_LOG_TIME = re.compile(
+    r"(?:\d{4}-\d{2}-\d{2}[T ])?\d{2}:\d{2}:\d{2}[0-9.,]{0,10}[Z+:0-9-]{0,6}[ \t]{1,8}"
+)
+_LOG_LEVEL = re.compile(r"(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)[ \t]{1,8}")
+_LOG_TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_:]{0,200}(?:\{[^{}\n]{0,200}\})?:[ \t]{1,8}")
+# Where a new log line starts: it ends the panic message before it.
+LOG_START = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"
+    r"|\[\d{4}-\d{2}-\d{2}"
+    r"|\[?(?:TRACE|DEBUG|INFO|WARN|ERROR)\]?[ \t]+[A-Za-z_]{1,100}(?:::|\]|:)"
+)
+_LOG_BRACKET_WORDS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "CRITICAL")
+_LEVEL_INITIALS = frozenset(word[0] for word in _LOG_BRACKET_WORDS)
+
+
+def strip_log_prefix(text: str) -> str:
+    """Drop a leading log prefix: timestamps, `[... ERROR target]`, `INFO foo::bar:`."""
+    if not text:
+        return text
+    first = text[0]
+    if not (
+        first.isdigit()
+        or first == "["
+        or (first in _LEVEL_INITIALS and text.startswith(_LOG_BRACKET_WORDS))
+    ):
+        return text
+    position = 0
+    match = _LOG_BRACKET.match(text)
+    if match:
+        inside = text[1 : text.index("]")]
+        # A bracket is a log prefix only when it carries a level or a timestamp.
+        if not (inside[:1].isdigit() or any(word in inside for word in _LOG_BRACKET_WORDS)):
+            return text
+        position = match.end()
+    match = _LOG_TIME.match(text, position)
+    if match:
+        position = match.end()
+    match = _LOG_LEVEL.match(text, position)
+    if match:
+        position = match.end()
+        match = _LOG_TARGET.match(text, position)
+        if match:
+            position = match.end()
+    return text[position:].lstrip() if position else text
+
+
+# GitHub Actions (and most CI) prefix every log line with an ISO timestamp.
+CI_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z ")

@@ -1,0 +1,28 @@
+"""Skeleton catalog records for scanned sites."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from bot.catalog.importers import skeletons_from_sites
+from bot.catalog.sites import with_enclosing_fn
+from bot.scan.rust.sites import PanicSite
+
+
+def skeletons(sites: Iterable[PanicSite], *, repo: str, commit: str) -> list[dict[str, object]]:
+    """Skeleton records for scanned sites, with the ids `catalog import --format panic-sites`
+    gives the same sites (the shared scheme of `bot.catalog.sites`).
+
+    A site's tags (`track-caller`, `macro-body`, `raised-at:..`) join the record's, and a
+    builder's wrapper pattern becomes its `messagePattern`."""
+    ordered = sorted(sites)
+    records = skeletons_from_sites((s.as_panic_site(commit) for s in ordered), repo)
+    for site, record in zip(ordered, records, strict=True):
+        if site.tags:
+            record["tags"] = [*record["tags"], *site.tags]  # type: ignore[misc]
+        if site.message_pattern:
+            record["messagePattern"] = site.message_pattern
+    return [
+        with_enclosing_fn(record, site.function)
+        for site, record in zip(ordered, records, strict=True)
+    ]

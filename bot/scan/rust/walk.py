@@ -1,0 +1,95 @@
+"""Walking a source tree: the Rust files worth scanning, and every panic site in them."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path, PurePosixPath
+
+from bot.scan.rust.definitions import ScanContext, collect_definitions
+from bot.scan.rust.sites import PanicSite, scan_source
+
+# Folders whose code is not part of a crate's runtime.
+TEST_DIRS = frozenset({"tests", "benches", "examples"})
+# Folders never worth walking.
+SKIP_DIRS = frozenset({"target", "node_modules"})
+
+
+def _is_test_path(relative: PurePosixPath) -> bool:
+    return any(part in TEST_DIRS for part in relative.parts[:-1])
+
+
+def rust_files(root: Path, *, include_tests: bool = False) -> Iterator[Path]:
+    """The `.rs` files under `root`, sorted, without build output, VCS and (unless asked) tests."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        keep = []
+        for name in sorted(dirnames):
+            if name.startswith(".") or name in SKIP_DIRS:
+                continue
+            if not include_tests and name in TEST_DIRS:
+                continue
+            keep.append(name)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            if name.endswith(".rs"):
+                yield Path(dirpath) / name
+
+
+def _under(path: str, excluded: set[str]) -> bool:
+    """Whether `path` is one of `excluded` or inside one of them (folders)."""
+    if path in excluded:
+        return True
+    return any(str(parent) in excluded for parent in PurePosixPath(path).parents)
+
+
+ProgressFn = Callable[[int, int, int], None]  # (files done, files total, sites so far)
+
+
+# Files worth a first pass for the crate's consts and macros (most files have neither).
+_DEFINES_SOMETHING = re.compile(rb"macro_rules!|(?:const|static)\s+[A-Za-z_][A-Za-z0-9_]*\s*:\s*&")
+
+
+def scan_tree(
+    root: str | Path,
+    *,
+    include_tests: bool = False,
+    progress: ProgressFn | None = None,
+    builders: Iterable = (),
+) -> list[PanicSite]:
+    """Every panic site under `root`, ordered by file, then line, then column.
+
+    A first pass reads every `const`/`static` `&str` and panicking `macro_rules!` of the tree,
+    so a message held in a const or built by the crate's macro is found where it is used.
+    `builders`: the catalog author's builder functions (`bot.scan.builders`).
+    """
+    root = Path(root)
+    if root.is_file():
+        files = [root]
+        root = root.parent
+    else:
+        files = list(rust_files(root, include_tests=include_tests))
+    total = len(files)
+    sites: list[PanicSite] = []
+    test_paths: list[str] = []
+    context = ScanContext(builders=tuple(builders))
+    for path in files:
+        data = path.read_bytes()
+        if _DEFINES_SOMETHING.search(data):
+            collect_definitions(data, context)
+    for done, path in enumerate(files, start=1):
+        relative = path.relative_to(root).as_posix()
+        if not include_tests and _is_test_path(PurePosixPath(relative)):
+            continue
+        scan = scan_source(
+            path.read_bytes(), relative, include_tests=include_tests, context=context
+        )
+        sites.extend(scan.sites)
+        test_paths.extend(scan.test_module_paths)
+        if progress is not None:
+            progress(done, total, len(sites))
+    if test_paths:
+        excluded = set(test_paths)
+        sites = [s for s in sites if not _under(s.file_path, excluded)]
+    sites.sort()
+    return sites
