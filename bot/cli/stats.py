@@ -97,7 +97,7 @@ def refresh_reactions(settings: Any, store: Any, repo: str | None = None) -> int
     """Read the reactions on every bot comment the store knows; returns the votes stored."""
     from bot.github.adapter import GitHubAdapter
     from bot.github.auth import GitHubClients
-    from bot.github.triage_command.handle import CommandHandler
+    from bot.github.triage_command.run import CommandHandler
 
     settings.require_github()
     clients = GitHubClients(settings)

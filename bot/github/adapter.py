@@ -1,4 +1,9 @@
-"""Reads an issue and carries a plan out, through PyGithub. Blocking: call it off the event loop.
+"""Every call the bot makes to GitHub's API, through PyGithub. Blocking: call it off the event loop.
+
+Reads an issue, carries a plan out, and does what maintainers' `/triage` commands need (the
+asker's role, a refusal, a reaction, the reactions on the bot's comment); polling and backfill
+list a repository's issues, comments and timelines through it too. No other module of
+`bot.github` talks to PyGithub (auth.py builds the clients).
 
 Every URL is built from the repository's full name and the issue number (PyGithub's lazy objects
 with the configured base URL), never from URLs found in a webhook payload.
@@ -9,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from contextlib import AbstractContextManager, nullcontext
+from typing import NamedTuple
 
 import requests
 from github import GithubException
@@ -23,6 +29,10 @@ from bot.github.planner import BotComment, IssueView, Plan
 log = logging.getLogger(__name__)
 
 
+# a locked issue, a deleted comment: a command's reply cannot be written, and will not be later
+PERMANENT = frozenset({403, 404, 410, 422})
+
+
 class AmbiguousWrite(Exception):
     """A write timed out or lost its connection: it may have landed, or may still land. The
     retry waits for GitHub to finish, then reads the issue (and finds the bot's marker) first."""
@@ -30,6 +40,29 @@ class AmbiguousWrite(Exception):
     def __init__(self, operation: str, cause: BaseException) -> None:
         super().__init__(f"{operation} may have landed ({type(cause).__name__}: {cause})")
         self.operation = operation
+
+
+class NotWritable(Exception):
+    """GitHub refused a command's reply for good (a 4xx a retry will not fix: a locked issue,
+    a deleted comment; not a rate limit). Its text is GitHub's error."""
+
+
+def is_permanent(exc: GithubException) -> bool:
+    """A 4xx that a retry will not fix (a rate limit is not one: the job waits and retries)."""
+    if exc.status not in PERMANENT:
+        return False
+    headers = {k.lower(): str(v) for k, v in (exc.headers or {}).items()}
+    data = exc.data if isinstance(exc.data, dict) else {}
+    limited = "retry-after" in headers or headers.get("x-ratelimit-remaining") == "0"
+    return not limited and "rate limit" not in str(data.get("message") or "").lower()
+
+
+class Reaction(NamedTuple):
+    """One reaction on a comment: who (login, GitHub's user type) and which (`+1`, `-1`, ...)."""
+
+    login: str | None
+    user_type: str | None
+    content: str
 
 
 def is_bot_author(user: object) -> bool:
@@ -167,3 +200,58 @@ class GitHubAdapter:
                 if exc.status != 404:  # already removed by someone: fine
                     raise
         return comment_id
+
+    # -- what `/triage` commands need (bot.github.triage_command.run) ---------------------------
+    # These count their calls but, as before, do not take the write gate or note errors: a
+    # failure goes back to the caller, which retries the job or logs it.
+
+    def role(self, repo: str, login: str, installation_id: int | None = None) -> str:
+        """The user's role on the repository ("none" when GitHub does not know them)."""
+        self._count("get_permission")
+        try:
+            return self._repo(repo, installation_id).get_collaborator_role_name(login) or "none"
+        except GithubException as exc:
+            if exc.status == 404:
+                return "none"
+            raise
+
+    def post_comment(
+        self, repo: str, number: int, body: str, installation_id: int | None = None
+    ) -> None:
+        """A new comment (a notice, not the answer); NotWritable when GitHub refuses for good."""
+        self._count("create_comment")
+        try:
+            self._repo(repo, installation_id).get_issue(number).create_comment(body)
+        except GithubException as exc:
+            if is_permanent(exc):
+                raise NotWritable(str(exc)) from exc
+            raise
+
+    def react(
+        self,
+        repo: str,
+        number: int,
+        comment_id: int,
+        content: str,
+        installation_id: int | None = None,
+    ) -> None:
+        """A reaction on a comment; NotWritable when GitHub refuses for good."""
+        self._count("create_reaction")
+        issue = self._repo(repo, installation_id).get_issue(number)
+        try:
+            issue.get_comment(comment_id).create_reaction(content)
+        except GithubException as exc:
+            if is_permanent(exc):
+                raise NotWritable(str(exc)) from exc
+            raise
+
+    def reactions(
+        self, repo: str, number: int, comment_id: int, installation_id: int | None = None
+    ) -> list[Reaction]:
+        """The reactions on a comment, in GitHub's order."""
+        self._count("list_reactions")
+        issue = self._repo(repo, installation_id).get_issue(number)
+        return [
+            Reaction(getattr(r.user, "login", None), getattr(r.user, "type", None), r.content)
+            for r in issue.get_comment(comment_id).get_reactions()
+        ]
