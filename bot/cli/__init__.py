@@ -22,7 +22,7 @@ COMMAND_MODULES: dict[str, str] = {
     "handle-event": "bot.cli.service",
     "stats": "bot.cli.stats",
     "doctor": "bot.cli.doctor",
-    "backfill": "bot.github.backfill",
+    "backfill": "bot.cli.backfill",
 }
 
 

@@ -1,4 +1,4 @@
-"""`triage-bot backfill --repo OWNER/NAME [--since DATE]`: what happened before the bot came.
+"""What happened before the bot came: a repository's past issues and the records they hit.
 
 Reads the repository's past issues through the API (oldest first, one page at a time), finds the
 catalogued panics in each issue's title and body, and stores which records each issue hit and
@@ -12,21 +12,27 @@ so a run that is stopped (Ctrl-C, a network failure, GitHub down) goes on where 
 rate limit is waited out as GitHub says (403/429 with `Retry-After`, or `X-RateLimit-Remaining:
 0` with `X-RateLimit-Reset`); a run also pauses on its own when the remaining budget is spent.
 Pull requests are skipped. Comments are not read (one request per issue would multiply the
-cost); the pipeline records them when it next handles the issue.
+cost); the pipeline records them when it next handles the issue. The command is
+`triage-bot backfill` (bot/cli/backfill.py).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from github import GithubException
+from github import Github, GithubException
+from github.Issue import Issue
+
+from bot.app import Triage
+from bot.github.auth import GitHubClients
+from bot.github.worker import RetryPolicy, classify
+from bot.store.open import TriageStore
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +54,7 @@ def cursor_name(repo: str) -> str:
     return f"backfill:{repo.lower()}"
 
 
-def _read_cursor(store: Any, repo: str, since: str | None) -> int:
+def _read_cursor(store: TriageStore, repo: str, since: str | None) -> int:
     raw = store.get_cursor(cursor_name(repo))
     if not raw:
         return 0
@@ -62,12 +68,12 @@ def _read_cursor(store: Any, repo: str, since: str | None) -> int:
     return page if isinstance(page, int) and page >= 0 else 0
 
 
-def _write_cursor(store: Any, repo: str, since: str | None, page: int, done: bool) -> None:
+def _write_cursor(store: TriageStore, repo: str, since: str | None, page: int, done: bool) -> None:
     value = json.dumps({"page": page, "since": since, "done": done})
     store.set_cursor(cursor_name(repo), value)
 
 
-def issue_record_ids(triage: Any, text: str) -> tuple[tuple[str, ...], str]:
+def issue_record_ids(triage: Triage, text: str) -> tuple[tuple[str, ...], str]:
     """The records an issue's text hits (root first) and the analysis fingerprint."""
     analysis = triage.analyse(text)
     ids: list[str] = []
@@ -78,12 +84,12 @@ def issue_record_ids(triage: Any, text: str) -> tuple[tuple[str, ...], str]:
 
 
 def backfill(
-    clients: Any,
-    store: Any,
-    triage: Any,
+    clients: GitHubClients,
+    store: TriageStore,
+    triage: Triage,
     repo: str,
     *,
-    since: Any = None,
+    since: datetime | None = None,
     progress: Callable[[str], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.time,
@@ -91,8 +97,6 @@ def backfill(
 ) -> BackfillResult:
     """Read past issues from the cursor on; store what each hit. Raises when a page keeps
     failing (the cursor keeps the progress made)."""
-    from bot.github.worker import RetryPolicy, classify
-
     say = progress or (lambda _text: None)
     since_key = since.isoformat() if since is not None else None
     client = clients.client(repo)
@@ -157,12 +161,12 @@ FIX_WINDOW = 300.0  # seconds between a pull request's merge and the close it ca
 
 
 def fixing_pull(
-    issue: Any,
+    issue: Issue,
     repo: str,
     say: Callable[[str], None],
     sleep: Callable[[float], None],
     clock: Callable[[], float],
-    policy: Any,
+    policy: RetryPolicy,
     result: BackfillResult,
 ) -> int | None:
     """The pull request that closed a closed issue, from its timeline (one more request, made
@@ -171,8 +175,6 @@ def fixing_pull(
     references it was merged at most FIX_WINDOW before that close; the latest such one. None
     when GitHub does not say, or the timeline cannot be read (then the history has no "fixed
     by")."""
-    from bot.github.worker import classify
-
     events = None
     for attempt in range(1, MAX_ATTEMPTS + 1):
         try:
@@ -206,7 +208,7 @@ def fixing_pull(
 
 
 def _pause_if_spent(
-    client: Any,
+    client: Github,
     say: Callable[[str], None],
     sleep: Callable[[float], None],
     clock: Callable[[], float],
@@ -221,78 +223,3 @@ def _pause_if_spent(
     say(f"rate limit spent; waiting {wait:.0f} s for it to reset")
     result.waited += wait
     sleep(wait)
-
-
-# --- the command ----------------------------------------------------------------------------
-
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "backfill",
-        help="read a repository's past issues and record which catalog records they hit",
-        description="Reads past issues (oldest first, resumable) so the first answers already "
-        "know which earlier issues hit the same record.",
-    )
-    parser.add_argument("--repo", required=True, metavar="OWNER/NAME")
-    parser.add_argument(
-        "--since",
-        metavar="DATE",
-        help="only issues updated since DATE (YYYY-MM-DD); default: all",
-    )
-    parser.set_defaults(handler=cmd_backfill)
-
-
-def cmd_backfill(args: argparse.Namespace) -> int:
-    from bot.app import load_triage
-    from bot.config.logs import configure_logging
-    from bot.config.settings import Settings, SettingsError
-    from bot.github.auth import GitHubClients
-    from bot.store.open import open_command_store, store_errors
-
-    if args.repo.count("/") != 1 or not all(args.repo.split("/")):
-        print("triage-bot: --repo must be OWNER/NAME", file=sys.stderr)
-        return 2
-    since = None
-    if args.since:
-        from datetime import UTC, datetime
-
-        try:
-            since = datetime.fromisoformat(args.since.replace("Z", "+00:00"))
-        except ValueError:
-            print(f"triage-bot: --since: not a date: {args.since!r}", file=sys.stderr)
-            return 2
-        since = since.replace(tzinfo=UTC) if since.tzinfo is None else since
-    try:
-        settings = Settings.load()
-        configure_logging(settings)
-        settings.require_github()
-    except SettingsError as exc:
-        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
-        return 2
-    store = open_command_store(settings)
-    clients = GitHubClients(settings)
-    try:
-        triage = load_triage(settings)
-        with store_errors(settings.store_location):
-            result = backfill(
-                clients,
-                store,
-                triage,
-                args.repo,
-                since=since,
-                progress=lambda text: print(text, file=sys.stderr, flush=True),
-            )
-    except GithubException as exc:
-        print(
-            f"triage-bot: backfill stopped: HTTP {exc.status}; run it again to go on",
-            file=sys.stderr,
-        )
-        return 1
-    finally:
-        clients.close()
-        store.close()
-    print(
-        f"backfilled {args.repo}: {result.issues} issue(s) read, {result.matched} hit catalogued "
-        "records"
-    )
-    return 0
