@@ -16,7 +16,7 @@ from bot.github.adapter import is_bot_author
 from bot.github.auth import GitHubClients
 from bot.github.marker import looks_like_bot_comment
 from bot.github.triage_command.parse import command_entries
-from bot.store.sqlite import Store
+from bot.store.open import TriageStore
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ def cursor_name(repo: str) -> str:
     return f"poll:{repo.lower()}"
 
 
-def read_cursor(store: Store, repo: str) -> tuple[datetime | None, set[str]]:
+def read_cursor(store: TriageStore, repo: str) -> tuple[datetime | None, set[str]]:
     raw = store.get_cursor(cursor_name(repo))
     if not raw:
         return None, set()
@@ -46,7 +46,7 @@ def read_cursor(store: Store, repo: str) -> tuple[datetime | None, set[str]]:
 
 def poll_once(
     clients: GitHubClients,
-    store: Store,
+    store: TriageStore,
     repo: str,
     *,
     lookback: timedelta = timedelta(hours=24),

@@ -38,7 +38,8 @@ from github.Requester import Requester
 from bot.github.adapter import AmbiguousWrite
 from bot.github.gate import GateClosed, InstallationGates
 from bot.github.metrics import Metrics
-from bot.store.sqlite import Job, Store
+from bot.store.open import TriageStore
+from bot.store.sqlite import Job
 from bot.store.thread import StoreAccess
 
 log = logging.getLogger(__name__)
@@ -133,7 +134,7 @@ class Worker:
 
     def __init__(
         self,
-        store: Store,
+        store: TriageStore,
         handler: Handler,
         *,
         policy: RetryPolicy | None = None,
