@@ -21,15 +21,16 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from functools import partial
+from typing import TypeVar
 
-from github import Github, GithubException
-from github.Issue import Issue
+from github import GithubException
 
 from bot.app import Triage
+from bot.github.adapter import Close, GitHubAdapter, MergedReference, PastIssue
 from bot.github.auth import GitHubClients
 from bot.github.worker import RetryPolicy, classify
 from bot.store.open import TriageStore
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 6  # per page, for rate limits and GitHub's bad moments
 MAX_WAIT = 3600.0  # never sleep longer than this at once
+T = TypeVar("T")
 
 
 @dataclass
@@ -99,41 +101,23 @@ def backfill(
     failing (the cursor keeps the progress made)."""
     say = progress or (lambda _text: None)
     since_key = since.isoformat() if since is not None else None
-    client = clients.client(repo)
-    kwargs: dict[str, Any] = {"state": "all", "sort": "created", "direction": "asc"}
-    if since is not None:
-        kwargs["since"] = since
-    listing = client.get_repo(repo).get_issues(**kwargs)
+    pages = GitHubAdapter(clients).past_issues(repo, since)
     page = _read_cursor(store, repo, since_key)
     result = BackfillResult(next_page=page)
     if page:
         say(f"resuming {repo} at page {page + 1}")
-    policy = RetryPolicy()
+    waits = Waits(say, sleep, clock, RetryPolicy(), result)
     while max_pages is None or result.pages < max_pages:
-        items = None
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            try:
-                items = listing.get_page(page)
-                break
-            except GithubException as exc:
-                failure = classify(exc, attempt, policy, clock())
-                if not failure.retry or attempt == MAX_ATTEMPTS:
-                    raise
-                wait = min(MAX_WAIT, failure.delay)
-                say(f"page {page + 1}: {failure.reason}; waiting {wait:.0f} s")
-                result.waited += wait
-                sleep(wait)
-        assert items is not None
+        items = waits.retrying(f"page {page + 1}", partial(pages.page, page))
         if not items:
             result.done = True
             _write_cursor(store, repo, since_key, page, done=True)
             break
         for issue in items:
-            if issue.pull_request is not None:
+            if issue.is_pull:
                 continue
             result.issues += 1
-            text = f"{issue.title or ''}\n\n{issue.body or ''}"
-            ids, fingerprint = issue_record_ids(triage, text)
+            ids, fingerprint = issue_record_ids(triage, issue.text)
             if ids:
                 result.matched += 1
                 store.put_issue_records(repo, issue.number, ids, fingerprint)
@@ -143,8 +127,8 @@ def backfill(
                         issue.number,
                         "closed",
                         issue.state_reason,
-                        issue.closed_at.timestamp() if issue.closed_at else None,
-                        fixing_pull(issue, repo, say, sleep, clock, policy, result),
+                        issue.closed_at,
+                        _read_fixing_pull(issue, repo, waits),
                     )
                 else:
                     store.set_issue_open_state(repo, issue.number, issue.state)
@@ -153,73 +137,75 @@ def backfill(
         result.next_page = page
         _write_cursor(store, repo, since_key, page, done=False)
         say(f"page {page}: {result.issues} issue(s) read, {result.matched} hit catalogued records")
-        _pause_if_spent(client, say, sleep, clock, result)
+        spent_until = pages.spent_until()
+        if spent_until is not None:
+            wait = min(MAX_WAIT, max(1.0, spent_until - clock() + 1))
+            say(f"rate limit spent; waiting {wait:.0f} s for it to reset")
+            waits.wait(wait)
     return result
+
+
+@dataclass
+class Waits:
+    """How a backfill run waits: out loud, with the given sleep, adding up the time."""
+
+    say: Callable[[str], None]
+    sleep: Callable[[float], None]
+    clock: Callable[[], float]
+    policy: RetryPolicy
+    result: BackfillResult
+
+    def wait(self, seconds: float) -> None:
+        self.result.waited += seconds
+        self.sleep(seconds)
+
+    def retrying(self, what: str, read: Callable[[], T]) -> T:
+        """`read()`, tried again after a rate limit or GitHub's bad moment as the worker would
+        (at most MAX_ATTEMPTS times); the last failure, or one not worth retrying, is raised."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return read()
+            except GithubException as exc:
+                failure = classify(exc, attempt, self.policy, self.clock())
+                if not failure.retry or attempt >= MAX_ATTEMPTS:
+                    raise
+                wait = min(MAX_WAIT, failure.delay)
+                self.say(f"{what}: {failure.reason}; waiting {wait:.0f} s")
+                self.wait(wait)
 
 
 FIX_WINDOW = 300.0  # seconds between a pull request's merge and the close it caused
 
 
-def fixing_pull(
-    issue: Issue,
-    repo: str,
-    say: Callable[[str], None],
-    sleep: Callable[[float], None],
-    clock: Callable[[], float],
-    policy: RetryPolicy,
-    result: BackfillResult,
-) -> int | None:
+def _read_fixing_pull(issue: PastIssue, repo: str, waits: Waits) -> int | None:
     """The pull request that closed a closed issue, from its timeline (one more request, made
-    only for closed issues that hit a record): the issue's last close was by a commit (a
-    `closed` event with a `commit_id`) and a pull request of the same repository that
-    references it was merged at most FIX_WINDOW before that close; the latest such one. None
-    when GitHub does not say, or the timeline cannot be read (then the history has no "fixed
-    by")."""
-    events = None
-    for attempt in range(1, MAX_ATTEMPTS + 1):
-        try:
-            events = list(issue.get_timeline())
-            break
-        except GithubException as exc:
-            failure = classify(exc, attempt, policy, clock())
-            if not failure.retry or attempt == MAX_ATTEMPTS:
-                log.warning("timeline of %s#%s unreadable: %s", repo, issue.number, exc)
-                return None
-            wait = min(MAX_WAIT, failure.delay)
-            say(f"timeline of #{issue.number}: {failure.reason}; waiting {wait:.0f} s")
-            result.waited += wait
-            sleep(wait)
-    closes = [e for e in events or () if e.event == "closed"]
+    only for closed issues that hit a record); None when the timeline cannot be read (then the
+    history has no "fixed by")."""
+    try:
+        timeline = waits.retrying(f"timeline of #{issue.number}", issue.timeline)
+    except GithubException as exc:
+        log.warning("timeline of %s#%s unreadable: %s", repo, issue.number, exc)
+        return None
+    return fixing_pull(timeline.closes(), timeline.merged_references(), repo)
+
+
+def fixing_pull(
+    closes: Sequence[Close], references: Iterable[MergedReference], repo: str
+) -> int | None:
+    """The pull request that closed an issue: its last close was by a commit (a `closed` event
+    with a `commit_id`) and a pull request of the same repository that references it was merged
+    at most FIX_WINDOW before that close; the latest such one. None when GitHub does not say.
+    `references` is read only when the last close was by a commit."""
     if not closes or not closes[-1].commit_id:  # the last close was by hand
         return None
-    closed_at = closes[-1].created_at.timestamp()
+    closed_at = closes[-1].at
     best: tuple[float, int] | None = None
-    for event in events or ():
-        source = event.source if event.event == "cross-referenced" else None
-        pull = source.issue if source is not None else None
-        if pull is None or pull.pull_request is None or pull.pull_request.merged_at is None:
+    for ref in references:
+        if ref.repo.lower() != repo.lower():
             continue
-        if (pull.repository.full_name or "").lower() != repo.lower():
-            continue
-        merged = pull.pull_request.merged_at.timestamp()
+        merged = ref.merged_at
         if closed_at - FIX_WINDOW <= merged <= closed_at and (best is None or merged >= best[0]):
-            best = (merged, pull.number)
+            best = (merged, ref.number)
     return best[1] if best else None
-
-
-def _pause_if_spent(
-    client: Github,
-    say: Callable[[str], None],
-    sleep: Callable[[float], None],
-    clock: Callable[[], float],
-    result: BackfillResult,
-) -> None:
-    """Wait for the reset when the last response said the hourly budget is spent."""
-    remaining, _limit = getattr(client, "rate_limiting", (-1, -1))
-    if remaining != 0:
-        return
-    reset = float(getattr(client, "rate_limiting_resettime", 0) or 0)
-    wait = min(MAX_WAIT, max(1.0, reset - clock() + 1))
-    say(f"rate limit spent; waiting {wait:.0f} s for it to reset")
-    result.waited += wait
-    sleep(wait)

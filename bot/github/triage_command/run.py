@@ -118,7 +118,7 @@ class CommandHandler:
         self.store.set_controls(repo, number, refused=True)
 
     def _react(
-        self, repo: str, number: int, installation_id: int | None, comment_id: Any, content: str
+        self, repo: str, number: int, installation_id: int | None, comment_id: object, content: str
     ) -> None:
         if not isinstance(comment_id, int) or self.dry_run:
             return
