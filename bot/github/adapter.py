@@ -1,9 +1,11 @@
-"""Every call the bot makes to GitHub's API, through PyGithub. Blocking: call it off the event loop.
+"""GitHub's API for the answer path, polling and backfill, through PyGithub. Blocking: call it off
+the event loop.
 
 Reads an issue, carries a plan out, and does what maintainers' `/triage` commands need (the
 asker's role, a refusal, a reaction, the reactions on the bot's comment); polling and backfill
-list a repository's issues, comments and timelines through it too. No other module of
-`bot.github` talks to PyGithub (auth.py builds the clients).
+list a repository's issues, comments and timelines through it too, as plain values. No other
+module of `bot.github` calls PyGithub: `auth` builds the clients, and the worker, the gates and
+backfill only read its exceptions (to decide when to try again).
 
 Every URL is built from the repository's full name and the issue number (PyGithub's lazy objects
 with the configured base URL), never from URLs found in a webhook payload.
