@@ -196,16 +196,8 @@ class IssuePipeline:
                 families[record.id] = family.id
         ids = answer.record_ids
         history = self.store.issues_for_records(repo, ids) if ids else []
-        return Facts(
-            number=number,
-            analysis=analysis,
-            answer=answer,
-            controls=controls,
-            records=records,
-            families=families,
-            project_crates=self._panic_crates(analysis),
-            history=history,
-        )
+        crates = self._panic_crates(analysis)
+        return Facts(number, analysis, answer, controls, records, families, crates, history)
 
     async def _write(
         self,
