@@ -29,7 +29,7 @@ COMMAND_MODULES: dict[str, str] = {
     "handle-event": "bot.cli.service",
     "stats": "bot.cli.stats",
     "doctor": "bot.cli.doctor",
-    "backfill": "bot.github.backfill",
+    "backfill": "bot.cli.backfill",
 }
 # `catalog ACTION` -> module whose `register_catalog(actions)` adds ACTION to the `catalog`
 # group (created by bot.cli.catalog's `register`): the group's actions live in three modules,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from bot.config.settings import Settings
 from bot.github.adapter import GitHubAdapter
 from bot.github.auth import GitHubClients
-from bot.github.triage_command.handle import CommandHandler
-from bot.store.open import TriageStore
+from bot.github.triage_command.run import CommandHandler
+from bot.store.interface import TriageStore
 
 
 def refresh_reactions(settings: Settings, store: TriageStore, repo: str | None = None) -> int:

@@ -31,16 +31,23 @@ import inspect
 import logging
 import sqlite3
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 from aiohttp import web
 
-from bot.app import load_triage
+from bot.app import Triage, load_triage
 from bot.config.settings import WILDCARD_HOSTS, Settings, SettingsError
+from bot.discord import client as discord_client  # by module: tests replace run_discord
+from bot.discord.status import DiscordStatus
 from bot.github import webhook
+from bot.github.adapter import GitHubAdapter
+from bot.github.auth import ClientOptions, GitHubClients
 from bot.github.metrics import Metrics
+from bot.github.pipeline import IssuePipeline, pipeline_from_settings
+from bot.github.worker import Worker
 from bot.health import Health, Status
 from bot.server.stats_page import stats_page
 from bot.store import open as store_open
@@ -107,19 +114,19 @@ class InflightBudget:
 class ServerState:
     settings: Settings
     store: TriageStore
-    triage: Any
+    triage: Triage
     metrics: Metrics
-    worker: Any = None  # bot.github.worker.Worker when GitHub is configured
-    pipeline: Any = None
-    clients: Any = None
-    background: list[asyncio.Task[Any]] = field(default_factory=list)
+    db: StoreAccess  # the store's own thread: webhooks, worker, Discord
+    worker: Worker | None = None  # when GitHub is configured
+    pipeline: IssuePipeline | None = None
+    clients: GitHubClients | None = None
+    background: list[asyncio.Future[Any]] = field(default_factory=list)
     owns_store: bool = False
     http_session: aiohttp.ClientSession | None = None  # the process's one aiohttp session
-    db: Any = None  # bot.store.thread.StoreAccess: the store's own thread
     health: Health = field(default_factory=Health)
     limits: WebhookLimits = field(default_factory=WebhookLimits)
     inflight: InflightBudget = field(default_factory=InflightBudget)
-    discord_status: Any = None  # bot.discord.status.DiscordStatus while Discord runs
+    discord_status: DiscordStatus | None = None  # while Discord runs
 
 
 STATE = web.AppKey("triage_state", ServerState)
@@ -128,11 +135,11 @@ STATE = web.AppKey("triage_state", ServerState)
 def create_app(
     settings: Settings,
     *,
-    triage: Any = None,
+    triage: Triage | None = None,
     store: TriageStore | None = None,
-    clients: Any = None,
+    clients: GitHubClients | None = None,
     worker_options: dict[str, Any] | None = None,
-    client_options: Any = None,
+    client_options: ClientOptions | None = None,
     start_discord: bool = True,
     limits: WebhookLimits | None = None,
 ) -> web.Application:
@@ -149,9 +156,14 @@ def create_app(
         triage = load_triage(settings)
     metrics = Metrics()
     state = ServerState(
-        settings, store, triage, metrics, owns_store=owns_store, limits=limits or WebhookLimits()
+        settings,
+        store,
+        triage,
+        metrics,
+        StoreAccess.of(store),
+        owns_store=owns_store,
+        limits=limits or WebhookLimits(),
     )
-    state.db = StoreAccess.of(store)
     metrics.gauge("triage_queue_depth", "Jobs queued or running", store.queue_depth)
     metrics.gauge(
         "triage_dead_jobs", "Jobs in the dead-letter list", lambda: store.job_counts()["dead"]
@@ -164,11 +176,6 @@ def create_app(
     state.health.register("store", state.db.check)
 
     if settings.github_enabled:
-        from bot.github.adapter import GitHubAdapter
-        from bot.github.auth import GitHubClients
-        from bot.github.pipeline import pipeline_from_settings
-        from bot.github.worker import Worker
-
         if clients is None:
             clients = GitHubClients(settings, client_options)
         state.clients = clients
@@ -206,7 +213,7 @@ def open_store(settings: Settings) -> TriageStore:
         raise SettingsError(str(exc), ("TRIAGE_DB",)) from exc
 
 
-def _worker_check(worker: Any):
+def _worker_check(worker: Worker) -> Callable[[], Status]:
     def check() -> Status:
         if worker.alive:
             return Status(True)
@@ -216,7 +223,7 @@ def _worker_check(worker: Any):
     return check
 
 
-def _discord_check(status: Any):
+def _discord_check(status: DiscordStatus) -> Callable[[], Status]:
     def check() -> Status:
         health, line = status.health()
         return Status(health == "ok", line)
@@ -224,21 +231,18 @@ def _discord_check(status: Any):
     return check
 
 
-def _startup(start_discord: bool):
+def _startup(start_discord: bool) -> Callable[[web.Application], Awaitable[None]]:
     async def startup(app: web.Application) -> None:
         state = app[STATE]
         if state.worker is not None:
             state.background.append(state.worker.start())
         if start_discord and state.settings.discord_enabled:
-            from bot.discord.client import run_discord  # imported only when a token is set
-            from bot.discord.status import DiscordStatus
-
             # One aiohttp session per process, shared with the Discord side (discord.py keeps
             # its own for the Discord API).
             state.http_session = aiohttp.ClientSession()
             state.discord_status = DiscordStatus()
             state.health.register("discord", _discord_check(state.discord_status))
-            result = run_discord(
+            result = discord_client.run_discord(
                 state.settings,
                 state.triage,
                 state.store,
@@ -277,8 +281,7 @@ async def _cleanup(app: web.Application) -> None:
         await asyncio.to_thread(state.clients.close)
     if state.http_session is not None:
         await state.http_session.close()
-    if state.db is not None:
-        state.db.close()
+    state.db.close()
     if state.owns_store:
         state.store.close()
 
@@ -408,6 +411,7 @@ async def _accept(
         )
         status = "pong" if decision.reason == "ping" else decision.reason
         return web.json_response({"status": status}, status=200)
+    assert state.worker is not None  # handle_webhook answered 404 without one
     state.worker.wake()
     log.info(
         "delivery %s event=%s action=%s repo=%s issue=%s: queued",
@@ -420,7 +424,9 @@ async def _accept(
     return web.json_response({"status": "queued"}, status=202)
 
 
-def _store_delivery(store: TriageStore, delivery_id: str, event: str, decision: Any) -> bool:
+def _store_delivery(
+    store: TriageStore, delivery_id: str, event: str, decision: webhook.Decision
+) -> bool:
     """On the store's thread: the delivery and its job, and the issue's open/closed state."""
     accepted = store.accept_delivery(delivery_id, event, decision.action, decision.job)
     if accepted and decision.issue_state is not None:
