@@ -19,7 +19,7 @@ from fakes.github_api import FakeGitHub
 
 from bot import cli
 from bot.cli import doctor
-from bot.cli.doctor import discord as doctor_discord
+from bot.cli.doctor import discord_check as doctor_discord
 from bot.cli.doctor import run_checks
 from bot.cli.doctor.check import FAIL, OK, SKIP, WARN, Check
 from bot.store.sqlite import MIGRATIONS, Store

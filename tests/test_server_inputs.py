@@ -211,7 +211,7 @@ def test_serve_listens_on_loopback_unless_told(monkeypatch):
 
 def test_doctor_warns_when_serve_listens_everywhere(tmp_path):
     from bot.cli.doctor.check import WARN
-    from bot.cli.doctor.settings import check_settings
+    from bot.cli.doctor.settings_check import check_settings
 
     base = {"GITHUB_TOKEN": "ghp_x", "GITHUB_WEBHOOK_SECRET": "a-long-enough-secret"}
     quiet = check_settings(Settings.from_mapping(base), [])

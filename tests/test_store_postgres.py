@@ -238,7 +238,7 @@ def test_an_unreachable_database_is_named_without_its_password():
 
 def test_doctor_checks_the_connection_and_the_schema(url):
     from bot.cli.doctor.check import FAIL, OK, WARN
-    from bot.cli.doctor.store import check_store
+    from bot.cli.doctor.store_check import check_store
 
     def check(db: str):
         return check_store(Settings.from_mapping({"TRIAGE_DB": db}))
@@ -265,7 +265,7 @@ def test_doctor_checks_the_connection_and_the_schema(url):
 
 
 def test_doctor_shows_the_database_without_its_password():
-    from bot.cli.doctor.settings import check_settings
+    from bot.cli.doctor.settings_check import check_settings
 
     settings = Settings.from_mapping(
         {"TRIAGE_DB": "postgresql://bot:s3cret@db:5432/triage", "GITHUB_TOKEN": "t"}

@@ -31,7 +31,7 @@ from bot.github.triage_command.handle import (
     with_override,
     wrong_note_body,
 )
-from bot.render.answer.model import Answer
+from bot.render.answer.parts import Answer
 from bot.render.github import render_comment, render_no_longer
 
 

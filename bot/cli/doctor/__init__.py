@@ -15,7 +15,8 @@ saying what to do:
 The network checks use the same endpoints as the bot (GITHUB_API_URL; discord.py's API base).
 The exit status is 0 when nothing failed (warnings do not fail), 1 otherwise.
 
-One check per module (settings.py, config.py, catalog.py, store.py, github.py, discord.py), each
+One check per module (settings_check.py, config_check.py, catalog_check.py, store_check.py,
+github_check.py, discord_check.py), each
 asking the code the bot runs (Settings' rules, the label loader, the catalog loader and index,
 the store opener's file check) rather than restating it; check.py is what they return.
 """
@@ -29,13 +30,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from bot.cli.doctor.catalog import check_catalog
+from bot.cli.doctor.catalog_check import check_catalog
 from bot.cli.doctor.check import FAIL, SKIP, WARN, Check
-from bot.cli.doctor.config import check_config
-from bot.cli.doctor.discord import check_discord
-from bot.cli.doctor.github import check_github
-from bot.cli.doctor.settings import check_settings, collect_settings
-from bot.cli.doctor.store import check_store
+from bot.cli.doctor.config_check import check_config
+from bot.cli.doctor.discord_check import check_discord
+from bot.cli.doctor.github_check import check_github
+from bot.cli.doctor.settings_check import check_settings, collect_settings
+from bot.cli.doctor.store_check import check_store
 from bot.config.redact import Redactor
 
 

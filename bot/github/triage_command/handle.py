@@ -27,7 +27,7 @@ from bot.core.match.releases import ReleaseHistory
 from bot.core.panic import Panic
 from bot.render import texts
 from bot.render.answer.build import build_answer
-from bot.render.answer.model import Answer, CatalogLike
+from bot.render.answer.parts import Answer, CatalogLike
 from bot.render.answer.words import pasted_location
 from bot.render.github import parse_marker
 from bot.render.markup import md_code_block, one_line, shorten, words

@@ -23,7 +23,7 @@ from bot.github.triage_command.handle import (
     reaction_votes,
     refusal_body,
 )
-from bot.render.answer.model import CatalogLike
+from bot.render.answer.parts import CatalogLike
 from bot.store.interface import IssueState, TriageStore
 
 log = logging.getLogger(__name__)
