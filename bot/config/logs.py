@@ -63,10 +63,10 @@ class UTCFormatter(logging.Formatter):
         return f"{stamp}.{int(record.msecs):03d}Z"
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrHandler(logging.StreamHandler):
     """Writes to whatever `sys.stderr` is when a record is emitted (it may be replaced)."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> IO[str]:
         return sys.stderr
 

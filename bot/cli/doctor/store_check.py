@@ -130,14 +130,15 @@ def check_postgres_store(url: str) -> Check:
     latest = PgStore.latest_version()
     try:
         with psycopg.connect(url, connect_timeout=5) as conn:
-            if conn.execute("SELECT to_regclass('schema_version')").fetchone()[0] is None:
+            found = conn.execute("SELECT to_regclass('schema_version')").fetchone()
+            if found is None or found[0] is None:
                 return Check(
                     "store",
                     OK,
                     f"{where}: connected; no schema yet, created (schema {latest}) at first start",
                 )
             row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-            version = int(row[0] or 0)
+            version = int(row[0] or 0) if row else 0
             if version > latest:
                 return Check(
                     "store",
