@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import UTC, datetime
-from typing import Any
 
 from github import GithubException
 
@@ -20,7 +19,7 @@ from bot.github.backfill import backfill
 from bot.store.open import open_store, store_errors
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "backfill",
         help="read a repository's past issues and record which catalog records they hit",

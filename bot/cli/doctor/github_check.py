@@ -4,9 +4,8 @@ installations and repositories it reaches (the same endpoints as the bot, GITHUB
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from github import GithubException
+from github import Github, GithubException
 
 from bot.cli.doctor.check import FAIL, NETWORK_TIMEOUT, OK, SKIP, Check
 from bot.config.settings import Settings
@@ -109,7 +108,7 @@ def _check_token(clients: GitHubClients, settings: Settings, repos: Sequence[str
     )
 
 
-def _check_repo(gh: Any, name: str, visible: Sequence[str] | None) -> str | None:
+def _check_repo(gh: Github, name: str, visible: Sequence[str] | None) -> str | None:
     if visible is not None and name.lower() not in {v.lower() for v in visible}:
         return f"{name}: not among the repositories this identity can reach"
     try:
