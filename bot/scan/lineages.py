@@ -135,7 +135,9 @@ def path_affinity(old: str, new: str) -> float:
 # ---------------------------------------------------------------------------------------------
 
 
-def _pair_in_order(old: list[int], new: list[int], olds: Sequence[SiteAt], news: Sequence[SiteAt]):
+def _pair_in_order(
+    old: list[int], new: list[int], olds: Sequence[SiteAt], news: Sequence[SiteAt]
+) -> list[tuple[int, int]]:
     """Pair identical messages of one file: same function first, then by order in the file."""
     pairs: list[tuple[int, int]] = []
     by_fn_old: dict[str | None, list[int]] = defaultdict(list)
@@ -393,7 +395,7 @@ def extract_tree(repo_dir: str | Path, ref: str, target: Path) -> None:
         capture_output=True,
     ).stdout
     pos = 0
-    for _sha, path in wanted:
+    for _sha, relative in wanted:
         header_end = batch.index(b"\n", pos)
         header = batch[pos:header_end].split()
         pos = header_end + 1
@@ -402,7 +404,7 @@ def extract_tree(repo_dir: str | Path, ref: str, target: Path) -> None:
         size = int(header[2])
         body = batch[pos : pos + size]
         pos += size + 1
-        destination = target / path
+        destination = target / relative
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_bytes(body)
 
