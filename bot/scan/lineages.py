@@ -41,6 +41,7 @@ from bot.catalog.patterns import normalise_message
 from bot.catalog.sites import site_id, skeleton_record, with_enclosing_fn
 from bot.core.match.releases import crate_and_inner
 from bot.scan.rust.grammar import RUST_LANGUAGE
+from bot.scan.rust.sites import PanicSite
 from bot.scan.rust.walk import scan_tree
 
 # Least similarity (rapidfuzz ratio, 0-100) for an edited message in the same file.
@@ -436,7 +437,7 @@ def enclosing_functions(source: bytes, lines: Iterable[int]) -> dict[int, str]:
 def scan_checkout(root: Path, *, runtime_only: bool = True) -> list[SiteAt]:
     """The sites of a checkout, each with its enclosing function."""
     found = scan_tree(root)
-    by_file: dict[str, list[Any]] = defaultdict(list)
+    by_file: dict[str, list[PanicSite]] = defaultdict(list)
     for site in found:
         if not site.message_format.strip():
             continue  # `panic!("")` says nothing to match on
