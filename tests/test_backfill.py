@@ -12,8 +12,9 @@ from harness import fake_github
 
 from bot.config.settings import Settings
 from bot.github import auth
+from bot.github.adapter import Close, MergedReference
 from bot.github.auth import ClientOptions, GitHubClients
-from bot.github.backfill import MAX_ATTEMPTS, backfill, cursor_name
+from bot.github.backfill import FIX_WINDOW, MAX_ATTEMPTS, backfill, cursor_name, fixing_pull
 from bot.github.duplicates import add_line, also_reported_line, related_issues
 from bot.store.sqlite import Store
 
@@ -220,3 +221,21 @@ def test_backfill_command_runs_against_the_fake(fake, tmp_path, monkeypatch, cap
 
 def _no_sleep(_seconds: float) -> None:
     pass
+
+
+def test_the_fixing_pull_request_is_the_latest_merged_just_before_a_close_by_commit():
+    closed = 1_000_000.0
+    refs = [
+        MergedReference(10, REPO, closed - FIX_WINDOW - 1),  # merged too long before
+        MergedReference(11, REPO, closed - 60),
+        MergedReference(12, REPO.upper(), closed - 30),  # the same repository, other case
+        MergedReference(13, "someone/else", closed - 10),  # another repository's
+        MergedReference(14, REPO, closed + 5),  # merged after the close
+    ]
+    by_commit = [Close(None, closed - 500), Close("ab" * 20, closed)]
+    assert fixing_pull(by_commit, refs, REPO) == 12
+    # the last close was by hand: no pull request fixed it, and the references are not read
+    by_hand = [Close("ab" * 20, closed - 500), Close(None, closed)]
+    assert fixing_pull(by_hand, iter(()), REPO) is None
+    assert fixing_pull([], refs, REPO) is None
+    assert fixing_pull(by_commit, refs[:1], REPO) is None

@@ -8,6 +8,7 @@ import json
 import os
 import sqlite3
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -60,18 +61,24 @@ def run(tmp_path: Path, db: Path, argv: list[str]) -> subprocess.CompletedProces
     )
 
 
-def test_a_file_that_is_no_database_is_named_and_left_alone(tmp_path):
-    db = tmp_path / "store.sqlite3"
-    not_a_database(db)
+def refusals(tmp_path: Path, db: Path) -> Iterator[tuple[list[str], str]]:
+    """Every command run on `db`, each refusing it: exit 2, the file as it was; its stderr."""
     before = db.read_bytes()
     for argv in commands(tmp_path):
         done = run(tmp_path, db, argv)
         assert done.returncode == 2, (argv, done.stderr)
-        assert done.stderr == (
+        assert db.read_bytes() == before, argv
+        yield argv, done.stderr
+
+
+def test_a_file_that_is_no_database_is_named_and_left_alone(tmp_path):
+    db = tmp_path / "store.sqlite3"
+    not_a_database(db)
+    for argv, stderr in refusals(tmp_path, db):
+        assert stderr == (
             f"triage-bot: TRIAGE_DB: {db} is not a SQLite database (its header is not "
             f"SQLite's); {RESTORE}\n"
         ), argv
-        assert db.read_bytes() == before, argv
     # SQLite never opened it: no journal beside it
     assert sorted(p.name for p in tmp_path.iterdir()) == ["event.json", "store.sqlite3"]
 
@@ -80,15 +87,11 @@ def test_a_file_that_is_no_database_is_named_and_left_alone(tmp_path):
 def test_a_damaged_database_is_named_and_left_alone(spoil, tmp_path):
     db = tmp_path / "store.sqlite3"
     spoil(db)
-    before = db.read_bytes()
-    for argv in commands(tmp_path):
-        done = run(tmp_path, db, argv)
-        assert done.returncode == 2, (argv, done.stderr)
-        lines = done.stderr.splitlines()
-        assert len(lines) == 1, (argv, done.stderr)
+    for argv, stderr in refusals(tmp_path, db):
+        lines = stderr.splitlines()
+        assert len(lines) == 1, (argv, stderr)
         assert lines[0].startswith(f"triage-bot: TRIAGE_DB: {db} is damaged ("), argv
         assert lines[0].endswith(f"); {RESTORE}"), argv
-        assert db.read_bytes() == before, argv
 
 
 def test_a_database_locked_by_another_process_is_named(tmp_path):

@@ -25,7 +25,8 @@ from fakes.discord_gateway import FakeDiscord, patched_discord
 from harness import eventually
 
 from bot.app import Triage
-from bot.cli.doctor import FAIL, OK, check_discord
+from bot.cli.doctor.check import FAIL, OK
+from bot.cli.doctor.discord_check import check_discord
 from bot.config.settings import Settings, SettingsError
 from bot.discord import client as discord_client
 from bot.server.http import STATE, create_app

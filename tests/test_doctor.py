@@ -19,7 +19,9 @@ from fakes.github_api import FakeGitHub
 
 from bot import cli
 from bot.cli import doctor
-from bot.cli.doctor import FAIL, OK, SKIP, WARN, Check, run_checks
+from bot.cli.doctor import discord_check as doctor_discord
+from bot.cli.doctor import run_checks
+from bot.cli.doctor.check import FAIL, OK, SKIP, WARN, Check
 from bot.store.sqlite import MIGRATIONS, Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -442,7 +444,7 @@ def test_unreachable_github(tmp_path):
 def test_discord_token_and_intent(tmp_path, monkeypatch):
     env = {"DISCORD_TOKEN": BOT_TOKEN, "DISCORD_CHANNEL_IDS": "123"}
     with DiscordStub(BOT_TOKEN) as stub:
-        monkeypatch.setattr(doctor, "DISCORD_API_BASE", stub.base)
+        monkeypatch.setattr(doctor_discord, "DISCORD_API_BASE", stub.base)
         checks, out = run(env, tmp_path)
         assert checks["discord"].status == OK, out
         assert checks["discord"].summary == "logged in as triage-bot (id 1100000000000000000)"
@@ -465,7 +467,7 @@ def test_discord_token_and_intent(tmp_path, monkeypatch):
 
 
 def test_offline_skips_the_network(tmp_path, monkeypatch):
-    monkeypatch.setattr(doctor, "DISCORD_API_BASE", "http://127.0.0.1:9")
+    monkeypatch.setattr(doctor_discord, "DISCORD_API_BASE", "http://127.0.0.1:9")
     env = {"GITHUB_TOKEN": TOKEN, "GITHUB_API_URL": "http://127.0.0.1:9"}
     checks, _ = run(env | {"DISCORD_TOKEN": BOT_TOKEN}, tmp_path, offline=True)
     assert checks["github"].status == SKIP and checks["discord"].status == SKIP

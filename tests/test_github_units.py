@@ -11,6 +11,7 @@ import pytest
 from github import GithubException
 
 from bot.catalog.model import Record
+from bot.cli import run
 from bot.cli import service as commands
 from bot.config.settings import NAMES, Settings, SettingsError, read_env_file
 from bot.github import webhook
@@ -465,7 +466,7 @@ def run_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     commands.register(parser.add_subparsers())
     args = parser.parse_args(argv)
-    return args.handler(args)
+    return run(args)
 
 
 def test_jobs_list_and_retry(tmp_path, monkeypatch, capsys):

@@ -11,14 +11,8 @@ import re
 import pytest
 from harness import PANIC, REPO, bot_comments, fake_github, issue_payload
 
-from bot.config.logs import (
-    REDACTED,
-    Redactor,
-    configure_logging,
-    event_line,
-    log_event,
-    secret_values,
-)
+from bot.config.logs import configure_logging, event_line, log_event
+from bot.config.redact import REDACTED, Redactor, secret_values
 from bot.config.settings import Settings
 from bot.github import auth
 from bot.github.auth import ClientOptions

@@ -27,7 +27,7 @@ from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.panic import Frame, Location, Panic
 from bot.render import texts
 from bot.render.answer.build import build_answer
-from bot.render.answer.model import Answer
+from bot.render.answer.parts import Answer
 from bot.render.answer.words import version_note
 from bot.render.discord import render_message, render_more, render_plain
 from bot.render.github import (

@@ -14,7 +14,7 @@ from bot.cli.scan import register_catalog
 from bot.scan.builders import BuilderConfigError, load_builders
 from bot.scan.rust.cfg import cfg_requires_test
 from bot.scan.rust.definitions import ScanContext, collect_definitions
-from bot.scan.rust.sites import PanicSite, scan_source
+from bot.scan.rust.site_finder import PanicSite, scan_source
 from bot.scan.rust.skeletons import skeletons
 from bot.scan.rust.walk import scan_tree
 

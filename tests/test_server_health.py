@@ -14,6 +14,7 @@ import time
 import pytest
 from harness import PANIC, REPO, Harness, bot_comments, issue_payload
 
+from bot.cli import run
 from bot.cli import service as commands
 from bot.config.settings import NAMES, Settings, SettingsError
 from bot.health import Health, Status
@@ -177,7 +178,7 @@ def test_serve_stops_with_a_non_zero_status_on_a_damaged_database(tmp_path, monk
     parser = argparse.ArgumentParser()
     commands.register(parser.add_subparsers())
     args = parser.parse_args(["serve", "--port", "0"])
-    assert args.handler(args) == 2
+    assert run(args) == 2
     err = capsys.readouterr().err
     assert err.count("TRIAGE_DB") == 1 and str(damaged) in err
 

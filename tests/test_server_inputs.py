@@ -18,6 +18,7 @@ from harness import (
     issue_payload,
 )
 
+from bot.cli import run
 from bot.cli import service as commands
 from bot.config.settings import NAMES, Settings, SettingsError
 from bot.server.http import WebhookLimits, create_app
@@ -155,7 +156,7 @@ def test_serve_refuses_a_short_webhook_secret(tmp_path, monkeypatch, capsys):
     parser = argparse.ArgumentParser()
     commands.register(parser.add_subparsers())
     args = parser.parse_args(["serve", "--port", "0"])
-    assert args.handler(args) == 2
+    assert run(args) == 2
     err = capsys.readouterr().err
     assert "GITHUB_WEBHOOK_SECRET" in err and "fifteen-chars-x" not in err
 
@@ -209,7 +210,8 @@ def test_serve_listens_on_loopback_unless_told(monkeypatch):
 
 
 def test_doctor_warns_when_serve_listens_everywhere(tmp_path):
-    from bot.cli.doctor import WARN, check_settings
+    from bot.cli.doctor.check import WARN
+    from bot.cli.doctor.settings_check import check_settings
 
     base = {"GITHUB_TOKEN": "ghp_x", "GITHUB_WEBHOOK_SECRET": "a-long-enough-secret"}
     quiet = check_settings(Settings.from_mapping(base), [])

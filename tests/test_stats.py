@@ -12,6 +12,7 @@ import pytest
 from harness import INTERPOLATE, PANIC, REPO, UNKNOWN_PANIC, Harness, issue_payload
 
 from bot.catalog.loader import load_catalog
+from bot.cli import run
 from bot.cli.stats import register, register_catalog
 from bot.stats.report import (
     OTHER,
@@ -242,7 +243,7 @@ def run_cli(argv, monkeypatch, tmp_path, db):
     catalog = sub.add_parser("catalog").add_subparsers(dest="catalog_command")
     register_catalog(catalog)
     args = parser.parse_args(argv)
-    return args.handler(args)
+    return run(args)
 
 
 def filled_store(db):

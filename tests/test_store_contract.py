@@ -8,12 +8,16 @@ that server cannot be reached.
 from __future__ import annotations
 
 import inspect
+import re
+import sqlite3
 from collections.abc import Iterator
 
 import pytest
 from postgres_schema import fresh_schema, postgres_or_skip
 
-from bot.store.open import TriageStore, open_store
+from bot.config.settings import Settings
+from bot.store.interface import TriageStore
+from bot.store.open import open_store
 from bot.store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
 from bot.store.sqlite import Store
 
@@ -121,6 +125,133 @@ def test_both_stores_have_the_same_public_methods_and_the_protocol_lists_them():
     assert protocol == set(sqlite) - {"open"}
 
 
+def test_each_store_is_the_interface_no_more_no_less():
+    """`TriageStore` is the one definition of a store: neither store has a public method it
+    lacks, and a method a store defines itself keeps the interface's signature."""
+    from bot.store.postgres import PgStore
+
+    interface = _public(TriageStore)
+    for cls in (Store, PgStore):
+        assert not cls.__abstractmethods__, cls  # each store does all the interface asks
+        assert set(_public(cls)) == set(interface), cls
+        for name in set(vars(cls)) & set(interface):
+            assert inspect.signature(getattr(cls, name)) == interface[name], (cls, name)
+
+
+# -- the schema: both databases end up with the same tables and columns ---------------------
+
+# What only the shared PostgreSQL store has: who holds a running job's lease and until when, the
+# order of replaced commands (SQLite's rowid), and one running job per issue.
+POSTGRES_ONLY_COLUMNS = {("jobs", "lease_owner"), ("jobs", "lease_until"), ("commands", "seq")}
+POSTGRES_ONLY_INDEXES = {("jobs", "jobs_one_running_per_issue")}
+# how each database names the kinds of columns the schema declares
+FAMILIES = {
+    "TEXT": "text", "INTEGER": "integer", "REAL": "real",
+    "text": "text", "integer": "integer", "bigint": "integer", "double precision": "real",
+}  # fmt: skip
+COUNTED = "(the database counts)"  # an id the database assigns
+
+
+def _neutral_default(default: str | None) -> str | None:
+    if default is None:
+        return None
+    if default.startswith("nextval("):
+        return COUNTED
+    return re.sub(r"::[a-z ]+$", "", default)  # PostgreSQL adds the literal's type
+
+
+def _neutral_where(where: str | None) -> str | None:
+    return None if where is None else where.replace("::text", "").strip("()")
+
+
+def sqlite_catalog(path) -> dict:
+    """Per table: its columns (name, kind, NOT NULL, default), primary key and indexes, as
+    SQLite's catalog (sqlite_master, PRAGMA table_info, index_list, index_info) tells them."""
+    conn = sqlite3.connect(path)
+    try:
+        catalog = {}
+        tables = conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table'"
+            " AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        ).fetchall()
+        for table, sql in tables:
+            info = conn.execute(f"PRAGMA table_info({table})").fetchall()
+            columns = [
+                (
+                    name,
+                    FAMILIES[kind],
+                    bool(notnull or pk),
+                    COUNTED
+                    if re.search(rf"\b{name} INTEGER PRIMARY KEY AUTOINCREMENT", sql)
+                    else _neutral_default(default),
+                )
+                for _, name, kind, notnull, default, pk in info
+            ]
+            key = tuple(row[1] for row in sorted((r for r in info if r[5]), key=lambda r: r[5]))
+            indexes = {}
+            for _, name, unique, origin, _partial in conn.execute(f"PRAGMA index_list({table})"):
+                if origin != "c":  # the primary key's own index
+                    continue
+                (index_sql,) = conn.execute(
+                    "SELECT sql FROM sqlite_master WHERE name = ?", (name,)
+                ).fetchone()
+                where = index_sql.split(" WHERE ", 1)[1] if " WHERE " in index_sql else None
+                cols = tuple(r[2] for r in conn.execute(f"PRAGMA index_info({name})"))
+                indexes[name] = (cols, bool(unique), _neutral_where(where))
+            catalog[table] = {"columns": columns, "key": key, "indexes": indexes}
+        return catalog
+    finally:
+        conn.close()
+
+
+def postgres_catalog(url: str) -> dict:
+    """The same, as PostgreSQL's catalog (information_schema, pg_index) tells it."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        catalog: dict = {}
+        for table, name, kind, nullable, default in conn.execute(
+            "SELECT table_name, column_name, data_type, is_nullable, column_default"
+            " FROM information_schema.columns WHERE table_schema = current_schema()"
+            " ORDER BY table_name, ordinal_position"
+        ):
+            entry = catalog.setdefault(table, {"columns": [], "key": (), "indexes": {}})
+            entry["columns"].append(
+                (name, FAMILIES[kind], nullable == "NO", _neutral_default(default))
+            )
+        for table, name, unique, primary, cols, where in conn.execute(
+            "SELECT t.relname, i.relname, x.indisunique, x.indisprimary,"
+            " array_agg(a.attname ORDER BY k.n), pg_get_expr(x.indpred, x.indrelid)"
+            " FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid"
+            " JOIN pg_class AS t ON t.oid = x.indrelid"
+            " CROSS JOIN LATERAL unnest(x.indkey) WITH ORDINALITY AS k(attnum, n)"
+            " JOIN pg_attribute AS a ON a.attrelid = t.oid AND a.attnum = k.attnum"
+            " WHERE t.relnamespace = current_schema()::regnamespace"
+            " GROUP BY t.relname, i.relname, x.indisunique, x.indisprimary, x.indpred, x.indrelid"
+        ):
+            if primary:
+                catalog[table]["key"] = tuple(cols)
+            else:
+                catalog[table]["indexes"][name] = (tuple(cols), unique, _neutral_where(where))
+        return catalog
+
+
+def test_both_databases_end_up_with_the_same_tables_and_columns(tmp_path, pg_schema):
+    from bot.store.postgres import PgStore
+
+    Store(tmp_path / "s.sqlite3").close()
+    PgStore(pg_schema).close()
+    sqlite, postgres = sqlite_catalog(tmp_path / "s.sqlite3"), postgres_catalog(pg_schema)
+    assert len(sqlite) == 13  # 12 tables and schema_version
+    for table, entry in postgres.items():
+        only = [c for c in entry["columns"] if (table, c[0]) in POSTGRES_ONLY_COLUMNS]
+        assert len(only) == len([c for t, c in POSTGRES_ONLY_COLUMNS if t == table]), table
+        entry["columns"] = [c for c in entry["columns"] if c not in only]
+        for name in [n for n in entry["indexes"] if (table, n) in POSTGRES_ONLY_INDEXES]:
+            del entry["indexes"][name]
+    assert sqlite == postgres
+
+
 def test_the_migrations_are_the_same_versions():
     from bot.store.postgres import MIGRATIONS as PG_MIGRATIONS
     from bot.store.postgres import PgStore
@@ -132,9 +263,10 @@ def test_the_migrations_are_the_same_versions():
 def test_open_store_picks_the_implementation(tmp_path, pg_schema):
     from bot.store.postgres import PgStore
 
-    with open_store(tmp_path / "x.sqlite3") as sqlite:
+    with open_store(Settings.from_mapping({"TRIAGE_DB": str(tmp_path / "x.sqlite3")})) as sqlite:
         assert isinstance(sqlite, Store)
-    with open_store(pg_schema, job_lease=7) as postgres:
+    settings = Settings.from_mapping({"TRIAGE_DB": pg_schema, "TRIAGE_JOB_LEASE": "7"})
+    with open_store(settings) as postgres:
         assert isinstance(postgres, PgStore) and postgres.job_lease == 7
 
 

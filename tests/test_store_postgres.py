@@ -19,6 +19,7 @@ from postgres_schema import fresh_schema, postgres_or_skip
 
 from bot.config.redact import redact_url
 from bot.config.settings import Settings
+from bot.store.interface import Job
 from bot.store.postgres import PgStore
 from bot.store.sqlite import Store
 
@@ -39,6 +40,17 @@ def url() -> Iterator[str]:
 
 def job(number: int = 1) -> dict:
     return {"kind": "issue", "repo": "o/r", "number": number, "payload": {}}
+
+
+def claim_within(store: PgStore, seconds: float) -> Job | None:
+    """The job `store` claims within `seconds`, trying every tenth of a second; else None."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        claimed = store.claim_job()
+        if claimed is not None:
+            return claimed
+        time.sleep(0.1)
+    return None
 
 
 def test_replicas_starting_together_migrate_once(url):
@@ -181,11 +193,7 @@ def test_a_live_replica_renews_its_leases(url):
         time.sleep(1.5)  # more than two leases: renewed meanwhile
         assert other.claim_job() is None
         owner.close()  # stops renewing, as a killed process would
-        deadline = time.monotonic() + 10
-        taken = None
-        while taken is None and time.monotonic() < deadline:
-            taken = other.claim_job()
-            time.sleep(0.1)
+        taken = claim_within(other, 10)
         assert taken is not None and taken.id == job_id
     finally:
         other.close()
@@ -229,7 +237,8 @@ def test_an_unreachable_database_is_named_without_its_password():
 
 
 def test_doctor_checks_the_connection_and_the_schema(url):
-    from bot.cli.doctor import FAIL, OK, WARN, check_store
+    from bot.cli.doctor.check import FAIL, OK, WARN
+    from bot.cli.doctor.store_check import check_store
 
     def check(db: str):
         return check_store(Settings.from_mapping({"TRIAGE_DB": db}))
@@ -256,7 +265,7 @@ def test_doctor_checks_the_connection_and_the_schema(url):
 
 
 def test_doctor_shows_the_database_without_its_password():
-    from bot.cli.doctor import check_settings
+    from bot.cli.doctor.settings_check import check_settings
 
     settings = Settings.from_mapping(
         {"TRIAGE_DB": "postgresql://bot:s3cret@db:5432/triage", "GITHUB_TOKEN": "t"}
@@ -393,11 +402,7 @@ def test_a_database_outage_neither_stalls_the_worker_nor_strands_a_job(url, monk
         cable.plug()
         # ...but the lease is let go (not renewed now that the database is back): it runs out,
         # and another replica does the job again
-        deadline = time.monotonic() + 12
-        again = None
-        while again is None and time.monotonic() < deadline:
-            again = direct.claim_job()
-            time.sleep(0.1)
+        again = claim_within(direct, 12)
         assert again is not None and again.id == job_id
         direct.finish_job(job_id)
         assert direct.get_job(job_id).state == "done"

@@ -18,10 +18,12 @@ from harness import (
     issue_payload,
 )
 
+from bot.github.triage_command.handle import Controls, Effect, command_effect, reaction_votes
 from bot.github.triage_command.parse import Command, command_entries, new_commands, parse
 from bot.github.webhook import decide
 from bot.render import texts
 from bot.render.github import parse_marker
+from bot.store.interface import IssueState
 
 # --- parsing ------------------------------------------------------------------------------------
 
@@ -424,3 +426,56 @@ async def test_a_refusal_that_cannot_be_posted_is_not_retried_but_a_rate_limit_i
     assert len(notices(fake, other.number)) == 1
     statuses = [r.status for r in fake.calls("POST", rf"/issues/{other.number}/comments$")]
     assert statuses[-2:] == [403, 201]
+
+
+# --- each command's effect (pure) ---------------------------------------------------------------
+
+
+def answered(*record_ids: str, verdict: str = "match") -> IssueState:
+    return IssueState("o/r", 1, 5, (), verdict, record_ids, "fp")
+
+
+def test_wrong_rejects_what_was_answered_and_keeps_earlier_rejections():
+    effect = command_effect("wrong", None, answered("a", "b"), Controls(wrong=("z",)), False)
+    assert effect == Effect("done", {"override": "wrong:z,a,b"}, rejected=("a", "b"))
+    # a chosen record is what is rejected, whatever the bot had answered
+    chosen = command_effect("wrong", None, answered("a"), Controls(match="m"), False)
+    assert chosen.rejected == ("m",) and chosen.changes == {"override": "wrong:m"}
+    # nothing answered (no match, or no state at all): nothing to reject, nothing stored
+    for state in (answered("a", verdict="uncatalogued-panic"), None):
+        assert command_effect("wrong", None, state, Controls(), False) == Effect(
+            "nothing-to-reject"
+        )
+
+
+def test_match_needs_a_record_the_catalog_has():
+    assert command_effect("match", "r1", None, Controls(), True) == Effect(
+        "done", {"override": "match:r1"}
+    )
+    unknown = command_effect("match", "nope", None, Controls(), False)
+    assert unknown == Effect("unknown-record", reaction="confused")
+
+
+def test_why_ignore_refresh_and_unknown_commands():
+    assert command_effect("why", None, None, Controls(), False).changes == {"show_why": True}
+    assert command_effect("ignore", None, None, Controls(), False).changes == {"ignored": True}
+    refresh = command_effect("refresh", None, answered("a"), Controls(match="m"), False)
+    assert refresh.changes == {"ignored": False, "override": None}
+    assert command_effect("close", None, None, Controls(), False) == Effect("unknown-command")
+
+
+def test_reaction_votes_sum_per_person_and_leave_bots_out():
+    votes = reaction_votes(
+        [
+            ("alice", "User", "+1"),
+            ("bob", "User", "-1"),
+            ("carol", "User", "+1"),
+            ("carol", "User", "-1"),  # both: no vote
+            ("dependabot[bot]", "Bot", "+1"),
+            ("helper[bot]", "User", "-1"),
+            ("dave", "Bot", "+1"),
+            (None, None, "+1"),
+            ("erin", "User", "heart"),
+        ]
+    )
+    assert votes == {"alice": 1, "bob": -1, "carol": 0}

@@ -1,8 +1,11 @@
-"""`triage-bot`: one console script, a subcommand per job.
+"""`triage-bot`: one console script, a subcommand per job; the adapter that runs the pipeline's
+stages from a terminal.
 
-Each feature module registers its own subcommands. Only the module that owns the command being
-run is imported, so `triage-bot match` starts fast (the GitHub Action runs a process per event)
-and does not pay for discord.py or PyGithub.
+Each command group is one module here with a `register(subparsers)` (argparse and printing only;
+the work is done by the packages it calls). Only the module that owns the command being run is
+imported, so `triage-bot match` starts fast (the GitHub Action runs a process per event) and
+does not pay for discord.py or PyGithub. Configuration errors raised anywhere in a command
+become their message and exit status 2 in one place, `run`.
 """
 
 from __future__ import annotations
@@ -11,6 +14,10 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
+
+import bot
+from bot.config.settings import SettingsError
 
 # top-level command -> module whose `register(subparsers)` adds it
 COMMAND_MODULES: dict[str, str] = {
@@ -22,7 +29,20 @@ COMMAND_MODULES: dict[str, str] = {
     "handle-event": "bot.cli.service",
     "stats": "bot.cli.stats",
     "doctor": "bot.cli.doctor",
-    "backfill": "bot.github.backfill",
+    "backfill": "bot.cli.backfill",
+}
+# `catalog ACTION` -> module whose `register_catalog(actions)` adds ACTION to the `catalog`
+# group (created by bot.cli.catalog's `register`): the group's actions live in three modules,
+# and `catalog validate` must not pay for the scanner or the store.
+CATALOG_MODULES: dict[str, str] = {
+    "validate": "bot.cli.catalog",
+    "lint": "bot.cli.catalog",
+    "show": "bot.cli.catalog",
+    "import": "bot.cli.catalog",
+    "scan": "bot.cli.scan",
+    "update": "bot.cli.scan",
+    "history": "bot.cli.scan",
+    "draft": "bot.cli.stats",
 }
 
 
@@ -43,24 +63,28 @@ class HelpFormatter(argparse.HelpFormatter):
 
 def version() -> str:
     """The installed distribution's version; the source tree's when it is not installed."""
-    from importlib import metadata
+    from importlib import metadata  # about 50 ms: only for --version
 
     try:
         return metadata.version("panic-triage")
     except metadata.PackageNotFoundError:
-        from bot import __version__
-
-        return __version__
+        return bot.__version__
 
 
 class _VersionAction(argparse.Action):
     """`--version`, looked up only when asked for: reading the package metadata takes about a
     tenth of a second, which every `triage-bot match` would otherwise pay."""
 
-    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
         print(f"{parser.prog} {version()}")
         parser.exit()
 
@@ -73,6 +97,11 @@ def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
             for choice in action._choices_actions:
                 found[choice.dest] = action.choices[choice.dest]
     return found
+
+
+def _actions(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+    """The object a group's actions are added to (its `add_subparsers()`)."""
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
 
 
 def _walk(parser: argparse.ArgumentParser) -> None:
@@ -99,7 +128,9 @@ def usage(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None, action: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with `only` (and, for `catalog`, its `action`), just what that command
+    needs, so only its module is imported."""
     parser = argparse.ArgumentParser(
         prog="triage-bot",
         description="Answers Rust panics pasted into GitHub issues and Discord from a catalog.",
@@ -112,30 +143,32 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         modules = {COMMAND_MODULES[only]: None}
     for name in modules:
         importlib.import_module(name).register(subparsers)
+    if "catalog" in subparsers.choices:
+        catalog_modules = dict.fromkeys(CATALOG_MODULES.values())
+        if only == "catalog" and action in CATALOG_MODULES:
+            catalog_modules = {CATALOG_MODULES[action]: None}
+        actions = _actions(subparsers.choices["catalog"])
+        for name in catalog_modules:
+            importlib.import_module(name).register_catalog(actions)
     _walk(parser)
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for choice in action._choices_actions:
-                names = list(subcommands(action.choices[choice.dest]))
+    for sub in parser._actions:
+        if isinstance(sub, argparse._SubParsersAction):
+            for choice in sub._choices_actions:
+                names = list(subcommands(sub.choices[choice.dest]))
                 if names:  # the top-level list names every action of a group
                     choice.help = f"{choice.help} ({', '.join(names)})"
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    first = next((a for a in argv if not a.startswith("-")), None)
-    parser = build_parser(first)
-    args = parser.parse_args(argv)
-    handler = getattr(args, "handler", None)
-    if handler is None:
-        return usage(parser)
+def run(args: argparse.Namespace) -> int:
+    """Run the parsed command. The one place configuration errors become what the user reads:
+    a bad setting (SettingsError) or a store file that cannot be used (StoreUnusable) is one
+    line on stderr and exit status 2; command bodies just raise them."""
     try:
-        return int(handler(args) or 0)
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
+        return int(args.handler(args) or 0)
+    except SettingsError as exc:
+        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
+        return 2
     except Exception as exc:
         from bot.store.open import StoreUnusable  # imported only on failure: `match` starts fast
 
@@ -143,3 +176,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"triage-bot: {exc}", file=sys.stderr)  # the file, what is wrong, what to do
         return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    words = [a for a in argv if not a.startswith("-")]  # the command, then its action
+    parser = build_parser(*words[:2])
+    args = parser.parse_args(argv)
+    if getattr(args, "handler", None) is None:
+        return usage(parser)
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,7 +1,10 @@
-"""`triage-bot catalog ...`: validate, lint, show and import catalog records.
+"""`triage-bot catalog`: the group, and its actions validate, lint, show and import.
 
-Messages (problems, findings, summaries) go to stderr or stdout as each command's help says;
-records (the data) go to stdout or to files. Every handler returns the process exit code.
+`register(subparsers)` creates the group; `register_catalog(actions)` adds this module's
+actions to it, as bot.cli.scan's and bot.cli.stats' do theirs (bot.cli.CATALOG_MODULES says
+which module adds which action). Messages (problems, findings, summaries) go to stderr or
+stdout as each command's help says; records (the data) go to stdout or to files. Every handler
+returns the process exit code.
 """
 
 from __future__ import annotations
@@ -11,9 +14,22 @@ import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from bot import cli
+from bot.app import load_bundled
+from bot.catalog.importers import (
+    ImportFormatError,
+    import_document,
+    import_panic_sites,
+    looks_like_panic_sites,
+)
+from bot.catalog.lint import WARNING, lint_catalog
+from bot.catalog.loader import Catalog, CatalogError, load_catalog
+from bot.catalog.model import record_from_dict, record_to_dict
+from bot.catalog.validate import check_record
 
 FORMATS = ("auto", "json", "page", "panic-sites")
 PANIC_SITES_FILE = "panic_sites.jsonl"
@@ -27,15 +43,22 @@ def _err(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def _load(paths: Sequence[str] | None):
-    """The catalog at `paths`, or the bundled one when none are given."""
-    from bot.app import load_bundled
-    from bot.catalog.loader import load_catalog
+def _load(
+    paths: Sequence[str] | None, verdict: Callable[[int], str] | None = None
+) -> Catalog | None:
+    """The catalog at `paths`, or the bundled one when none are given; None once its problems
+    (then `verdict(how many)`) are on stderr."""
+    try:
+        return load_catalog(list(paths)) if paths else load_bundled().catalog
+    except CatalogError as exc:
+        for problem in exc.problems:
+            _err(str(problem))
+        if verdict is not None:
+            _err(verdict(len(exc.problems)))
+        return None
 
-    return load_catalog(list(paths)) if paths else load_bundled().catalog
 
-
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     catalog = subparsers.add_parser(
         "catalog",
         help="the error catalog",
@@ -44,8 +67,10 @@ def register(subparsers: Any) -> None:
         "checkout for panic sites, follow the code as it changes, and draft records for "
         "uncatalogued panics.",
     )
-    sub = catalog.add_subparsers(dest="catalog_command", metavar="ACTION")
+    catalog.add_subparsers(dest="catalog_command", metavar="ACTION")
 
+
+def register_catalog(sub: argparse._SubParsersAction) -> None:
     validate = sub.add_parser(
         "validate",
         help="check catalog files; exit 1 on any error",
@@ -107,26 +132,15 @@ def register(subparsers: Any) -> None:
     )
     imp.set_defaults(handler=cmd_import)
 
-    from bot.cli.scan import register_catalog  # `catalog scan` and `catalog update`
-    from bot.cli.stats import register_catalog as register_draft  # `catalog draft`
-
-    register_catalog(sub)
-    register_draft(sub)
-
 
 # ---------------------------------------------------------------------------------------------
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from bot.catalog.loader import CatalogError
-
-    try:
-        catalog = _load(args.paths)
-    except CatalogError as exc:
-        for problem in exc.problems:
-            _err(str(problem))
-        count = len(exc.problems)
-        _err(f"{count} problem{'s' if count != 1 else ''}; the catalog cannot be used")
+    catalog = _load(
+        args.paths, lambda n: f"{n} problem{'s' if n != 1 else ''}; the catalog cannot be used"
+    )
+    if catalog is None:
         return 1
     for warning in catalog.warnings:
         _err(f"warning: {warning}")
@@ -145,15 +159,10 @@ def _no_records(paths: Sequence[str]) -> str:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from bot.catalog.lint import WARNING, lint_catalog
-    from bot.catalog.loader import CatalogError
-
-    try:
-        catalog = _load(args.paths)
-    except CatalogError as exc:
-        for problem in exc.problems:
-            _err(str(problem))
-        _err("the catalog does not load; fix these first (see `catalog validate`)")
+    catalog = _load(
+        args.paths, lambda _: "the catalog does not load; fix these first (see `catalog validate`)"
+    )
+    if catalog is None:
         return 1
     if not len(catalog):
         _err(_no_records(args.paths))
@@ -177,14 +186,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from bot.catalog.loader import CatalogError
-    from bot.catalog.model import record_to_dict
-
-    try:
-        catalog = _load(args.catalog)
-    except CatalogError as exc:
-        for problem in exc.problems:
-            _err(str(problem))
+    catalog = _load(args.catalog)
+    if catalog is None:
         return 1
     record = catalog.get(args.id)
     if record is None:
@@ -219,8 +222,6 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _detect(path: str, wanted: str) -> str:
-    from bot.catalog.importers import looks_like_panic_sites
-
     if wanted != "auto":
         return wanted
     return "panic-sites" if looks_like_panic_sites(path) else "auto"
@@ -228,8 +229,6 @@ def _detect(path: str, wanted: str) -> str:
 
 def _normalised(data: dict[str, Any]) -> dict[str, Any]:
     """The record as the catalog writes it (canonical field order, unknown fields kept)."""
-    from bot.catalog.model import record_from_dict, record_to_dict
-
     return record_to_dict(record_from_dict(data))
 
 
@@ -249,9 +248,6 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from bot.catalog.importers import ImportFormatError, import_document, import_panic_sites
-    from bot.catalog.validate import check_record
-
     problems: list[str] = []
     documents: list[tuple[str, dict[str, Any]]] = []  # (source file, record)
     sites: list[tuple[str, dict[str, Any]]] = []
@@ -314,9 +310,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the catalog commands on their own: `python -m bot.cli.catalog import ...`."""
-    from bot.cli import main as cli_main
-
-    return cli_main(["catalog", *(sys.argv[1:] if argv is None else argv)])
+    return cli.main(["catalog", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
-"""`triage-bot catalog scan` and `triage-bot catalog update`.
+"""`triage-bot catalog scan`, `catalog update` and `catalog history`.
 
-`register_catalog(catalog_subparsers)` adds both to the `catalog` group (the sub-subparsers
-object that `bot.cli.catalog` creates). Records go to stdout or files; progress, summaries
-and problems go to stderr. Each handler returns the exit code: 0 done, 2 bad input.
+`register_catalog(actions)` adds them to the `catalog` group that `bot.cli.catalog` creates
+(bot.cli.CATALOG_MODULES routes these actions here). Records go to stdout or files;
+progress, summaries and problems go to stderr. Each handler returns the exit code: 0 done,
+2 bad input.
 """
 
 from __future__ import annotations
@@ -10,10 +11,37 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from bot.catalog.loader import CatalogError, load_catalog
+from bot.catalog.model import ATTR_BY_KEY, WRITE_UP_ATTRS
+from bot.core.match.releases import crate_and_inner
+from bot.scan.builders import BuilderConfigError, load_builders
+from bot.scan.catalog_io import read_catalog, read_records_file, write_catalog
+from bot.scan.lineages import (
+    Release,
+    attach_records,
+    build_history,
+    history_lines,
+    is_test_helper_crate,
+    lineage_records,
+    release_tags,
+    version_key,
+)
+from bot.scan.rust.skeletons import skeletons
+from bot.scan.rust.walk import rust_files, scan_tree
+from bot.scan.update import (
+    DEFAULT_CUTOFF,
+    proposals_json,
+    record_diff,
+    report_markdown,
+    scan_identity,
+    update_catalog,
+)
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
@@ -25,7 +53,7 @@ def _err(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def register_catalog(catalog_subparsers: Any) -> None:
+def register_catalog(catalog_subparsers: argparse._SubParsersAction) -> None:
     scan = catalog_subparsers.add_parser(
         "scan",
         help="find the panic sites of a Rust checkout",
@@ -161,9 +189,6 @@ class _Progress:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from bot.scan.rust.skeletons import skeletons
-    from bot.scan.rust.walk import rust_files, scan_tree
-
     if not _REPO.match(args.repo):
         _err(f"error: --repo must be OWNER/NAME, not `{args.repo}`")
         return 2
@@ -181,8 +206,6 @@ def cmd_scan(args: argparse.Namespace) -> int:
         return 2
     builders = []
     if args.config:
-        from bot.scan.builders import BuilderConfigError, load_builders
-
         try:
             builders = load_builders(args.config)
         except BuilderConfigError as exc:
@@ -193,9 +216,6 @@ def cmd_scan(args: argparse.Namespace) -> int:
         root, include_tests=args.include_tests, progress=_Progress(), builders=builders
     )
     if not args.include_tests:
-        from bot.core.match.releases import crate_and_inner
-        from bot.scan.lineages import is_test_helper_crate
-
         # As `catalog history` does: test-helper crates (burn-no-std-tests) are tests too.
         sites = [s for s in sites if not is_test_helper_crate(crate_and_inner(s.file_path)[0])]
     if args.format == "sites":
@@ -218,17 +238,6 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_update(args: argparse.Namespace) -> int:
-    from bot.catalog.loader import CatalogError, load_catalog
-    from bot.scan.catalog_io import read_catalog, read_records_file, write_catalog
-    from bot.scan.update import (
-        DEFAULT_CUTOFF,
-        proposals_json,
-        record_diff,
-        report_markdown,
-        scan_identity,
-        update_catalog,
-    )
-
     catalog_path, scan_path = Path(args.catalog), Path(args.scan)
     for path in (catalog_path, scan_path):
         if not path.exists():
@@ -287,17 +296,6 @@ def cmd_update(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    import subprocess
-
-    from bot.scan.catalog_io import read_catalog
-    from bot.scan.lineages import (
-        build_history,
-        history_lines,
-        lineage_records,
-        release_tags,
-        version_key,
-    )
-
     if not _REPO.match(args.repo):
         _err(f"error: --repo must be OWNER/NAME, not `{args.repo}`")
         return 2
@@ -323,7 +321,7 @@ def cmd_history(args: argparse.Namespace) -> int:
             _err(f"error: {exc}")
             return 2
 
-    def progress(release, sites: int, seconds: float) -> None:
+    def progress(release: Release, sites: int, seconds: float) -> None:
         _err(f"history: {release.version} ({release.commit[:12]}): {sites} sites in {seconds:.1f}s")
 
     started = time.monotonic()
@@ -339,8 +337,6 @@ def cmd_history(args: argparse.Namespace) -> int:
         detail = (exc.stderr or b"").decode("utf-8", "replace").strip()
         _err(f"error: git failed: {detail or exc}")
         return 2
-    from bot.scan.lineages import attach_records
-
     attached = attach_records(history, written_ups)
     live, gone = lineage_records(history)
     out = Path(args.out)
@@ -359,6 +355,4 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def _has_write_up(record: dict[str, Any]) -> bool:
-    from bot.catalog.model import ATTR_BY_KEY, WRITE_UP_ATTRS
-
     return any(record.get(k) for k, attr in ATTR_BY_KEY.items() if attr in WRITE_UP_ATTRS)

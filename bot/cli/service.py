@@ -1,4 +1,8 @@
-"""Subcommands: `serve`, `poll`, `handle-event`, `jobs list`, `jobs retry`."""
+"""Subcommands: `serve`, `poll`, `handle-event`, `jobs list`, `jobs retry`.
+
+Settings and store errors are raised, not printed: bot.cli.run turns them into the message and
+exit status 2.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +10,35 @@ import argparse
 import asyncio
 import logging
 import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
-from bot.config.settings import Settings, SettingsError
+from bot.app import load_triage
+from bot.config.logs import configure_logging
+from bot.config.settings import Settings
+from bot.github import webhook
+from bot.github.adapter import GitHubAdapter
+from bot.github.auth import GitHubClients
+from bot.github.labels import load_label_config
+from bot.github.pipeline import IssuePipeline, pipeline_from_settings
+from bot.github.poll import poll_once
+from bot.github.worker import RetryPolicy, Worker, classify
+from bot.store.open import TriageStore, is_postgres, open_store, store_errors
 
 log = logging.getLogger(__name__)
-HANDLE_EVENT_POLICY: Any = None  # a RetryPolicy for `handle-event` (tests make it fast)
+HANDLE_EVENT_POLICY: RetryPolicy | None = None  # for `handle-event` (tests make it fast)
+# `jobs list --state`: which states each choice shows
+JOB_STATES: dict[str | None, tuple[str, ...]] = {
+    None: ("dead", "queued", "running"),
+    "all": ("queued", "running", "dead", "done"),
+}
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     serve = subparsers.add_parser(
         "serve",
         help="run the webhook server (GitHub) and the Discord client",
@@ -110,96 +133,61 @@ def register(subparsers: Any) -> None:
     retry.set_defaults(handler=cmd_jobs_retry)
 
 
-def _settings() -> Settings | None:
-    try:
-        settings = Settings.load()
-    except SettingsError as exc:
-        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
-        return None
-    except (OSError, UnicodeDecodeError) as exc:  # .env is a folder, unreadable, not text
-        print(f"triage-bot: configuration error: .env cannot be read: {exc}", file=sys.stderr)
-        return None
-    from bot.config.logs import configure_logging
-
+def _settings() -> Settings:
+    """The settings (SettingsError when one is bad), with logging set up from them."""
+    settings = Settings.load()
     configure_logging(settings)  # LOG_LEVEL, one line per record, secrets redacted
     return settings
 
 
+def _check_github(settings: Settings) -> None:
+    """GitHub credentials and the label mapping, checked before any work (SettingsError)."""
+    settings.require_github()
+    load_label_config(settings.triage_config)
+
+
+@asynccontextmanager
+async def _github_pipeline(
+    settings: Settings,
+) -> AsyncIterator[tuple[TriageStore, GitHubClients, IssuePipeline]]:
+    """The store, the GitHub clients and the pipeline over them, closed on the way out."""
+    store = open_store(settings)
+    clients = GitHubClients(settings)
+    try:
+        pipeline = pipeline_from_settings(
+            settings, load_triage(settings), GitHubAdapter(clients), store
+        )
+        yield store, clients, pipeline
+    finally:
+        await asyncio.to_thread(clients.close)
+        store.close()
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     settings = _settings()
-    if settings is None:
-        return 2
-    try:
-        if settings.github_enabled:
-            settings.require_github(webhook=True)
-        elif not settings.discord_enabled:
-            raise SettingsError(
-                "nothing to serve: set GITHUB_TOKEN or GITHUB_APP_ID (with "
-                "GITHUB_WEBHOOK_SECRET) for GitHub, and/or DISCORD_TOKEN for Discord",
-                ("GITHUB_TOKEN", "GITHUB_APP_ID", "DISCORD_TOKEN"),
-            )
-        from bot.github.labels import load_label_config
-
-        load_label_config(settings.triage_config)  # validate before serving
-    except SettingsError as exc:
-        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
-        return 2
+    settings.require_serve()
+    load_label_config(settings.triage_config)  # validate before serving
+    # aiohttp (and discord.py) only for `serve`: `handle-event` runs once per Action event
     from bot.server.http import run
 
     host = args.host or settings.triage_host
     log.info("serving on %s:%d (%r)", host, args.port, settings)
-    try:
-        run(settings, host, args.port)
-    except SettingsError as exc:
-        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
-        return 2
+    run(settings, host, args.port)
     return 0
 
 
 def cmd_poll(args: argparse.Namespace) -> int:
     settings = _settings()
-    if settings is None:
-        return 2
     if args.repo.count("/") != 1 or not all(args.repo.split("/")):
         print("triage-bot: --repo must be OWNER/NAME", file=sys.stderr)
         return 2
-    try:
-        _check_github(settings)
-    except SettingsError as exc:
-        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
-        return 2
-    from bot.store.open import store_errors
-
-    try:
-        with store_errors(settings.store_location):
-            return asyncio.run(_poll(settings, args))
-    except SettingsError as exc:
-        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
-        return 2
-
-
-def _check_github(settings: Settings) -> None:
-    """GitHub credentials and the label mapping, checked before any work (SettingsError)."""
-    from bot.github.labels import load_label_config
-
-    settings.require_github()
-    load_label_config(settings.triage_config)
+    _check_github(settings)
+    with store_errors(settings.store_location):
+        return asyncio.run(_poll(settings, args))
 
 
 async def _poll(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app import load_triage
-    from bot.github.adapter import GitHubAdapter
-    from bot.github.auth import GitHubClients
-    from bot.github.pipeline import pipeline_from_settings
-    from bot.github.poll import poll_once
-    from bot.github.worker import Worker
-    from bot.store.open import open_command_store
-
-    store = open_command_store(settings)
-    clients = GitHubClients(settings)
-    try:
-        triage = load_triage(settings)
-        pipeline = pipeline_from_settings(settings, triage, GitHubAdapter(clients), store)
+    async with _github_pipeline(settings) as (store, clients, pipeline):
         worker = Worker(store, pipeline.handle_job)
         lookback = timedelta(hours=args.lookback)
         if args.once:
@@ -224,47 +212,27 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
                 await asyncio.sleep(args.interval)
         finally:
             await worker.stop()
-    finally:
-        await asyncio.to_thread(clients.close)
-        store.close()
 
 
-def _open_store() -> Any:
-    """The existing store, False when there is none yet (not created: reading makes no file),
-    None on a configuration error (already reported)."""
-    settings = _settings()
-    if settings is None:
-        return None
-    from pathlib import Path
-
-    from bot.store.open import is_postgres, open_command_store
-
+def _open_existing(settings: Settings) -> TriageStore | None:
+    """The existing store, None when there is none yet (not created: reading makes no file)."""
     location = settings.store_location
     if not is_postgres(location) and not Path(location).exists():
         print(
             f"no store yet at {location} (TRIAGE_DB): the bot has not run here, "
             "so there are no jobs"
         )
-        return False
-    return open_command_store(settings)
+        return None
+    return open_store(settings)
 
 
 def cmd_jobs_list(args: argparse.Namespace) -> int:
-    store = _open_store()
+    settings = _settings()
+    store = _open_existing(settings)
     if store is None:
-        return 2
-    if store is False:
         return 0
-    from bot.store.open import store_errors
-
-    with store, store_errors(store.path):
-        if args.state == "all":
-            states: tuple[str, ...] = ("queued", "running", "dead", "done")
-        elif args.state:
-            states = (args.state,)
-        else:
-            states = ("dead", "queued", "running")
-        jobs = store.list_jobs(states)
+    with store, store_errors(settings.store_location):
+        jobs = store.list_jobs(JOB_STATES.get(args.state, (args.state,)))
         if not jobs:
             print("no jobs")
             return 0
@@ -282,14 +250,11 @@ def cmd_jobs_retry(args: argparse.Namespace) -> int:
     if (args.id is None) == (not args.all):
         print("triage-bot: give a job ID or --all", file=sys.stderr)
         return 2
-    store = _open_store()
+    settings = _settings()
+    store = _open_existing(settings)
     if store is None:
-        return 2
-    if store is False:
         return 1
-    from bot.store.open import store_errors
-
-    with store, store_errors(store.path):
+    with store, store_errors(settings.store_location):
         count = store.requeue_dead(None if args.all else args.id)
         queued = store.job_counts()["queued"]
     if count == 0 and not (args.run and queued):  # --run also runs what an earlier retry queued
@@ -302,16 +267,7 @@ def cmd_jobs_retry(args: argparse.Namespace) -> int:
             "queue now"
         )
         return 0
-    settings = _settings()
-    if settings is None:
-        return 2
-    try:
-        _check_github(settings)
-    except SettingsError as exc:
-        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
-        return 2
-    from bot.store.open import store_errors
-
+    _check_github(settings)
     with store_errors(settings.store_location):
         dead = asyncio.run(_run_queue(settings))
     print(f"replayed {queued} job(s); {dead} job(s) dead-lettered")
@@ -320,75 +276,31 @@ def cmd_jobs_retry(args: argparse.Namespace) -> int:
 
 async def _run_queue(settings: Settings) -> int:
     """Run every queued job now; returns how many are dead-lettered afterwards."""
-    from bot.app import load_triage
-    from bot.github.adapter import GitHubAdapter
-    from bot.github.auth import GitHubClients
-    from bot.github.pipeline import pipeline_from_settings
-    from bot.github.worker import Worker
-    from bot.store.open import open_command_store
-
-    store = open_command_store(settings)
-    clients = GitHubClients(settings)
-    try:
-        pipeline = pipeline_from_settings(
-            settings, load_triage(settings), GitHubAdapter(clients), store
-        )
+    async with _github_pipeline(settings) as (store, _clients, pipeline):
         await Worker(store, pipeline.handle_job).drain(timeout=3600)
         return store.job_counts()["dead"]
-    finally:
-        await asyncio.to_thread(clients.close)
-        store.close()
 
 
 def cmd_handle_event(args: argparse.Namespace) -> int:
     """The same pipeline as a webhook delivery, minus the server and the queue."""
-    from pathlib import Path
-
-    from bot.github import webhook
-
     settings = _settings()
-    if settings is None:
-        return 2
+    _check_github(settings)
     try:
-        _check_github(settings)
         payload = webhook.parse_body(Path(args.event_path).read_bytes())
         decision = webhook.decide(args.event_name, payload)
-    except SettingsError as exc:
-        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
-        return 2
     except (OSError, webhook.MalformedDelivery) as exc:
         print(f"triage-bot: cannot read the event: {exc}", file=sys.stderr)
         return 2
     if decision.job is None:
         print(f"nothing to do for {args.event_name} ({decision.reason})")
         return 0
-    from bot.store.open import store_errors
-
-    try:
-        with store_errors(settings.store_location):
-            return asyncio.run(_handle_event(settings, decision.job, max(1, args.attempts)))
-    except SettingsError as exc:
-        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
-        return 2
+    with store_errors(settings.store_location):
+        return asyncio.run(_handle_event(settings, decision.job, max(1, args.attempts)))
 
 
-async def _handle_event(settings: Settings, job: dict, attempts: int) -> int:
-    import time
-
-    from bot.app import load_triage
-    from bot.github.adapter import GitHubAdapter
-    from bot.github.auth import GitHubClients
-    from bot.github.pipeline import pipeline_from_settings
-    from bot.github.worker import RetryPolicy, classify
-    from bot.store.open import open_command_store
-
-    store = open_command_store(settings)
-    clients = GitHubClients(settings)
+async def _handle_event(settings: Settings, job: dict[str, Any], attempts: int) -> int:
     policy = HANDLE_EVENT_POLICY or RetryPolicy(cap=60.0)
-    try:
-        pipeline = pipeline_from_settings(
-            settings, load_triage(settings), GitHubAdapter(clients), store
-        )
+    async with _github_pipeline(settings) as (_store, _clients, pipeline):
         for attempt in range(1, attempts + 1):
             try:
                 outcome = await pipeline.process(
@@ -408,6 +320,3 @@ async def _handle_event(settings: Settings, job: dict, attempts: int) -> int:
             )
             return 0
         return 1
-    finally:
-        await asyncio.to_thread(clients.close)
-        store.close()

@@ -1,7 +1,8 @@
 """`triage-bot stats` and `triage-bot catalog draft GROUP`.
 
-`register(subparsers)` adds `stats`; `register_catalog(catalog_subparsers)` adds `draft` to the
-`catalog` group that `bot.cli.catalog` creates. Reports go to stdout; problems to stderr.
+`register(subparsers)` adds `stats`; `register_catalog(actions)` adds `draft` to the `catalog`
+group that `bot.cli.catalog` creates (bot.cli.CATALOG_MODULES routes `draft` here). The
+figures come from bot.stats.report; reports go to stdout, problems to stderr.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
+from bot.app import Triage, load_triage
+from bot.config.settings import Settings, SettingsError
 from bot.server.stats_page import gather
 from bot.stats.report import (
     draft_record,
@@ -21,9 +23,10 @@ from bot.stats.report import (
     render_html,
     render_text,
 )
+from bot.store.open import TriageStore, is_postgres, open_store, store_errors
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     stats = subparsers.add_parser(
         "stats",
         help="what users hit: answers by record, precision, uncatalogued panics",
@@ -44,7 +47,7 @@ def register(subparsers: Any) -> None:
     stats.set_defaults(handler=cmd_stats)
 
 
-def register_catalog(catalog_subparsers: Any) -> None:
+def register_catalog(catalog_subparsers: argparse._SubParsersAction) -> None:
     draft = catalog_subparsers.add_parser(
         "draft",
         help="write a skeleton record for a group of uncatalogued panics",
@@ -62,30 +65,17 @@ def _err(message: str) -> None:
     print(f"triage-bot: {message}", file=sys.stderr)
 
 
-def _open(settings_only: bool = False) -> tuple[Any, Any] | None:
-    from bot.config.settings import Settings, SettingsError
-    from bot.store.open import is_postgres, open_command_store
-
-    try:
-        settings = Settings.load()
-    except SettingsError as exc:
-        _err(f"configuration error: {exc}")
-        return None
-    except (OSError, UnicodeDecodeError) as exc:  # .env is a folder, unreadable, not text
-        _err(f"configuration error: .env cannot be read: {exc}")
-        return None
-    if settings_only:
-        return settings, None
+def _open_existing() -> tuple[Settings, TriageStore | None]:
+    """The settings, and the store TRIAGE_DB names if there is one (reading must not create an
+    empty store). A bad setting or store file raises (bot.cli.run reports it)."""
+    settings = Settings.load()
     location = settings.store_location
     if not is_postgres(location) and not Path(location).exists():
-        return settings, None  # reading must not create an empty store
-    return settings, open_command_store(settings)
+        return settings, None
+    return settings, open_store(settings)
 
 
-def _load_triage(settings: Any) -> Any:
-    from bot.app import load_triage
-    from bot.config.settings import SettingsError
-
+def _load_triage(settings: Settings) -> Triage | None:
     try:
         return load_triage(settings)
     except SettingsError as exc:
@@ -93,35 +83,8 @@ def _load_triage(settings: Any) -> Any:
         return None
 
 
-def refresh_reactions(settings: Any, store: Any, repo: str | None = None) -> int:
-    """Read the reactions on every bot comment the store knows; returns the votes stored."""
-    from bot.github.adapter import GitHubAdapter
-    from bot.github.auth import GitHubClients
-    from bot.github.triage_command.handle import CommandHandler
-
-    settings.require_github()
-    clients = GitHubClients(settings)
-    try:
-        handler = CommandHandler(GitHubAdapter(clients), store, catalog=None)
-        total = 0
-        for state in store.list_issue_states():
-            if repo and state.repo != repo.lower():
-                continue
-            if state.comment_id is None or not state.record_ids or state.verdict != "match":
-                continue
-            total += handler.sync_reactions(
-                state.repo, state.number, None, state.comment_id, state.record_ids
-            )
-        return total
-    finally:
-        clients.close()
-
-
 def cmd_stats(args: argparse.Namespace) -> int:
-    opened = _open()
-    if opened is None:
-        return 2
-    settings, store = opened
+    settings, store = _open_existing()
     try:
         parse_since(args.since)  # a bad date is named even when there is nothing to filter
     except ValueError as exc:
@@ -133,19 +96,15 @@ def cmd_stats(args: argparse.Namespace) -> int:
             "anything here, so there are no statistics"
         )
         return 0
-    from bot.store.open import store_errors
-
-    with store, store_errors(store.path):
+    with store, store_errors(settings.store_location):
         if args.refresh:
+            # PyGithub only for --refresh: the rest of `stats` reads the store
             from github import GithubException
 
-            from bot.config.settings import SettingsError
+            from bot.github.reactions import refresh_reactions
 
             try:
                 votes = refresh_reactions(settings, store, args.repo)
-            except SettingsError as exc:
-                _err(f"configuration error: {exc}")
-                return 2
             except GithubException as exc:
                 _err(f"reading reactions failed: HTTP {exc.status}")
                 return 1
@@ -164,16 +123,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_catalog_draft(args: argparse.Namespace) -> int:
-    opened = _open()
-    if opened is None:
-        return 2
-    settings, store = opened
+    settings, store = _open_existing()
     if store is None:
         _err(f"no store yet at {settings.triage_db} (TRIAGE_DB), so no uncatalogued panics")
         return 2
-    from bot.store.open import store_errors
-
-    with store, store_errors(store.path):
+    with store, store_errors(settings.store_location):
         rows = find_gap(store.list_uncatalogued(), args.group)
     if not rows:
         _err(f"no uncatalogued-panic group {args.group!r} (see `triage-bot stats`)")

@@ -4,8 +4,9 @@ excepted), no secrets.
 - `configure_logging(settings)` installs a single stderr handler on the root logger at
   `LOG_LEVEL`, with UTC timestamps, and a `RedactingFilter` that replaces the values of the
   secret settings (tokens, the App's private key, webhook secrets) and anything shaped like a
-  GitHub or Discord token, a bearer header or a PEM key with `[REDACTED]`, in the message, its
-  arguments and any traceback. Calling it again replaces the handler (tests, reloads).
+  GitHub or Discord token, a bearer header or a PEM key with `[REDACTED]` (bot.config.redact),
+  in the message, its arguments and any traceback. Calling it again replaces the handler
+  (tests, reloads).
 - `log_event(...)` writes the one line each handled event gets, as `key=value` pairs in a fixed
   order: `event source=github delivery=... repo=... issue=... verdict=... records=...
   duration_ms=...`, then free text (what was written). The same fields ride on the record as
@@ -15,82 +16,15 @@ excepted), no secrets.
 from __future__ import annotations
 
 import logging
-import re
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
-REDACTED = "[REDACTED]"
+from bot.config.redact import Redactor, secret_values
+from bot.config.settings import Settings
+
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-# A secret shorter than this is not redacted by value (it would blank out ordinary words); such
-# a secret is too weak to use anyway, and doctor says so.
-MIN_SECRET_LENGTH = 6
-
-# Things that look like credentials whatever the settings say: (pattern, replacement).
-TOKEN_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    # GitHub tokens: classic and fine-grained PATs, OAuth, user-to-server, server-to-server
-    # (installation and Action tokens), refresh tokens.
-    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{20,})\b"), REDACTED),
-    # Authorization header values, whatever the scheme ("token x", "Bot x", "Bearer x"), also
-    # when a headers dict is printed.
-    (
-        re.compile(r"(?i)(authorization['\"]?\s*[:=]\s*['\"]?)(?:\w+ )?[^\s'\",}]+"),
-        r"\g<1>" + REDACTED,
-    ),
-    (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}"), REDACTED),
-    # Discord bot tokens: base64 user id . timestamp . HMAC.
-    (re.compile(r"\b[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,}"), REDACTED),
-    # JWTs (the App's signed requests).
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), REDACTED),
-    # PEM private keys, whole or cut.
-    (
-        re.compile(
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S
-        ),
-        REDACTED,
-    ),
-)
-
-
-def secret_values(settings: Any) -> list[str]:
-    """The secret strings held by a `Settings` (or None): what the filter blanks out by value."""
-    if settings is None:
-        return []
-    values: list[str] = []
-    for name in ("github_token", "discord_token", "github_app_private_key", "triage_stats_token"):
-        value = getattr(settings, name, None)
-        if value:
-            values.append(str(value))
-    values.extend(str(s) for s in getattr(settings, "github_webhook_secrets", ()) or ())
-    key = getattr(settings, "github_app_private_key", None)
-    if key:
-        # a key can be logged a line at a time (a traceback quoting a line, a cut message)
-        lines = [line.strip() for line in str(key).splitlines()]
-        values.extend(line for line in lines if len(line) >= 16 and "-----" not in line)
-    return values
-
-
-class Redactor:
-    """Replaces secret values and token-shaped text in strings."""
-
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        kept = sorted(
-            {s for s in secrets if s and len(s.strip()) >= MIN_SECRET_LENGTH},
-            key=len,
-            reverse=True,  # longest first, so a secret containing another is blanked whole
-        )
-        self.secrets = tuple(kept)
-        self._values = (
-            re.compile("|".join(re.escape(s) for s in self.secrets)) if self.secrets else None
-        )
-
-    def __call__(self, text: str) -> str:
-        if self._values is not None:
-            text = self._values.sub(REDACTED, text)
-        for pattern, replacement in TOKEN_PATTERNS:
-            text = pattern.sub(replacement, text)
-        return text
 
 
 class RedactingFilter(logging.Filter):
@@ -122,17 +56,17 @@ class RedactingFilter(logging.Filter):
 
 
 class UTCFormatter(logging.Formatter):
-    converter = time.gmtime
+    """ISO 8601 timestamps in UTC, to the millisecond: `2026-01-31T12:00:00.000Z`."""
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", self.converter(record.created))
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
         return f"{stamp}.{int(record.msecs):03d}Z"
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrHandler(logging.StreamHandler):
     """Writes to whatever `sys.stderr` is when a record is emitted (it may be replaced)."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> IO[str]:
         return sys.stderr
 
@@ -145,7 +79,7 @@ _HANDLER_MARK = "_triage_bot_handler"
 
 
 def configure_logging(
-    settings: Any = None,
+    settings: Settings | None = None,
     *,
     level: str | int | None = None,
     stream: IO[str] | None = None,
@@ -226,30 +160,16 @@ def event_line(fields: Mapping[str, Any], detail: str = "") -> str:
 def log_event(
     logger: logging.Logger,
     *,
-    source: str,
-    repo: str | None = None,
-    issue: int | str | None = None,
-    verdict: str | None = None,
-    record_ids: Sequence[str] = (),
-    delivery: str | None = None,
     started: float | None = None,
     duration_ms: float | None = None,
     detail: str = "",
     level: int = logging.INFO,
-    **extra: Any,
+    **fields: Any,
 ) -> None:
-    """Log the one line of a handled event. `started` is a `time.monotonic()` reading."""
+    """Log the one line of a handled event: `fields` are `event_fields`' (source, repo, issue,
+    verdict, record_ids, delivery, then any extra). `started` is a `time.monotonic()` reading."""
     if duration_ms is None and started is not None:
         duration_ms = (time.monotonic() - started) * 1000
-    fields = event_fields(
-        source=source,
-        repo=repo,
-        issue=issue,
-        verdict=verdict,
-        record_ids=record_ids,
-        delivery=delivery,
-        duration_ms=duration_ms,
-        **extra,
-    )
+    line_fields = event_fields(duration_ms=duration_ms, **fields)
     if logger.isEnabledFor(level):
-        logger.log(level, "%s", event_line(fields, detail), extra={"event": fields})
+        logger.log(level, "%s", event_line(line_fields, detail), extra={"event": line_fields})

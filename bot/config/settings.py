@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from bot.config.redact import redact_url
+
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_DB = "triage-bot.sqlite3"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -135,8 +137,6 @@ class Settings:
     def store_description(self) -> str:
         """The store for messages: the SQLite path, or the PostgreSQL URL without a password."""
         if self.triage_db_url:
-            from bot.config.redact import redact_url
-
             return redact_url(self.triage_db_url)
         return str(self.triage_db)
 
@@ -165,6 +165,18 @@ class Settings:
         if webhook:
             self.require_strong_webhook_secrets()
 
+    def require_serve(self) -> None:
+        """What `serve` needs (doctor asks the same): GitHub with its webhook secret, or
+        Discord, or both; SettingsError naming what is missing."""
+        if self.github_enabled:
+            self.require_github(webhook=True)
+        elif not self.discord_enabled:
+            raise SettingsError(
+                "nothing to serve: set GITHUB_TOKEN or GITHUB_APP_ID (with "
+                "GITHUB_WEBHOOK_SECRET) for GitHub, and/or DISCORD_TOKEN for Discord",
+                ("GITHUB_TOKEN", "GITHUB_APP_ID", "DISCORD_TOKEN"),
+            )
+
     def require_strong_webhook_secrets(self) -> None:
         """Stop when a webhook secret is too short to keep forged deliveries out."""
         if any(len(s) < MIN_WEBHOOK_SECRET for s in self.github_webhook_secrets):
@@ -181,10 +193,14 @@ class Settings:
         environ: Mapping[str, str] | None = None,
         env_file: str | Path | None = ".env",
     ) -> Settings:
-        """Read the settings from `environ` (default os.environ) over the `.env` file."""
+        """Read the settings from `environ` (default os.environ) over the `.env` file. An
+        unreadable `.env` (no permission, not text) is a SettingsError too."""
         values: dict[str, str] = {}
         if env_file is not None and Path(env_file).is_file():
-            values.update(read_env_file(env_file))
+            try:
+                values.update(read_env_file(env_file))
+            except (OSError, UnicodeDecodeError) as exc:
+                raise SettingsError(f"{env_file} cannot be read: {exc}") from exc
         values.update(os.environ if environ is None else environ)
         return cls.from_mapping(values)
 

@@ -18,7 +18,7 @@ import collections
 import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from typing import Any, Protocol, TypeVar
 
 import aiohttp
@@ -39,6 +39,7 @@ from bot.render import texts
 from bot.render.answer.build import build_answer
 from bot.render.discord import render_message
 from bot.stats.report import uncatalogued_items
+from bot.store.interface import TriageStore
 from bot.store.thread import StoreAccess, StoreUnavailable, store_unavailable
 
 log = logging.getLogger(__name__)
@@ -84,26 +85,6 @@ class DiscordSettings(Protocol):
     def discord_guild_id(self) -> int | None: ...
 
 
-class DiscordStore(Protocol):
-    """The store calls of the Discord side (`bot.store`'s stores make them all)."""
-
-    def replace_uncatalogued(
-        self, platform: str, subject: str, items: Sequence[dict[str, Any]]
-    ) -> None: ...
-
-    def record_feedback(
-        self, platform: str, subject: str, record_id: str, user_id: str, vote: int
-    ) -> None: ...
-
-    def put_discord_reply(
-        self, message_id: int, channel_id: int, reply_id: int, author_id: int, record_ids: list[str]
-    ) -> None: ...
-
-    def get_discord_reply(self, message_id: int) -> Mapping[str, Any] | None: ...
-
-    def delete_discord_reply(self, message_id: int) -> None: ...
-
-
 # The answer as send/edit keywords (content, embeds, record_ids, show_more): render_message's.
 Renderer = Callable[[Analysis, Catalog, ReleaseHistory | None], dict[str, Any]]
 
@@ -144,7 +125,7 @@ class TriageBot(discord.Client):
         *,
         settings: DiscordSettings,
         triage: Triage,
-        store: DiscordStore,
+        store: TriageStore,
         renderer: Renderer | None = None,
         cooldowns: L.Cooldowns | None = None,
         command_cooldowns: L.Cooldowns | None = None,
@@ -656,7 +637,7 @@ def failure(exc: BaseException) -> tuple[str, str, bool]:
 async def run_discord(
     settings: DiscordSettings,
     triage: Triage,
-    store: DiscordStore,
+    store: TriageStore,
     http_session: aiohttp.ClientSession | None = None,
     *,
     status: DiscordStatus | None = None,

@@ -1,4 +1,4 @@
-"""`triage-bot backfill --repo OWNER/NAME [--since DATE]`: what happened before the bot came.
+"""What happened before the bot came: a repository's past issues and the records they hit.
 
 Reads the repository's past issues through the API (oldest first, one page at a time), finds the
 catalogued panics in each issue's title and body, and stores which records each issue hit and
@@ -12,26 +12,34 @@ so a run that is stopped (Ctrl-C, a network failure, GitHub down) goes on where 
 rate limit is waited out as GitHub says (403/429 with `Retry-After`, or `X-RateLimit-Remaining:
 0` with `X-RateLimit-Reset`); a run also pauses on its own when the remaining budget is spent.
 Pull requests are skipped. Comments are not read (one request per issue would multiply the
-cost); the pipeline records them when it next handles the issue.
+cost); the pipeline records them when it next handles the issue. The command is
+`triage-bot backfill` (bot/cli/backfill.py).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
-import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from functools import partial
+from typing import TypeVar
 
 from github import GithubException
+
+from bot.app import Triage
+from bot.github.adapter import Close, GitHubAdapter, MergedReference, PastIssue
+from bot.github.auth import GitHubClients
+from bot.github.worker import RetryPolicy, classify
+from bot.store.interface import TriageStore
 
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 6  # per page, for rate limits and GitHub's bad moments
 MAX_WAIT = 3600.0  # never sleep longer than this at once
+T = TypeVar("T")
 
 
 @dataclass
@@ -48,7 +56,7 @@ def cursor_name(repo: str) -> str:
     return f"backfill:{repo.lower()}"
 
 
-def _read_cursor(store: Any, repo: str, since: str | None) -> int:
+def _read_cursor(store: TriageStore, repo: str, since: str | None) -> int:
     raw = store.get_cursor(cursor_name(repo))
     if not raw:
         return 0
@@ -62,12 +70,12 @@ def _read_cursor(store: Any, repo: str, since: str | None) -> int:
     return page if isinstance(page, int) and page >= 0 else 0
 
 
-def _write_cursor(store: Any, repo: str, since: str | None, page: int, done: bool) -> None:
+def _write_cursor(store: TriageStore, repo: str, since: str | None, page: int, done: bool) -> None:
     value = json.dumps({"page": page, "since": since, "done": done})
     store.set_cursor(cursor_name(repo), value)
 
 
-def issue_record_ids(triage: Any, text: str) -> tuple[tuple[str, ...], str]:
+def issue_record_ids(triage: Triage, text: str) -> tuple[tuple[str, ...], str]:
     """The records an issue's text hits (root first) and the analysis fingerprint."""
     analysis = triage.analyse(text)
     ids: list[str] = []
@@ -78,12 +86,12 @@ def issue_record_ids(triage: Any, text: str) -> tuple[tuple[str, ...], str]:
 
 
 def backfill(
-    clients: Any,
-    store: Any,
-    triage: Any,
+    clients: GitHubClients,
+    store: TriageStore,
+    triage: Triage,
     repo: str,
     *,
-    since: Any = None,
+    since: datetime | None = None,
     progress: Callable[[str], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.time,
@@ -91,45 +99,25 @@ def backfill(
 ) -> BackfillResult:
     """Read past issues from the cursor on; store what each hit. Raises when a page keeps
     failing (the cursor keeps the progress made)."""
-    from bot.github.worker import RetryPolicy, classify
-
     say = progress or (lambda _text: None)
     since_key = since.isoformat() if since is not None else None
-    client = clients.client(repo)
-    kwargs: dict[str, Any] = {"state": "all", "sort": "created", "direction": "asc"}
-    if since is not None:
-        kwargs["since"] = since
-    listing = client.get_repo(repo).get_issues(**kwargs)
+    pages = GitHubAdapter(clients).past_issues(repo, since)
     page = _read_cursor(store, repo, since_key)
     result = BackfillResult(next_page=page)
     if page:
         say(f"resuming {repo} at page {page + 1}")
-    policy = RetryPolicy()
+    waits = Waits(say, sleep, clock, RetryPolicy(), result)
     while max_pages is None or result.pages < max_pages:
-        items = None
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            try:
-                items = listing.get_page(page)
-                break
-            except GithubException as exc:
-                failure = classify(exc, attempt, policy, clock())
-                if not failure.retry or attempt == MAX_ATTEMPTS:
-                    raise
-                wait = min(MAX_WAIT, failure.delay)
-                say(f"page {page + 1}: {failure.reason}; waiting {wait:.0f} s")
-                result.waited += wait
-                sleep(wait)
-        assert items is not None
+        items = waits.retrying(f"page {page + 1}", partial(pages.page, page))
         if not items:
             result.done = True
             _write_cursor(store, repo, since_key, page, done=True)
             break
         for issue in items:
-            if issue.pull_request is not None:
+            if issue.is_pull:
                 continue
             result.issues += 1
-            text = f"{issue.title or ''}\n\n{issue.body or ''}"
-            ids, fingerprint = issue_record_ids(triage, text)
+            ids, fingerprint = issue_record_ids(triage, issue.text)
             if ids:
                 result.matched += 1
                 store.put_issue_records(repo, issue.number, ids, fingerprint)
@@ -139,8 +127,8 @@ def backfill(
                         issue.number,
                         "closed",
                         issue.state_reason,
-                        issue.closed_at.timestamp() if issue.closed_at else None,
-                        fixing_pull(issue, repo, say, sleep, clock, policy, result),
+                        issue.closed_at,
+                        _read_fixing_pull(issue, repo, waits),
                     )
                 else:
                     store.set_issue_open_state(repo, issue.number, issue.state)
@@ -149,150 +137,75 @@ def backfill(
         result.next_page = page
         _write_cursor(store, repo, since_key, page, done=False)
         say(f"page {page}: {result.issues} issue(s) read, {result.matched} hit catalogued records")
-        _pause_if_spent(client, say, sleep, clock, result)
+        spent_until = pages.spent_until()
+        if spent_until is not None:
+            wait = min(MAX_WAIT, max(1.0, spent_until - clock() + 1))
+            say(f"rate limit spent; waiting {wait:.0f} s for it to reset")
+            waits.wait(wait)
     return result
+
+
+@dataclass
+class Waits:
+    """How a backfill run waits: out loud, with the given sleep, adding up the time."""
+
+    say: Callable[[str], None]
+    sleep: Callable[[float], None]
+    clock: Callable[[], float]
+    policy: RetryPolicy
+    result: BackfillResult
+
+    def wait(self, seconds: float) -> None:
+        self.result.waited += seconds
+        self.sleep(seconds)
+
+    def retrying(self, what: str, read: Callable[[], T]) -> T:
+        """`read()`, tried again after a rate limit or GitHub's bad moment as the worker would
+        (at most MAX_ATTEMPTS times); the last failure, or one not worth retrying, is raised."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return read()
+            except GithubException as exc:
+                failure = classify(exc, attempt, self.policy, self.clock())
+                if not failure.retry or attempt >= MAX_ATTEMPTS:
+                    raise
+                wait = min(MAX_WAIT, failure.delay)
+                self.say(f"{what}: {failure.reason}; waiting {wait:.0f} s")
+                self.wait(wait)
 
 
 FIX_WINDOW = 300.0  # seconds between a pull request's merge and the close it caused
 
 
-def fixing_pull(
-    issue: Any,
-    repo: str,
-    say: Callable[[str], None],
-    sleep: Callable[[float], None],
-    clock: Callable[[], float],
-    policy: Any,
-    result: BackfillResult,
-) -> int | None:
+def _read_fixing_pull(issue: PastIssue, repo: str, waits: Waits) -> int | None:
     """The pull request that closed a closed issue, from its timeline (one more request, made
-    only for closed issues that hit a record): the issue's last close was by a commit (a
-    `closed` event with a `commit_id`) and a pull request of the same repository that
-    references it was merged at most FIX_WINDOW before that close; the latest such one. None
-    when GitHub does not say, or the timeline cannot be read (then the history has no "fixed
-    by")."""
-    from bot.github.worker import classify
+    only for closed issues that hit a record); None when the timeline cannot be read (then the
+    history has no "fixed by")."""
+    try:
+        timeline = waits.retrying(f"timeline of #{issue.number}", issue.timeline)
+    except GithubException as exc:
+        log.warning("timeline of %s#%s unreadable: %s", repo, issue.number, exc)
+        return None
+    return fixing_pull(timeline.closes(), timeline.merged_references(), repo)
 
-    events = None
-    for attempt in range(1, MAX_ATTEMPTS + 1):
-        try:
-            events = list(issue.get_timeline())
-            break
-        except GithubException as exc:
-            failure = classify(exc, attempt, policy, clock())
-            if not failure.retry or attempt == MAX_ATTEMPTS:
-                log.warning("timeline of %s#%s unreadable: %s", repo, issue.number, exc)
-                return None
-            wait = min(MAX_WAIT, failure.delay)
-            say(f"timeline of #{issue.number}: {failure.reason}; waiting {wait:.0f} s")
-            result.waited += wait
-            sleep(wait)
-    closes = [e for e in events or () if e.event == "closed"]
+
+def fixing_pull(
+    closes: Sequence[Close], references: Iterable[MergedReference], repo: str
+) -> int | None:
+    """The pull request that closed an issue: its last close was by a commit (a `closed` event
+    with a `commit_id`) and a pull request of the same repository that references it was merged
+    at most FIX_WINDOW before that close; the latest such one. None when GitHub does not say.
+    `references` is read only when the last close was by a commit."""
     if not closes or not closes[-1].commit_id:  # the last close was by hand
         return None
-    closed_at = closes[-1].created_at.timestamp()
+    closed_at = closes[-1].at
     best: tuple[float, int] | None = None
-    for event in events or ():
-        source = event.source if event.event == "cross-referenced" else None
-        pull = source.issue if source is not None else None
-        if pull is None or pull.pull_request is None or pull.pull_request.merged_at is None:
+    for ref in references:
+        if ref.repo.lower() != repo.lower():
             continue
-        if (pull.repository.full_name or "").lower() != repo.lower():
-            continue
-        merged = pull.pull_request.merged_at.timestamp()
+        merged = ref.merged_at
         if closed_at - FIX_WINDOW <= merged <= closed_at and (best is None or merged >= best[0]):
-            best = (merged, pull.number)
+            best = (merged, ref.number)
     return best[1] if best else None
-
-
-def _pause_if_spent(
-    client: Any,
-    say: Callable[[str], None],
-    sleep: Callable[[float], None],
-    clock: Callable[[], float],
-    result: BackfillResult,
-) -> None:
-    """Wait for the reset when the last response said the hourly budget is spent."""
-    remaining, _limit = getattr(client, "rate_limiting", (-1, -1))
-    if remaining != 0:
-        return
-    reset = float(getattr(client, "rate_limiting_resettime", 0) or 0)
-    wait = min(MAX_WAIT, max(1.0, reset - clock() + 1))
-    say(f"rate limit spent; waiting {wait:.0f} s for it to reset")
-    result.waited += wait
-    sleep(wait)
-
-
-# --- the command ----------------------------------------------------------------------------
-
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "backfill",
-        help="read a repository's past issues and record which catalog records they hit",
-        description="Reads past issues (oldest first, resumable) so the first answers already "
-        "know which earlier issues hit the same record.",
-    )
-    parser.add_argument("--repo", required=True, metavar="OWNER/NAME")
-    parser.add_argument(
-        "--since",
-        metavar="DATE",
-        help="only issues updated since DATE (YYYY-MM-DD); default: all",
-    )
-    parser.set_defaults(handler=cmd_backfill)
-
-
-def cmd_backfill(args: argparse.Namespace) -> int:
-    from bot.app import load_triage
-    from bot.config.logs import configure_logging
-    from bot.config.settings import Settings, SettingsError
-    from bot.github.auth import GitHubClients
-    from bot.store.open import open_command_store, store_errors
-
-    if args.repo.count("/") != 1 or not all(args.repo.split("/")):
-        print("triage-bot: --repo must be OWNER/NAME", file=sys.stderr)
-        return 2
-    since = None
-    if args.since:
-        from datetime import UTC, datetime
-
-        try:
-            since = datetime.fromisoformat(args.since.replace("Z", "+00:00"))
-        except ValueError:
-            print(f"triage-bot: --since: not a date: {args.since!r}", file=sys.stderr)
-            return 2
-        since = since.replace(tzinfo=UTC) if since.tzinfo is None else since
-    try:
-        settings = Settings.load()
-        configure_logging(settings)
-        settings.require_github()
-    except SettingsError as exc:
-        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
-        return 2
-    store = open_command_store(settings)
-    clients = GitHubClients(settings)
-    try:
-        triage = load_triage(settings)
-        with store_errors(settings.store_location):
-            result = backfill(
-                clients,
-                store,
-                triage,
-                args.repo,
-                since=since,
-                progress=lambda text: print(text, file=sys.stderr, flush=True),
-            )
-    except GithubException as exc:
-        print(
-            f"triage-bot: backfill stopped: HTTP {exc.status}; run it again to go on",
-            file=sys.stderr,
-        )
-        return 1
-    finally:
-        clients.close()
-        store.close()
-    print(
-        f"backfilled {args.repo}: {result.issues} issue(s) read, {result.matched} hit catalogued "
-        "records"
-    )
-    return 0

@@ -17,6 +17,9 @@ import time
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 
+from github import GithubException
+from github.Requester import Requester
+
 log = logging.getLogger(__name__)
 
 
@@ -35,9 +38,6 @@ def describe(key: Hashable) -> str:
 
 def github_wait(exc: BaseException, now: float, secondary_min: float = 60.0) -> float | None:
     """Seconds GitHub asked us to wait after this error (a rate limit), else None."""
-    from github import GithubException
-    from github.Requester import Requester
-
     if not isinstance(exc, GithubException) or exc.status not in (403, 429):
         return None
     headers = {str(k).lower(): str(v) for k, v in (exc.headers or {}).items()}

@@ -71,6 +71,11 @@ class Plan:
         return " ".join(parts)
 
 
+def no_writes(verdict: str, labels_owned: Sequence[str] = ()) -> Plan:
+    """The plan of an issue the bot leaves as it is (ignored, or a comment that cannot matter)."""
+    return Plan("none", None, None, (), (), tuple(labels_owned), verdict)
+
+
 def _same(a: str, b: str) -> bool:
     return a.strip() == b.strip()
 

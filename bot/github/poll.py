@@ -11,12 +11,13 @@ import json
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from bot.github.adapter import is_bot_author
+from bot.github.adapter import GitHubAdapter
 from bot.github.auth import GitHubClients
 from bot.github.marker import looks_like_bot_comment
 from bot.github.triage_command.parse import command_entries
-from bot.store.sqlite import Store
+from bot.store.interface import TriageStore
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ def cursor_name(repo: str) -> str:
     return f"poll:{repo.lower()}"
 
 
-def read_cursor(store: Store, repo: str) -> tuple[datetime | None, set[str]]:
+def read_cursor(store: TriageStore, repo: str) -> tuple[datetime | None, set[str]]:
     raw = store.get_cursor(cursor_name(repo))
     if not raw:
         return None, set()
@@ -46,7 +47,7 @@ def read_cursor(store: Store, repo: str) -> tuple[datetime | None, set[str]]:
 
 def poll_once(
     clients: GitHubClients,
-    store: Store,
+    store: TriageStore,
     repo: str,
     *,
     lookback: timedelta = timedelta(hours=24),
@@ -59,7 +60,7 @@ def poll_once(
     since, seen = read_cursor(store, repo)
     if since is None:
         since = _utc(now or datetime.now(UTC)) - lookback
-    gh_repo = clients.client(repo).get_repo(repo)
+    issues, comments = GitHubAdapter(clients).changes_since(repo, since)
     newest = since
     newest_keys: set[str] = set(seen)
     numbers: dict[int, None] = {}
@@ -77,8 +78,8 @@ def poll_once(
 
     states: dict[int, str] = {}
     closings: dict[int, tuple[str | None, float | None]] = {}
-    commands: dict[int, list[dict]] = {}
-    for issue in gh_repo.get_issues(state="all", sort="updated", direction="asc", since=since):
+    commands: dict[int, list[dict[str, Any]]] = {}
+    for issue in issues:
         updated = _utc(issue.updated_at)
         states[issue.number] = issue.state
         if issue.state == "closed":
@@ -86,26 +87,24 @@ def poll_once(
             closings[issue.number] = (issue.state_reason, closed_at)
         if note(f"i:{issue.number}", updated):
             numbers[issue.number] = None
-    for comment in gh_repo.get_issues_comments(sort="updated", direction="asc", since=since):
+    for comment in comments:
         updated = _utc(comment.updated_at)
         if not note(f"c:{comment.id}", updated):
             continue
-        if looks_like_bot_comment(comment.body) or is_bot_author(comment.user):
+        if looks_like_bot_comment(comment.body) or comment.by_bot:
             continue
-        number = int(str(comment.issue_url).rstrip("/").rsplit("/", 1)[-1])
-        numbers[number] = None
+        numbers[comment.issue] = None
         # `/triage` commands: polling never sees the previous body, so each command runs once
         # per comment (keyed without the comment's version).
-        login = comment.user.login if comment.user else None
-        found = command_entries(comment.body, None, comment.id, login, versioned=False)
-        commands.setdefault(number, []).extend(found)
+        found = command_entries(comment.body, None, comment.id, comment.author, versioned=False)
+        commands.setdefault(comment.issue, []).extend(found)
 
     for number in numbers:
         if number in closings:
             # how it was closed, for "closed as completed in March 2026" (as a webhook delivery
             # records it); the job's hint carries only the state, which keeps this
             store.set_issue_open_state(repo, number, "closed", *closings[number])
-        payload: dict = {"poll": True}
+        payload: dict[str, Any] = {"poll": True}
         if commands.get(number):
             payload["commands"] = commands[number]
         if number in states:

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeGuard
 from urllib.parse import parse_qs
 
 from bot.config.settings import valid_full_name
@@ -39,12 +39,12 @@ class Decision:
     issue_state: tuple[str, int, str, str | None, float | None] | None = None
 
 
-def sign(secret: str, body: bytes) -> str:
+def sign(secret: str, body: bytes | bytearray) -> str:
     """The `X-Hub-Signature-256` header value GitHub sends for this body."""
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-def verify_signature(secrets: Sequence[str], body: bytes, header: str | None) -> bool:
+def verify_signature(secrets: Sequence[str], body: bytes | bytearray, header: str | None) -> bool:
     """True when `header` is the HMAC-SHA256 of `body` under any of `secrets` (constant time)."""
     if not header or not secrets or not header.startswith("sha256="):
         return False
@@ -161,7 +161,7 @@ def decide(event: str, payload: dict[str, Any], *, received_at: float | None = N
     return Decision(event, action, job, "queued", seen_state)
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -175,6 +175,7 @@ def _issue_state(
     full_name, number, state = repo.get("full_name"), issue.get("number"), issue.get("state")
     if not valid_full_name(full_name) or not _is_int(number) or not 0 < number <= MAX_NUMBER:
         return None
+    assert isinstance(full_name, str)  # valid_full_name said so
     if state not in ("open", "closed"):
         return None
     reason = issue.get("state_reason")

@@ -38,7 +38,7 @@ from github.Requester import Requester
 from bot.github.adapter import AmbiguousWrite
 from bot.github.gate import GateClosed, InstallationGates
 from bot.github.metrics import Metrics
-from bot.store.sqlite import Job, Store
+from bot.store.interface import Job, TriageStore
 from bot.store.thread import StoreAccess
 
 log = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ class Worker:
 
     def __init__(
         self,
-        store: Store,
+        store: TriageStore,
         handler: Handler,
         *,
         policy: RetryPolicy | None = None,

@@ -17,7 +17,7 @@ from bot.core.match.releases import ReleaseHistory
 from bot.core.panic import Panic
 from bot.render import texts
 from bot.render.answer.build import build_answer
-from bot.render.answer.model import Answer, CatalogLike, Extra, RelatedError, Section
+from bot.render.answer.parts import Answer, CatalogLike, Extra, RelatedError, Section
 from bot.render.answer.words import answer_verdict, pasted_location
 from bot.render.markup import (
     Block,

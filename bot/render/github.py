@@ -6,7 +6,7 @@ import re
 
 from bot.core.panic import Panic
 from bot.render import texts
-from bot.render.answer.model import TITLE_LIMIT, Answer, Extra, RelatedError, Section
+from bot.render.answer.parts import TITLE_LIMIT, Answer, Extra, RelatedError, Section
 from bot.render.answer.words import answer_verdict, pasted_location
 from bot.render.markup import (
     Block,

@@ -11,7 +11,7 @@ import textwrap
 
 from bot.core.analysis import Analysis
 from bot.render import texts
-from bot.render.answer.model import Answer, CatalogLike, Extra, Section
+from bot.render.answer.parts import Answer, CatalogLike, Extra, Section
 from bot.render.answer.words import analysis_verdict, answer_verdict, panic_words
 from bot.render.markup import Words, one_line, plain, safe_url, term_clean, words
 

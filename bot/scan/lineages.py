@@ -41,7 +41,7 @@ from bot.catalog.patterns import normalise_message
 from bot.catalog.sites import site_id, skeleton_record, with_enclosing_fn
 from bot.core.match.releases import crate_and_inner
 from bot.scan.rust.grammar import RUST_LANGUAGE
-from bot.scan.rust.sites import PanicSite
+from bot.scan.rust.site_finder import PanicSite
 from bot.scan.rust.walk import scan_tree
 
 # Least similarity (rapidfuzz ratio, 0-100) for an edited message in the same file.

@@ -31,19 +31,27 @@ import inspect
 import logging
 import sqlite3
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 from aiohttp import web
 
-from bot.app import load_triage
+from bot.app import Triage, load_triage
 from bot.config.settings import WILDCARD_HOSTS, Settings, SettingsError
+from bot.discord import client as discord_client  # by module: tests replace run_discord
+from bot.discord.status import DiscordStatus
 from bot.github import webhook
+from bot.github.adapter import GitHubAdapter
+from bot.github.auth import ClientOptions, GitHubClients
 from bot.github.metrics import Metrics
+from bot.github.pipeline import IssuePipeline, pipeline_from_settings
+from bot.github.worker import Worker
 from bot.health import Health, Status
 from bot.server.stats_page import stats_page
-from bot.store.sqlite import Store
+from bot.store import open as store_open
+from bot.store.interface import TriageStore
 from bot.store.thread import StoreAccess
 
 log = logging.getLogger(__name__)
@@ -105,20 +113,20 @@ class InflightBudget:
 @dataclass
 class ServerState:
     settings: Settings
-    store: Store
-    triage: Any
+    store: TriageStore
+    triage: Triage
     metrics: Metrics
-    worker: Any = None  # bot.github.worker.Worker when GitHub is configured
-    pipeline: Any = None
-    clients: Any = None
-    background: list[asyncio.Task[Any]] = field(default_factory=list)
+    db: StoreAccess  # the store's own thread: webhooks, worker, Discord
+    worker: Worker | None = None  # when GitHub is configured
+    pipeline: IssuePipeline | None = None
+    clients: GitHubClients | None = None
+    background: list[asyncio.Future[Any]] = field(default_factory=list)
     owns_store: bool = False
     http_session: aiohttp.ClientSession | None = None  # the process's one aiohttp session
-    db: Any = None  # bot.store.thread.StoreAccess: the store's own thread
     health: Health = field(default_factory=Health)
     limits: WebhookLimits = field(default_factory=WebhookLimits)
     inflight: InflightBudget = field(default_factory=InflightBudget)
-    discord_status: Any = None  # bot.discord.status.DiscordStatus while Discord runs
+    discord_status: DiscordStatus | None = None  # while Discord runs
 
 
 STATE = web.AppKey("triage_state", ServerState)
@@ -127,11 +135,11 @@ STATE = web.AppKey("triage_state", ServerState)
 def create_app(
     settings: Settings,
     *,
-    triage: Any = None,
-    store: Store | None = None,
-    clients: Any = None,
+    triage: Triage | None = None,
+    store: TriageStore | None = None,
+    clients: GitHubClients | None = None,
     worker_options: dict[str, Any] | None = None,
-    client_options: Any = None,
+    client_options: ClientOptions | None = None,
     start_discord: bool = True,
     limits: WebhookLimits | None = None,
 ) -> web.Application:
@@ -148,9 +156,14 @@ def create_app(
         triage = load_triage(settings)
     metrics = Metrics()
     state = ServerState(
-        settings, store, triage, metrics, owns_store=owns_store, limits=limits or WebhookLimits()
+        settings,
+        store,
+        triage,
+        metrics,
+        StoreAccess.of(store),
+        owns_store=owns_store,
+        limits=limits or WebhookLimits(),
     )
-    state.db = StoreAccess.of(store)
     metrics.gauge("triage_queue_depth", "Jobs queued or running", store.queue_depth)
     metrics.gauge(
         "triage_dead_jobs", "Jobs in the dead-letter list", lambda: store.job_counts()["dead"]
@@ -163,11 +176,6 @@ def create_app(
     state.health.register("store", state.db.check)
 
     if settings.github_enabled:
-        from bot.github.adapter import GitHubAdapter
-        from bot.github.auth import GitHubClients
-        from bot.github.pipeline import pipeline_from_settings
-        from bot.github.worker import Worker
-
         if clients is None:
             clients = GitHubClients(settings, client_options)
         state.clients = clients
@@ -195,36 +203,17 @@ def create_app(
     return app
 
 
-def open_store(settings: Settings) -> Any:
-    """TRIAGE_DB opened, migrated and checked; a SettingsError naming the file when it is not a
-    sound SQLite database (one clear error at start, not a worker dying later). A PostgreSQL
-    URL opens the shared store (its own errors name the URL, password hidden)."""
-    from bot.store.open import is_postgres, open_settings_store
-
-    if is_postgres(settings.store_location):
-        return open_settings_store(settings)
-    path = settings.triage_db
+def open_store(settings: Settings) -> TriageStore:
+    """TRIAGE_DB opened, migrated and checked; a SettingsError naming the file when it cannot be
+    used (one clear error at start, not a worker dying later). A PostgreSQL URL opens the shared
+    store (its own errors name the URL, password hidden)."""
     try:
-        store = Store(path)
-    except sqlite3.Error as exc:
-        raise SettingsError(
-            f"TRIAGE_DB: {path} is not a usable SQLite database ({exc}); restore a backup, or "
-            "move the file away to start with an empty store",
-            ("TRIAGE_DB",),
-        ) from exc
-    try:
-        store.check_integrity()
-    except sqlite3.Error as exc:
-        store.close()
-        raise SettingsError(
-            f"TRIAGE_DB: {path} is damaged ({exc}); restore a backup, or move the file away "
-            "to start with an empty store",
-            ("TRIAGE_DB",),
-        ) from exc
-    return store
+        return store_open.open_store(settings)
+    except store_open.StoreUnusable as exc:
+        raise SettingsError(str(exc), ("TRIAGE_DB",)) from exc
 
 
-def _worker_check(worker: Any):
+def _worker_check(worker: Worker) -> Callable[[], Status]:
     def check() -> Status:
         if worker.alive:
             return Status(True)
@@ -234,7 +223,7 @@ def _worker_check(worker: Any):
     return check
 
 
-def _discord_check(status: Any):
+def _discord_check(status: DiscordStatus) -> Callable[[], Status]:
     def check() -> Status:
         health, line = status.health()
         return Status(health == "ok", line)
@@ -242,21 +231,18 @@ def _discord_check(status: Any):
     return check
 
 
-def _startup(start_discord: bool):
+def _startup(start_discord: bool) -> Callable[[web.Application], Awaitable[None]]:
     async def startup(app: web.Application) -> None:
         state = app[STATE]
         if state.worker is not None:
             state.background.append(state.worker.start())
         if start_discord and state.settings.discord_enabled:
-            from bot.discord.client import run_discord  # imported only when a token is set
-            from bot.discord.status import DiscordStatus
-
             # One aiohttp session per process, shared with the Discord side (discord.py keeps
             # its own for the Discord API).
             state.http_session = aiohttp.ClientSession()
             state.discord_status = DiscordStatus()
             state.health.register("discord", _discord_check(state.discord_status))
-            result = run_discord(
+            result = discord_client.run_discord(
                 state.settings,
                 state.triage,
                 state.store,
@@ -295,8 +281,7 @@ async def _cleanup(app: web.Application) -> None:
         await asyncio.to_thread(state.clients.close)
     if state.http_session is not None:
         await state.http_session.close()
-    if state.db is not None:
-        state.db.close()
+    state.db.close()
     if state.owns_store:
         state.store.close()
 
@@ -426,6 +411,7 @@ async def _accept(
         )
         status = "pong" if decision.reason == "ping" else decision.reason
         return web.json_response({"status": status}, status=200)
+    assert state.worker is not None  # handle_webhook answered 404 without one
     state.worker.wake()
     log.info(
         "delivery %s event=%s action=%s repo=%s issue=%s: queued",
@@ -438,7 +424,9 @@ async def _accept(
     return web.json_response({"status": "queued"}, status=202)
 
 
-def _store_delivery(store: Store, delivery_id: str, event: str, decision: Any) -> bool:
+def _store_delivery(
+    store: TriageStore, delivery_id: str, event: str, decision: webhook.Decision
+) -> bool:
     """On the store's thread: the delivery and its job, and the issue's open/closed state."""
     accepted = store.accept_delivery(delivery_id, event, decision.action, decision.job)
     if accepted and decision.issue_state is not None:

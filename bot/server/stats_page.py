@@ -4,18 +4,19 @@ uncatalogued panics, computed and rendered as one HTML page."""
 from __future__ import annotations
 
 import time
-from typing import Any
 
-from bot.stats.report import compute_stats, parse_since, render_html
+from bot.app import Triage
+from bot.stats.report import Stats, compute_stats, parse_since, render_html
+from bot.store.interface import TriageStore
 
 
-def record_names(triage: Any) -> dict[str, str]:
+def record_names(triage: Triage | None) -> dict[str, str]:
     if triage is None:
         return {}
     return {r.id: " ".join(r.error_message.split())[:80] for r in triage.catalog}
 
 
-def gather(store: Any, triage: Any, repo: str | None, since: str | None) -> Any:
+def gather(store: TriageStore, triage: Triage | None, repo: str | None, since: str | None) -> Stats:
     return compute_stats(
         store.list_answers(),
         store.feedback_rows(),
@@ -26,6 +27,8 @@ def gather(store: Any, triage: Any, repo: str | None, since: str | None) -> Any:
     )
 
 
-def stats_page(store: Any, triage: Any, repo: str | None, since: str | None) -> str:
+def stats_page(
+    store: TriageStore, triage: Triage | None, repo: str | None, since: str | None
+) -> str:
     """The HTML page of GET /stats and `stats --html` (ValueError for a bad date)."""
     return render_html(gather(store, triage, repo, since), generated_at=time.time())

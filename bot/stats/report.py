@@ -410,7 +410,7 @@ def answers_chart(stats: Stats, width: int = 1000, height: int = 260) -> str:
     every = max(1, len(stats.weeks) // 12)
     for i, week in enumerate(stats.weeks):
         x = left + i * slot + (slot - bar) / 2
-        y = top + plot_h
+        y: float = top + plot_h
         for s in stats.series:
             count = s.counts[i]
             if not count:

@@ -23,9 +23,9 @@ The API is synchronous, like `Store`: each call is one short transaction on a po
 SQLite; slow work (the GitHub calls) already runs in threads. Times (`next_at`, leases) come from
 the replicas' clocks, which are expected to be kept in step (NTP).
 
-The methods that read and write the same way in SQLite live in `bot.store.sql.SqlStore`; this
-module holds the pool, the migrations, the claims and leases, and PostgreSQL's side of the
-dialect layer.
+The methods that read and write the same way in SQLite live in
+`bot.store.interface.TriageStore`; this module holds the pool, the migrations, the claims and
+leases, and PostgreSQL's side of the dialect layer.
 """
 
 from __future__ import annotations
@@ -39,178 +39,30 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from bot.config.redact import redact_url
-from bot.store.sql import JOB_COLUMNS, Job, SqlStore, _job, _statements, _values
+from bot.store import schema
+from bot.store.interface import JOB_COLUMNS, Job, TriageStore, job_from_row, values_sql
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DEFAULT_JOB_LEASE = 300.0  # seconds a claimed job stays its replica's without a renewal
 STATEMENT_TIMEOUT = 15.0  # seconds any one statement may take
 OUTAGE_PAUSE = 5.0  # seconds the worker's polls answer "nothing" after the database failed
 POOL_WAIT = 10.0  # seconds a call waits for a free connection before failing
 
-# The same versions as bot.store.sqlite.MIGRATIONS, in PostgreSQL's dialect. Version 1 also
-# carries the lease columns and the one-running-job-per-issue index that only a shared store needs.
-# Never edit a released one: append a new one (and keep the numbers in step with SQLite's).
-MIGRATIONS: list[tuple[int, str]] = [
-    (
-        1,
-        """
-        CREATE TABLE deliveries (
-            delivery_id TEXT PRIMARY KEY,
-            event TEXT NOT NULL,
-            action TEXT,
-            received_at DOUBLE PRECISION NOT NULL,
-            outcome TEXT NOT NULL
-        );
-        CREATE TABLE jobs (
-            id BIGSERIAL PRIMARY KEY,
-            delivery_id TEXT,
-            kind TEXT NOT NULL,
-            issue_key TEXT NOT NULL,
-            repo TEXT NOT NULL,
-            number BIGINT NOT NULL,
-            installation_id BIGINT,
-            payload TEXT NOT NULL DEFAULT '{}',
-            state TEXT NOT NULL DEFAULT 'queued',
-            attempts INTEGER NOT NULL DEFAULT 0,
-            next_at DOUBLE PRECISION NOT NULL,
-            last_error TEXT,
-            received_at DOUBLE PRECISION NOT NULL,
-            created_at DOUBLE PRECISION NOT NULL,
-            updated_at DOUBLE PRECISION NOT NULL,
-            lease_owner TEXT,
-            lease_until DOUBLE PRECISION
-        );
-        CREATE INDEX jobs_state_next ON jobs (state, next_at);
-        CREATE INDEX jobs_issue ON jobs (issue_key, state, id);
-        CREATE UNIQUE INDEX jobs_one_running_per_issue ON jobs (issue_key)
-            WHERE state = 'running';
-        CREATE TABLE issue_state (
-            repo TEXT NOT NULL,
-            number BIGINT NOT NULL,
-            comment_id BIGINT,
-            labels_added TEXT NOT NULL DEFAULT '[]',
-            verdict TEXT,
-            record_ids TEXT NOT NULL DEFAULT '[]',
-            fingerprint TEXT,
-            updated_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (repo, number)
-        );
-        CREATE TABLE cursors (
-            name TEXT PRIMARY KEY,
-            value TEXT NOT NULL,
-            updated_at DOUBLE PRECISION NOT NULL
-        );
-        CREATE TABLE feedback (
-            platform TEXT NOT NULL,
-            subject TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            record_id TEXT NOT NULL,
-            vote INTEGER NOT NULL,
-            at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (platform, subject, user_id)
-        );
-        CREATE INDEX feedback_record ON feedback (record_id);
-        CREATE TABLE discord_replies (
-            message_id BIGINT PRIMARY KEY,
-            channel_id BIGINT NOT NULL,
-            reply_id BIGINT NOT NULL,
-            author_id BIGINT NOT NULL,
-            record_ids TEXT NOT NULL DEFAULT '[]',
-            created_at DOUBLE PRECISION NOT NULL
-        );
-        CREATE TABLE answers (
-            id BIGSERIAL PRIMARY KEY,
-            platform TEXT NOT NULL,
-            subject TEXT NOT NULL,
-            verdict TEXT NOT NULL,
-            record_ids TEXT NOT NULL DEFAULT '[]',
-            fingerprint TEXT,
-            at DOUBLE PRECISION NOT NULL
-        );
-        CREATE INDEX answers_subject ON answers (platform, subject);
-        """,
-    ),
-    (
-        2,
-        """
-        CREATE TABLE issue_controls (
-            repo TEXT NOT NULL,
-            number BIGINT NOT NULL,
-            ignored INTEGER NOT NULL DEFAULT 0,
-            override TEXT,
-            show_why INTEGER NOT NULL DEFAULT 0,
-            refused INTEGER NOT NULL DEFAULT 0,
-            updated_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (repo, number)
-        );
-        CREATE TABLE commands (
-            repo TEXT NOT NULL,
-            number BIGINT NOT NULL,
-            key TEXT NOT NULL,
-            comment_id BIGINT,
-            author TEXT,
-            name TEXT NOT NULL,
-            arg TEXT,
-            outcome TEXT NOT NULL,
-            at DOUBLE PRECISION NOT NULL,
-            seq BIGSERIAL,
-            PRIMARY KEY (repo, number, key)
-        );
-        CREATE TABLE issue_records (
-            repo TEXT NOT NULL,
-            number BIGINT NOT NULL,
-            record_id TEXT NOT NULL,
-            position INTEGER NOT NULL DEFAULT 0,
-            fingerprint TEXT,
-            first_at DOUBLE PRECISION NOT NULL,
-            last_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (repo, number, record_id)
-        );
-        CREATE INDEX issue_records_record ON issue_records (record_id);
-        CREATE TABLE issue_open_state (
-            repo TEXT NOT NULL,
-            number BIGINT NOT NULL,
-            state TEXT NOT NULL,
-            updated_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (repo, number)
-        );
-        CREATE TABLE uncatalogued (
-            platform TEXT NOT NULL,
-            subject TEXT NOT NULL,
-            repo TEXT,
-            number BIGINT,
-            norm_message TEXT NOT NULL,
-            crate TEXT NOT NULL DEFAULT '',
-            message TEXT NOT NULL,
-            location TEXT,
-            first_at DOUBLE PRECISION NOT NULL,
-            last_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (platform, subject, norm_message, crate)
-        );
-        CREATE INDEX uncatalogued_group ON uncatalogued (norm_message, crate);
-        """,
-    ),
-    (
-        3,
-        # how a closed issue was closed: GitHub's state_reason, when, and the fixing pull request
-        """
-        ALTER TABLE issue_open_state ADD COLUMN state_reason TEXT;
-        ALTER TABLE issue_open_state ADD COLUMN closed_at DOUBLE PRECISION;
-        ALTER TABLE issue_open_state ADD COLUMN fixed_by BIGINT;
-        """,
-    ),
-]
+# (version, script) in PostgreSQL's SQL, derived from bot.store.schema like SQLite's: the same
+# versions, and the columns only a shared store needs (leases, the commands' order).
+MIGRATIONS: list[tuple[int, str]] = schema.scripts("postgres")
 
 
-class PgStore(SqlStore):
+class PgStore(TriageStore):
     """The bot's PostgreSQL store. `PgStore(url)` connects (and migrates); `close()` closes it."""
 
     _commands_order = "seq"
@@ -258,10 +110,6 @@ class PgStore(SqlStore):
             self._pool.close()
             raise
 
-    @classmethod
-    def open(cls, url: str) -> PgStore:
-        return cls(url)
-
     def close(self) -> None:
         self._closing.set()
         if self._renewer is not None:
@@ -278,7 +126,8 @@ class PgStore(SqlStore):
 
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[dict[str, Any]]:
         with self._tx() as conn:
-            return self._run(conn, sql, args).fetchall()
+            rows: list[dict[str, Any]] = self._run(conn, sql, args).fetchall()
+            return rows
 
     def _sql(self, sql: str) -> str:
         # the shared SQL has no `?` or `%` of its own (a `%` would read as a placeholder)
@@ -290,12 +139,13 @@ class PgStore(SqlStore):
         changes = [f"{c} = excluded.{c}" for c in columns if c not in key]
         changes += [f"{c} = DEFAULT" for c in renew]
         return (
-            f"INSERT INTO {table} {_values(columns)}"
+            f"INSERT INTO {table} {values_sql(columns)}"
             f" ON CONFLICT ({', '.join(key)}) DO UPDATE SET {', '.join(changes)}"
         )
 
     def _insert_new_sql(self, table: str, columns: Sequence[str], key: Sequence[str]) -> str:
-        return f"INSERT INTO {table} {_values(columns)} ON CONFLICT ({', '.join(key)}) DO NOTHING"
+        conflict = f"ON CONFLICT ({', '.join(key)}) DO NOTHING"
+        return f"INSERT INTO {table} {values_sql(columns)} {conflict}"
 
     def _in(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         return f"{column} = ANY(?)", [list(values)]
@@ -319,7 +169,7 @@ class PgStore(SqlStore):
             for version, script in MIGRATIONS:
                 if version <= current:
                     continue
-                for statement in _statements(script):
+                for statement in schema.statements(script):
                     conn.execute(statement)
                 conn.execute(
                     "INSERT INTO schema_version (version, applied_at) VALUES (%s, %s)",
@@ -366,7 +216,7 @@ class PgStore(SqlStore):
                     " updated_at = %s WHERE id = %s",
                     (self.owner, now + self.job_lease, now, row["id"]),
                 )
-                job = _job(row, state="running")
+                job = job_from_row(row, state="running")
                 if row["kind"] == "issue":
                     job = self._supersede_later(conn, job, row["issue_key"], now)
         except (psycopg.errors.UniqueViolation, psycopg.errors.DeadlockDetected):
@@ -457,7 +307,7 @@ class PgStore(SqlStore):
         finally:
             self._release(job_id)
 
-    def _unless_unreachable(self, what: str, default: Any, call: Callable[[], Any]) -> Any:
+    def _unless_unreachable(self, what: str, default: T, call: Callable[[], T]) -> T:
         """For the worker's polling calls: while the database cannot be reached, answer
         `default` at once (for OUTAGE_PAUSE seconds after a failure) instead of making every
         poll wait for a connection."""

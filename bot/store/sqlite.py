@@ -3,8 +3,9 @@
 The schema evolves through `MIGRATIONS`, applied in order and recorded in `schema_version`, so an
 upgrade keeps the data of the previous version. Access is serialised by one lock around one
 connection (WAL mode), which is plenty for a bot and safe from any thread. The methods that read
-and write the same way in PostgreSQL live in `bot.store.sql.SqlStore`; this module holds SQLite's
-connection, migrations, job claims and its side of the dialect layer.
+and write the same way in PostgreSQL live in `bot.store.interface.TriageStore`; this module holds
+SQLite's connection, migrations, job claims, its side of the dialect layer, and the checks of a
+SQLite file that `bot.store.open` and `bot.store.thread` make.
 """
 
 from __future__ import annotations
@@ -17,169 +18,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bot.store.sql import (
-    JOB_STATES,
-    IssueState,
-    Job,
-    SqlStore,
-    _job,
-    _statements,
-    _values,
-    issue_key,
-)
+from bot.store import schema
+from bot.store.interface import Job, TriageStore, job_from_row, values_sql
 
-# the rest of the bot imports the store's types from here
-__all__ = ["JOB_STATES", "MIGRATIONS", "IssueState", "Job", "Store", "issue_key"]
+# What SQLite's errors say when the file is damaged (or is no database).
+CORRUPTION_HINTS = ("malformed", "not a database", "disk i/o error", "file is encrypted")
 
-# Each migration is (version, SQL script). Never edit a released one: append a new one.
-MIGRATIONS: list[tuple[int, str]] = [
-    (
-        1,
-        """
-        CREATE TABLE deliveries (
-            delivery_id TEXT PRIMARY KEY,
-            event TEXT NOT NULL,
-            action TEXT,
-            received_at REAL NOT NULL,
-            outcome TEXT NOT NULL
-        );
-        CREATE TABLE jobs (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            delivery_id TEXT,
-            kind TEXT NOT NULL,
-            issue_key TEXT NOT NULL,
-            repo TEXT NOT NULL,
-            number INTEGER NOT NULL,
-            installation_id INTEGER,
-            payload TEXT NOT NULL DEFAULT '{}',
-            state TEXT NOT NULL DEFAULT 'queued',
-            attempts INTEGER NOT NULL DEFAULT 0,
-            next_at REAL NOT NULL,
-            last_error TEXT,
-            received_at REAL NOT NULL,
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL
-        );
-        CREATE INDEX jobs_state_next ON jobs (state, next_at);
-        CREATE INDEX jobs_issue ON jobs (issue_key, state, id);
-        CREATE TABLE issue_state (
-            repo TEXT NOT NULL,
-            number INTEGER NOT NULL,
-            comment_id INTEGER,
-            labels_added TEXT NOT NULL DEFAULT '[]',
-            verdict TEXT,
-            record_ids TEXT NOT NULL DEFAULT '[]',
-            fingerprint TEXT,
-            updated_at REAL NOT NULL,
-            PRIMARY KEY (repo, number)
-        );
-        CREATE TABLE cursors (
-            name TEXT PRIMARY KEY,
-            value TEXT NOT NULL,
-            updated_at REAL NOT NULL
-        );
-        CREATE TABLE feedback (
-            platform TEXT NOT NULL,
-            subject TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            record_id TEXT NOT NULL,
-            vote INTEGER NOT NULL,
-            at REAL NOT NULL,
-            PRIMARY KEY (platform, subject, user_id)
-        );
-        CREATE INDEX feedback_record ON feedback (record_id);
-        CREATE TABLE discord_replies (
-            message_id INTEGER PRIMARY KEY,
-            channel_id INTEGER NOT NULL,
-            reply_id INTEGER NOT NULL,
-            author_id INTEGER NOT NULL,
-            record_ids TEXT NOT NULL DEFAULT '[]',
-            created_at REAL NOT NULL
-        );
-        CREATE TABLE answers (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            platform TEXT NOT NULL,
-            subject TEXT NOT NULL,
-            verdict TEXT NOT NULL,
-            record_ids TEXT NOT NULL DEFAULT '[]',
-            fingerprint TEXT,
-            at REAL NOT NULL
-        );
-        CREATE INDEX answers_subject ON answers (platform, subject);
-        """,
-    ),
-    (
-        2,
-        """
-        CREATE TABLE issue_controls (
-            repo TEXT NOT NULL,
-            number INTEGER NOT NULL,
-            ignored INTEGER NOT NULL DEFAULT 0,
-            override TEXT,
-            show_why INTEGER NOT NULL DEFAULT 0,
-            refused INTEGER NOT NULL DEFAULT 0,
-            updated_at REAL NOT NULL,
-            PRIMARY KEY (repo, number)
-        );
-        CREATE TABLE commands (
-            repo TEXT NOT NULL,
-            number INTEGER NOT NULL,
-            key TEXT NOT NULL,
-            comment_id INTEGER,
-            author TEXT,
-            name TEXT NOT NULL,
-            arg TEXT,
-            outcome TEXT NOT NULL,
-            at REAL NOT NULL,
-            PRIMARY KEY (repo, number, key)
-        );
-        CREATE TABLE issue_records (
-            repo TEXT NOT NULL,
-            number INTEGER NOT NULL,
-            record_id TEXT NOT NULL,
-            position INTEGER NOT NULL DEFAULT 0,
-            fingerprint TEXT,
-            first_at REAL NOT NULL,
-            last_at REAL NOT NULL,
-            PRIMARY KEY (repo, number, record_id)
-        );
-        CREATE INDEX issue_records_record ON issue_records (record_id);
-        CREATE TABLE issue_open_state (
-            repo TEXT NOT NULL,
-            number INTEGER NOT NULL,
-            state TEXT NOT NULL,
-            updated_at REAL NOT NULL,
-            PRIMARY KEY (repo, number)
-        );
-        CREATE TABLE uncatalogued (
-            platform TEXT NOT NULL,
-            subject TEXT NOT NULL,
-            repo TEXT,
-            number INTEGER,
-            norm_message TEXT NOT NULL,
-            crate TEXT NOT NULL DEFAULT '',
-            message TEXT NOT NULL,
-            location TEXT,
-            first_at REAL NOT NULL,
-            last_at REAL NOT NULL,
-            PRIMARY KEY (platform, subject, norm_message, crate)
-        );
-        CREATE INDEX uncatalogued_group ON uncatalogued (norm_message, crate);
-        """,
-    ),
-    (
-        3,
-        # how a closed issue was closed: GitHub's state_reason, when, and the fixing pull request
-        """
-        ALTER TABLE issue_open_state ADD COLUMN state_reason TEXT;
-        ALTER TABLE issue_open_state ADD COLUMN closed_at REAL;
-        ALTER TABLE issue_open_state ADD COLUMN fixed_by INTEGER;
-        """,
-    ),
-]
+# (version, script) in SQLite's SQL, derived from bot.store.schema; applied in order.
+MIGRATIONS: list[tuple[int, str]] = schema.scripts("sqlite")
 
 
-class Store(SqlStore):
+class Store(TriageStore):
     """The bot's SQLite store. `Store(path)` opens (and migrates) the file; `close()` closes it."""
 
     _commands_order = "rowid"
@@ -211,10 +60,6 @@ class Store(SqlStore):
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._migrate()
 
-    @classmethod
-    def open(cls, path: str | Path) -> Store:
-        return cls(path)
-
     def close(self) -> None:
         with self._lock:
             self._conn.close()
@@ -241,10 +86,10 @@ class Store(SqlStore):
     ) -> str:
         # REPLACE deletes the old row and inserts a new one: what it does not name, the rowid
         # too, starts afresh
-        return f"INSERT OR REPLACE INTO {table} {_values(columns)}"
+        return f"INSERT OR REPLACE INTO {table} {values_sql(columns)}"
 
     def _insert_new_sql(self, table: str, columns: Sequence[str], key: Sequence[str]) -> str:
-        return f"INSERT OR IGNORE INTO {table} {_values(columns)}"
+        return f"INSERT OR IGNORE INTO {table} {values_sql(columns)}"
 
     def _in(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         return f"{column} IN ({','.join('?' for _ in values)})", list(values)
@@ -268,7 +113,7 @@ class Store(SqlStore):
             # executescript commits first; run the statements inside one explicit transaction.
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                for statement in _statements(script):
+                for statement in schema.statements(script):
                     self._conn.execute(statement)
                 self._conn.execute(
                     "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
@@ -310,7 +155,7 @@ class Store(SqlStore):
                     "UPDATE jobs SET state = 'running', updated_at = ? WHERE id = ?",
                     (now, row["id"]),
                 )
-                job = _job(row, state="running")
+                job = job_from_row(row, state="running")
                 if row["kind"] != "issue":
                     return job
                 later_rows = conn.execute(
@@ -334,3 +179,28 @@ class Store(SqlStore):
         rows = self._query("SELECT MIN(next_at) FROM jobs WHERE state = 'queued'")
         value = rows[0][0]
         return None if value is None else float(value)
+
+
+# -- a SQLite file's problems, told apart ---------------------------------------------------------
+
+
+def is_corruption(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.DatabaseError) and any(
+        hint in str(exc).lower() for hint in CORRUPTION_HINTS
+    )
+
+
+def is_locked(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc).lower()
+
+
+def quick_check(path: Path, timeout: float) -> str:
+    """SQLite's quick check of the file on a fresh read-only connection: "ok", else the first
+    problem found. It reads the file, not a cache; in WAL mode it neither waits for nor blocks
+    a writer (SQLite puts its -wal and -shm beside the file, as for any reader)."""
+    conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=timeout)
+    try:
+        row = conn.execute("PRAGMA quick_check(1)").fetchone()
+    finally:
+        conn.close()
+    return str(row[0]) if row else "no answer"

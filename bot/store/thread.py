@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bot.health import Status
+from bot.store.interface import TriageStore
+from bot.store.sqlite import is_corruption, is_locked, quick_check
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-CORRUPTION_HINTS = ("malformed", "not a database", "disk i/o error", "file is encrypted")
 # How often `/healthz` re-reads the whole file for damage (the bot's own connection keeps pages
 # in memory and would not notice); a quick check of a bot's store takes milliseconds.
 INTEGRITY_EVERY = 10.0
@@ -37,12 +38,6 @@ INTEGRITY_EVERY = 10.0
 
 class StoreUnavailable(Exception):
     """The store is broken or its file is gone: refuse work that needs it (503), do not 500."""
-
-
-def is_corruption(exc: BaseException) -> bool:
-    return isinstance(exc, sqlite3.DatabaseError) and any(
-        hint in str(exc).lower() for hint in CORRUPTION_HINTS
-    )
 
 
 def store_unavailable(exc: BaseException) -> bool:
@@ -55,20 +50,16 @@ def store_unavailable(exc: BaseException) -> bool:
     return psycopg is not None and isinstance(exc, psycopg.OperationalError)
 
 
-def is_locked(exc: BaseException) -> bool:
-    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc).lower()
-
-
-_BY_STORE: weakref.WeakKeyDictionary[Any, StoreAccess] = weakref.WeakKeyDictionary()
+_BY_STORE: weakref.WeakKeyDictionary[TriageStore, StoreAccess] = weakref.WeakKeyDictionary()
 
 
 class StoreAccess:
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: TriageStore) -> None:
         self.store = store
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="triage-store")
         self.broken: str | None = None
         self._probe: asyncio.Future[Any] | None = None
-        path = getattr(store, "path", None)
+        path = store.path
         self.path: Path | None = None
         self._identity: tuple[int, int] | None = None
         self._integrity_at = float("-inf")
@@ -78,7 +69,7 @@ class StoreAccess:
             self._identity = _identity(path)
 
     @classmethod
-    def of(cls, store: Any) -> StoreAccess:
+    def of(cls, store: TriageStore) -> StoreAccess:
         """The one StoreAccess (and thread) of this store object."""
         access = _BY_STORE.get(store)
         if access is None:
@@ -163,15 +154,9 @@ class StoreAccess:
 
 
 def _quick_check(path: Path) -> None:
-    """SQLite's quick check on a fresh read-only connection (it reads the file, not a cache; in
-    WAL mode it neither waits for nor blocks the bot's writes)."""
-    conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=1.0)
-    try:
-        row = conn.execute("PRAGMA quick_check(1)").fetchone()
-    finally:
-        conn.close()
-    if not row or row[0] != "ok":
-        raise sqlite3.DatabaseError(f"database disk image is malformed: {row[0] if row else ''}")
+    result = quick_check(path, timeout=1.0)
+    if result != "ok":
+        raise sqlite3.DatabaseError(f"database disk image is malformed: {result}")
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.core.extract.clean import clean_text
-from bot.core.extract.logs import strip_log_prefix
+from bot.core.extract.log_prefixes import strip_log_prefix
 from bot.core.extract.wrappers import split_wrapper
 from bot.core.panic import PANIC_WRAPPERS, Wrapper
 

@@ -22,7 +22,7 @@ from bot.core.extract.frames import (
     parse_at,
     parse_frame,
 )
-from bot.core.extract.logs import CI_TIMESTAMP, LOG_START, strip_log_prefix
+from bot.core.extract.log_prefixes import CI_TIMESTAMP, LOG_START, strip_log_prefix
 from bot.core.extract.paths import crate_from_function, parse_location, strip_symbol_hash
 from bot.core.extract.wrappers import (
     ASSERT,

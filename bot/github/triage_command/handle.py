@@ -1,9 +1,7 @@
-"""Carrying out maintainers' `/triage` commands, and what the answer looks like after them.
+"""What maintainers' `/triage` commands change, and what the answer looks like after them. Pure.
 
-`CommandHandler.handle` (blocking, PyGithub: call it off the event loop) checks each asker's
-permission (`GET /repos/{owner}/{repo}/collaborators/{user}/permission`: admin, maintain, write
-and triage may command), answers a stranger with one short polite comment at most once per
-issue, and records each command's effect in the store's issue controls:
+Each command's effect on the issue's controls (kept in the store, `bot.github.triage_command.run`
+carries it out):
 
 - `wrong`: the answered records are rejected (a negative vote each); the answer becomes a
   one-line note and the bot's labels go;
@@ -12,41 +10,34 @@ issue, and records each command's effect in the store's issue controls:
 - `ignore`: the bot never acts on the issue again (until `refresh`);
 - `refresh`: forget `wrong`, `match` and `ignore`, and answer afresh.
 
-The pipeline then runs as usual and asks the pure helpers below how to honour the controls. The
+The pipeline then runs as usual and asks the helpers below how to honour the controls. The
 override is also written into the comment's hidden marker (`override=match:ID`), so it survives
 a lost database.
 """
 
 from __future__ import annotations
 
-import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
-
-from github import GithubException
 
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.match.releases import ReleaseHistory
 from bot.core.panic import Panic
 from bot.render import texts
 from bot.render.answer.build import build_answer
-from bot.render.answer.model import Answer, CatalogLike
+from bot.render.answer.parts import Answer, CatalogLike
 from bot.render.answer.words import pasted_location
 from bot.render.github import parse_marker
 from bot.render.markup import md_code_block, one_line, shorten, words
-from bot.store.sqlite import IssueState, Store
-
-log = logging.getLogger(__name__)
+from bot.store.interface import IssueState
 
 ALLOWED_ROLES = frozenset({"admin", "maintain", "write", "triage"})
 NOTICE_MARKER = "<!-- triage-bot:notice -->"
 _LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
 _VALUE = re.compile(r"[^A-Za-z0-9._:,-]")
 WHY_CANDIDATES = 3
-# a locked issue, a deleted comment: the command's reply cannot be written, and will not be later
-PERMANENT = frozenset({403, 404, 410, 422})
 
 
 @dataclass
@@ -87,7 +78,7 @@ def parse_override(value: str | None) -> tuple[str | None, tuple[str, ...]]:
     return None, ()
 
 
-def controls_from(row: dict[str, Any] | None, bot_comment_body: str | None = None) -> Controls:
+def controls_from(row: Mapping[str, Any] | None, bot_comment_body: str | None = None) -> Controls:
     """The issue's controls from the store row; without one, the override kept in the marker."""
     if row is None:
         marker = parse_marker(bot_comment_body or "") or {}
@@ -141,6 +132,23 @@ def answer_for_record(
     sections = tuple(replace(s, confidence=words(texts.MATCH_CHOSEN)) for s in answer.sections)
     panics = tuple(p.panic for p in analysis.panics) or answer.panics
     return replace(answer, sections=sections, panics=panics)
+
+
+def answer_under(
+    raw: Analysis,
+    controls: Controls,
+    catalog: CatalogLike,
+    history: ReleaseHistory | None = None,
+) -> tuple[Analysis, Answer]:
+    """The analysis without the records maintainers rejected, and the answer: the record a
+    maintainer chose (when the catalog has it), else the matcher's."""
+    analysis = without_records(raw, controls.wrong)
+    answer = None
+    if controls.match:
+        answer = answer_for_record(analysis, controls.match, catalog, history)
+    if answer is None:
+        answer = build_answer(analysis, catalog, history=history)
+    return analysis, answer
 
 
 def with_override(body: str, override: str | None) -> str:
@@ -213,204 +221,64 @@ def refusal_body(login: str) -> str:
     return f"{NOTICE_MARKER}\n{texts.COMMAND_REFUSED.format(login=shown)}"
 
 
-def _permanent(exc: GithubException) -> bool:
-    """A 4xx that a retry will not fix (a rate limit is not one: the job waits and retries)."""
-    if exc.status not in PERMANENT:
-        return False
-    headers = {k.lower(): str(v) for k, v in (exc.headers or {}).items()}
-    data = exc.data if isinstance(exc.data, dict) else {}
-    limited = "retry-after" in headers or headers.get("x-ratelimit-remaining") == "0"
-    return not limited and "rate limit" not in str(data.get("message") or "").lower()
-
-
 def is_notice(body: str | None) -> bool:
     marker = parse_marker(body or "")
     return bool(marker and marker.get("kind") == "notice")
 
 
-# --- carrying commands out (blocking) -----------------------------------------------------------
+# --- one command's effect -----------------------------------------------------------------------
 
 
-class CommandHandler:
-    def __init__(self, adapter: Any, store: Store, catalog: CatalogLike, *, dry_run: bool = False):
-        self.adapter = adapter
-        self.store = store
-        self.catalog = catalog
-        self.dry_run = dry_run
+@dataclass(frozen=True)
+class Effect:
+    """What one permitted command does: its outcome, the control changes to store, the records
+    that get a negative vote from the asker, and a reaction on the command's comment."""
 
-    def _count(self, operation: str) -> None:
-        self.adapter.metrics.inc("triage_github_api_calls_total", operation=operation)
+    result: str  # "done", or why nothing was done ("nothing-to-reject", "unknown-record", ...)
+    changes: Mapping[str, Any] = field(default_factory=dict)  # for `Store.set_controls`
+    rejected: tuple[str, ...] = ()
+    reaction: str | None = None
 
-    def _repo(self, repo: str, installation_id: int | None) -> Any:
-        return self.adapter.clients.client(repo, installation_id).get_repo(repo)
 
-    def role(self, repo: str, login: str, installation_id: int | None) -> str:
-        """The asker's role on the repository ("none" when GitHub does not know them)."""
-        self._count("get_permission")
-        try:
-            return self._repo(repo, installation_id).get_collaborator_role_name(login) or "none"
-        except GithubException as exc:
-            if exc.status == 404:
-                return "none"
-            raise
+def command_effect(
+    name: str,
+    arg: str | None,
+    state: IssueState | None,
+    controls: Controls,
+    record_known: bool,
+) -> Effect:
+    """The effect of `/triage NAME ARG` on an issue the bot answered as `state` says, under the
+    current controls; `record_known` says whether the catalog has the record `ARG` names."""
+    if name == "wrong":
+        current = tuple(state.record_ids) if state and state.verdict == "match" else ()
+        if controls.match:
+            current = (controls.match,)
+        if not current:
+            return Effect("nothing-to-reject")
+        rejected = tuple(dict.fromkeys((*controls.wrong, *current)))
+        return Effect("done", {"override": "wrong:" + ",".join(rejected)}, rejected=current)
+    if name == "match":
+        if not record_known:
+            return Effect("unknown-record", reaction="confused")
+        return Effect("done", {"override": f"match:{arg or ''}"})
+    if name == "why":
+        return Effect("done", {"show_why": True})
+    if name == "ignore":
+        return Effect("done", {"ignored": True})
+    if name == "refresh":
+        return Effect("done", {"ignored": False, "override": None})
+    return Effect("unknown-command")
 
-    def handle(
-        self,
-        repo: str,
-        number: int,
-        installation_id: int | None,
-        entries: Sequence[dict[str, Any]],
-        state: IssueState | None,
-    ) -> CommandsOutcome:
-        outcome = CommandsOutcome()
-        roles: dict[str, str] = {}
-        for entry in entries:
-            name = str(entry.get("name") or "")
-            arg = entry.get("arg")
-            key = str(entry.get("key") or "")
-            author = entry.get("author")
-            text = name + (f" {arg}" if arg else "")
-            if not key or not name or self.store.command_done(repo, number, key):
-                outcome.skipped.append(text)
-                continue
-            if not isinstance(author, str) or not author:
-                outcome.skipped.append(text)
-                continue
-            if author not in roles:
-                roles[author] = self.role(repo, author, installation_id)
-            if roles[author] not in ALLOWED_ROLES:
-                self._refuse(repo, number, installation_id, author)
-                result = "refused"
-                outcome.refused.append(text)
-            else:
-                result = self._run(repo, number, installation_id, entry, author, state)
-                (outcome.ran if result == "done" else outcome.skipped).append(text)
-            log.info(
-                "github repo=%s issue=%d command=%r by=%s role=%s: %s",
-                repo,
-                number,
-                "/triage " + text,
-                author,
-                roles[author],
-                result,
-            )
-            self.store.record_command(
-                repo,
-                number,
-                key,
-                comment_id=entry.get("comment_id"),
-                author=author,
-                name=name,
-                arg=arg,
-                outcome=result,
-            )
-        return outcome
 
-    def _refuse(self, repo: str, number: int, installation_id: int | None, login: str) -> None:
-        controls = controls_from(self.store.get_controls(repo, number))
-        if controls.refused:
-            return  # at most once per issue
-        body = refusal_body(login)
-        if self.dry_run:
-            log.info("github repo=%s issue=%d DRY RUN, would refuse:\n%s", repo, number, body)
-        else:
-            self._count("create_comment")
-            try:
-                self._repo(repo, installation_id).get_issue(number).create_comment(body)
-            except GithubException as exc:
-                if not _permanent(exc):
-                    raise  # retried with the job
-                log.warning("github repo=%s issue=%d refusal not posted: %s", repo, number, exc)
-        self.store.set_controls(repo, number, refused=True)
-
-    def _react(
-        self, repo: str, number: int, installation_id: int | None, comment_id: Any, content: str
-    ) -> None:
-        if not isinstance(comment_id, int) or self.dry_run:
-            return
-        self._count("create_reaction")
-        issue = self._repo(repo, installation_id).get_issue(number)
-        try:
-            issue.get_comment(comment_id).create_reaction(content)
-        except GithubException as exc:
-            if not _permanent(exc):
-                raise
-            log.warning("github repo=%s issue=%d reaction not added: %s", repo, number, exc)
-
-    def _run(
-        self,
-        repo: str,
-        number: int,
-        installation_id: int | None,
-        entry: dict[str, Any],
-        author: str,
-        state: IssueState | None,
-    ) -> str:
-        name = entry["name"]
-        controls = controls_from(self.store.get_controls(repo, number))
-        if name == "wrong":
-            current = tuple(state.record_ids) if state and state.verdict == "match" else ()
-            if controls.match:
-                current = (controls.match,)
-            if not current:
-                return "nothing-to-reject"
-            for record_id in current:
-                self.store.record_feedback(
-                    "github", f"{repo.lower()}#{number}:{record_id}", record_id, author, -1
-                )
-            rejected = tuple(dict.fromkeys((*controls.wrong, *current)))
-            self.store.set_controls(repo, number, override="wrong:" + ",".join(rejected))
-            return "done"
-        if name == "match":
-            record_id = str(entry.get("arg") or "")
-            if self.catalog.get(record_id) is None:
-                self._react(repo, number, installation_id, entry.get("comment_id"), "confused")
-                return "unknown-record"
-            self.store.set_controls(repo, number, override=f"match:{record_id}")
-            return "done"
-        if name == "why":
-            self.store.set_controls(repo, number, show_why=True)
-            return "done"
-        if name == "ignore":
-            self.store.set_controls(repo, number, ignored=True)
-            return "done"
-        if name == "refresh":
-            self.store.set_controls(repo, number, ignored=False, override=None)
-            return "done"
-        return "unknown-command"
-
-    # -- 👍/👎 on the bot's comment -------------------------------------------------------------
-
-    def sync_reactions(
-        self,
-        repo: str,
-        number: int,
-        installation_id: int | None,
-        comment_id: int,
-        record_ids: Sequence[str],
-    ) -> int:
-        """Read the reactions on the bot's comment into the store as votes on its records.
-        Returns how many votes there are now."""
-        if not record_ids:
-            return 0
-        self._count("list_reactions")
-        issue = self._repo(repo, installation_id).get_issue(number)
-        votes: dict[str, int] = {}
-        for reaction in issue.get_comment(comment_id).get_reactions():
-            user = reaction.user
-            login = getattr(user, "login", None)
-            if not login or getattr(user, "type", None) == "Bot" or login.endswith("[bot]"):
-                continue
-            if reaction.content == "+1":
-                votes[login] = votes.get(login, 0) + 1
-            elif reaction.content == "-1":
-                votes[login] = votes.get(login, 0) - 1
-        subject = f"{repo.lower()}#{number}:"
-        rows = [
-            (subject + record_id, record_id, login, vote)
-            for login, vote in votes.items()
-            if vote
-            for record_id in record_ids
-        ]
-        self.store.replace_reaction_votes(subject, rows)
-        return len(rows)
+def reaction_votes(reactions: Iterable[tuple[str | None, str | None, str]]) -> dict[str, int]:
+    """Each person's vote from the (login, user type, content) of a comment's reactions: 👍 +1,
+    👎 -1, summed per person (so both cancel out); bots' reactions do not count."""
+    votes: dict[str, int] = {}
+    for login, user_type, content in reactions:
+        if not login or user_type == "Bot" or login.endswith("[bot]"):
+            continue
+        if content == "+1":
+            votes[login] = votes.get(login, 0) + 1
+        elif content == "-1":
+            votes[login] = votes.get(login, 0) - 1
+    return votes

@@ -17,7 +17,7 @@ from bot.core.match.cascade import is_uncatalogued_unwrap
 from bot.core.match.releases import ReleaseHistory
 from bot.render import texts
 from bot.render.answer.links import full_sha, source_link
-from bot.render.answer.model import (
+from bot.render.answer.parts import (
     SHORT_LIMIT,
     TITLE_LIMIT,
     Answer,

@@ -8,7 +8,7 @@ import weakref
 
 from bot.catalog.model import Record
 from bot.render import texts
-from bot.render.answer.model import SHORT_LIMIT, CatalogLike, SourceLink
+from bot.render.answer.parts import SHORT_LIMIT, CatalogLike, SourceLink
 from bot.render.markup import one_line, shorten
 
 

@@ -13,7 +13,7 @@ from bot.core.analysis import Analysis, Candidate, PanicMatch, Verdict
 from bot.core.panic import Location, Panic
 from bot.render import texts
 from bot.render.answer.links import short_sha
-from bot.render.answer.model import LOCATION_LIMIT, SHORT_LIMIT, TITLE_LIMIT, Answer, CatalogLike
+from bot.render.answer.parts import LOCATION_LIMIT, SHORT_LIMIT, TITLE_LIMIT, Answer, CatalogLike
 from bot.render.markup import Words, join_words, one_line, shorten, words
 
 # `errorType` of a record -> how the panic is raised in the code, for bare panic sites.

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from bot.catalog.importers import skeletons_from_sites
 from bot.catalog.sites import with_enclosing_fn
-from bot.scan.rust.sites import PanicSite
+from bot.scan.rust.site_finder import PanicSite
 
 
 def skeletons(sites: Iterable[PanicSite], *, repo: str, commit: str) -> list[dict[str, object]]:

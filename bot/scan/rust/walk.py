@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
 from bot.scan.rust.definitions import ScanContext, collect_definitions
-from bot.scan.rust.sites import PanicSite, scan_source
+from bot.scan.rust.site_finder import PanicSite, scan_source
 
 # Folders whose code is not part of a crate's runtime.
 TEST_DIRS = frozenset({"tests", "benches", "examples"})

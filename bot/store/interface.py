@@ -1,19 +1,23 @@
-"""What the SQLite `Store` (bot.store.sqlite) and the PostgreSQL `PgStore` (bot.store.postgres)
-share.
+"""The store's interface, defined once: `TriageStore`, the base class of both stores.
 
-`SqlStore` holds the methods whose logic is the same in both: their SQL is written once, with
-`?` placeholders, and a store's small dialect layer (`_sql`, `_upsert_sql`, `_insert_new_sql`,
-`_in`, `_insert_id`, `_end_hold`) says how its database spells what differs. Each store keeps
-what is its own: connections and transactions, migrations, claiming jobs, what a health check
-reads.
+The SQLite `Store` (bot.store.sqlite) and the PostgreSQL `PgStore` (bot.store.postgres) derive
+from it, and what the rest of the bot calls on a store is what `TriageStore` defines. Most of its
+methods are written here once, in SQL both databases run, with `?` placeholders; a store's small
+dialect layer (`_sql`, `_upsert_sql`, `_insert_new_sql`, `_in`, `_insert_id`, `_end_hold`) says
+how its database spells what differs. The abstract methods are what each store does its own way:
+connections and transactions, migrations, claiming jobs, what a health check reads.
+
+`Job` and `IssueState` are the records a store hands out.
 """
 
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Self
 
 JOB_STATES = ("queued", "running", "done", "dead")
@@ -77,63 +81,75 @@ def issue_key(repo: str, number: int) -> str:
     return f"{repo.lower()}#{number}"
 
 
-class SqlStore:
-    """The store methods both databases run alike. Rows are read by column name (a
-    `sqlite3.Row` and a psycopg dict row both allow it)."""
+class TriageStore(ABC):
+    """What the bot asks of its store, and the methods both databases run alike. Rows are read
+    by column name (a `sqlite3.Row` and a psycopg dict row both allow it)."""
 
     clock: Callable[[], float]  # the time every row is stamped with
+    path: Path | str  # where the data lives: the SQLite file, or PostgreSQL's URL (no password)
     _commands_order: str  # the column that keeps a replaced command after the older ones
 
     # -- the dialect layer: each store defines these ------------------------------------------
 
+    @abstractmethod
     def _tx(self) -> AbstractContextManager[Any]:
         """One transaction on a connection: committed when the block ends, else rolled back."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         """The rows of one read outside a write transaction."""
-        raise NotImplementedError
 
     def _sql(self, sql: str) -> str:
         """SQL written with `?` placeholders, in this database's placeholder style."""
         return sql
 
+    @abstractmethod
     def _upsert_sql(
         self, table: str, columns: Sequence[str], key: Sequence[str], renew: Sequence[str] = ()
     ) -> str:
         """Insert a row, replacing the row with the same `key`; the `renew` columns, not given,
         start afresh as in a new row."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _insert_new_sql(self, table: str, columns: Sequence[str], key: Sequence[str]) -> str:
         """Insert a row unless one with the same `key` exists (then change nothing)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _in(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         """`column` is one of `values`: the condition and its arguments."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _insert_id(self, conn: Any, sql: str, args: Sequence[Any]) -> int:
         """Run an INSERT into a table with an `id` key and return the new row's id."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _end_hold(self, job_id: int, assignments: str, args: Sequence[Any]) -> None:
         """Record how a job this process claimed ended: `UPDATE jobs SET <assignments>`."""
-        raise NotImplementedError
 
     def _run(self, conn: Any, sql: str, args: Sequence[Any] = ()) -> Any:
         return conn.execute(self._sql(sql), args)
 
+    def _write(self, sql: str, args: Sequence[Any]) -> None:
+        """One statement in a transaction of its own."""
+        with self._tx() as conn:
+            self._run(conn, sql, args)
+
     # -- opening and checking ------------------------------------------------------------------
 
+    @abstractmethod
     def close(self) -> None:
-        raise NotImplementedError
+        """Close the store's connections (a closed store is not used again)."""
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @staticmethod
+    @abstractmethod
+    def latest_version() -> int:
+        """The schema version this code migrates a database to."""
 
     def schema_version(self) -> int:
         rows = self._query("SELECT MAX(version) AS v FROM schema_version")
@@ -142,12 +158,14 @@ class SqlStore:
     def check_writable(self) -> None:
         """Raise the driver's error (sqlite3.Error, psycopg.Error) when the store cannot be
         written (for health checks and doctor)."""
-        with self._tx() as conn:
-            self._run(
-                conn,
-                self._upsert_sql("cursors", _CURSOR_COLUMNS, key=("name",)),
-                ("_health", "ok", self.clock()),
-            )
+        self._write(
+            self._upsert_sql("cursors", _CURSOR_COLUMNS, key=("name",)),
+            ("_health", "ok", self.clock()),
+        )
+
+    @abstractmethod
+    def check_integrity(self) -> None:
+        """Raise the driver's error when the database is damaged or cannot be read."""
 
     # -- deliveries and jobs ----------------------------------------------------------------
 
@@ -234,6 +252,19 @@ class SqlStore:
             payload["issue_state"] = states[-1]
         return replace(job, payload=payload)
 
+    @abstractmethod
+    def claim_job(self, exclude_keys: Sequence[str] = ()) -> Job | None:
+        """Take the next due job whose issue has no earlier unfinished job (none of the issues
+        `exclude_keys` names), mark it running and return it; None when no job is due."""
+
+    @abstractmethod
+    def recover_running(self) -> int:
+        """Put jobs left running by a process that stopped back in the queue. Returns how many."""
+
+    @abstractmethod
+    def next_due(self) -> float | None:
+        """When a claim may next succeed (None when no job is queued)."""
+
     def prune(self, older_than: float = 30 * 86400) -> int:
         """Forget finished jobs and old deliveries (redeliveries come within days)."""
         cutoff = self.clock() - older_than
@@ -244,7 +275,7 @@ class SqlStore:
             deliveries = self._run(
                 conn, "DELETE FROM deliveries WHERE received_at < ?", (cutoff,)
             ).rowcount
-        return jobs + deliveries
+        return int(jobs + deliveries)
 
     def finish_job(self, job_id: int) -> None:
         self._end_hold(job_id, "state = 'done', last_error = NULL, updated_at = ?", (self.clock(),))
@@ -291,11 +322,11 @@ class SqlStore:
                 cur = self._run(conn, sql + " WHERE state = 'dead'", (now, now))
             else:
                 cur = self._run(conn, sql + " WHERE state = 'dead' AND id = ?", (now, now, job_id))
-            return cur.rowcount
+            return int(cur.rowcount)
 
     def get_job(self, job_id: int) -> Job | None:
         rows = self._query(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,))
-        return _job(rows[0]) if rows else None
+        return job_from_row(rows[0]) if rows else None
 
     def list_jobs(self, states: Sequence[str] = JOB_STATES, limit: int = 1000) -> list[Job]:
         in_states, state_args = self._in("state", states)
@@ -303,7 +334,7 @@ class SqlStore:
             f"SELECT {JOB_COLUMNS} FROM jobs WHERE {in_states} ORDER BY id LIMIT ?",
             (*state_args, limit),
         )
-        return [_job(row) for row in rows]
+        return [job_from_row(row) for row in rows]
 
     def job_counts(self) -> dict[str, int]:
         rows = self._query("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state")
@@ -316,12 +347,10 @@ class SqlStore:
         return int(rows[0]["n"])
 
     def set_delivery_outcome(self, delivery_id: str, outcome: str) -> None:
-        with self._tx() as conn:
-            self._run(
-                conn,
-                "UPDATE deliveries SET outcome = ? WHERE delivery_id = ?",
-                (outcome, delivery_id),
-            )
+        self._write(
+            "UPDATE deliveries SET outcome = ? WHERE delivery_id = ?",
+            (outcome, delivery_id),
+        )
 
     # -- what the bot did on each issue -------------------------------------------------------
 
@@ -342,21 +371,19 @@ class SqlStore:
         record_ids: Sequence[str],
         fingerprint: str | None,
     ) -> None:
-        with self._tx() as conn:
-            self._run(
-                conn,
-                self._upsert_sql("issue_state", _ISSUE_STATE_COLUMNS, key=("repo", "number")),
-                (
-                    repo.lower(),
-                    number,
-                    comment_id,
-                    json.dumps(sorted(set(labels_added))),
-                    verdict,
-                    json.dumps(list(record_ids)),
-                    fingerprint,
-                    self.clock(),
-                ),
-            )
+        self._write(
+            self._upsert_sql("issue_state", _ISSUE_STATE_COLUMNS, key=("repo", "number")),
+            (
+                repo.lower(),
+                number,
+                comment_id,
+                json.dumps(sorted(set(labels_added))),
+                verdict,
+                json.dumps(list(record_ids)),
+                fingerprint,
+                self.clock(),
+            ),
+        )
 
     def record_answer(
         self,
@@ -366,20 +393,18 @@ class SqlStore:
         record_ids: Sequence[str],
         fingerprint: str | None,
     ) -> None:
-        with self._tx() as conn:
-            self._run(
-                conn,
-                "INSERT INTO answers (platform, subject, verdict, record_ids, fingerprint, at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    platform,
-                    subject,
-                    verdict,
-                    json.dumps(list(record_ids)),
-                    fingerprint,
-                    self.clock(),
-                ),
-            )
+        self._write(
+            "INSERT INTO answers (platform, subject, verdict, record_ids, fingerprint, at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                platform,
+                subject,
+                verdict,
+                json.dumps(list(record_ids)),
+                fingerprint,
+                self.clock(),
+            ),
+        )
 
     def list_answers(self, platform: str | None = None) -> list[dict[str, Any]]:
         if platform is None:
@@ -399,12 +424,10 @@ class SqlStore:
         return rows[0]["value"] if rows else None
 
     def set_cursor(self, name: str, value: str) -> None:
-        with self._tx() as conn:
-            self._run(
-                conn,
-                self._upsert_sql("cursors", _CURSOR_COLUMNS, key=("name",)),
-                (name, value, self.clock()),
-            )
+        self._write(
+            self._upsert_sql("cursors", _CURSOR_COLUMNS, key=("name",)),
+            (name, value, self.clock()),
+        )
 
     # -- feedback ------------------------------------------------------------------------------
 
@@ -517,12 +540,10 @@ class SqlStore:
             key=("repo", "number", "key"),
             renew=(self._commands_order,),
         )
-        with self._tx() as conn:
-            self._run(
-                conn,
-                sql,
-                (repo.lower(), number, key, comment_id, author, name, arg, outcome, self.clock()),
-            )
+        self._write(
+            sql,
+            (repo.lower(), number, key, comment_id, author, name, arg, outcome, self.clock()),
+        )
 
     def list_commands(self, repo: str, number: int) -> list[dict[str, Any]]:
         rows = self._query(
@@ -586,21 +607,19 @@ class SqlStore:
         pull request, backfill's timeline does; the pipeline's hint carries only the state)."""
         if state != "closed":
             state_reason, closed_at, fixed_by = None, None, None
-        with self._tx() as conn:
-            self._run(
-                conn,
-                "INSERT INTO issue_open_state (repo, number, state, state_reason, closed_at,"
-                " fixed_by, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (repo, number) DO UPDATE SET state = excluded.state,"
-                " state_reason = CASE WHEN excluded.state = 'closed'"
-                " THEN COALESCE(excluded.state_reason, issue_open_state.state_reason) END,"
-                " closed_at = CASE WHEN excluded.state = 'closed'"
-                " THEN COALESCE(excluded.closed_at, issue_open_state.closed_at) END,"
-                " fixed_by = CASE WHEN excluded.state = 'closed'"
-                " THEN COALESCE(excluded.fixed_by, issue_open_state.fixed_by) END,"
-                " updated_at = excluded.updated_at",
-                (repo.lower(), number, state, state_reason, closed_at, fixed_by, self.clock()),
-            )
+        self._write(
+            "INSERT INTO issue_open_state (repo, number, state, state_reason, closed_at,"
+            " fixed_by, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (repo, number) DO UPDATE SET state = excluded.state,"
+            " state_reason = CASE WHEN excluded.state = 'closed'"
+            " THEN COALESCE(excluded.state_reason, issue_open_state.state_reason) END,"
+            " closed_at = CASE WHEN excluded.state = 'closed'"
+            " THEN COALESCE(excluded.closed_at, issue_open_state.closed_at) END,"
+            " fixed_by = CASE WHEN excluded.state = 'closed'"
+            " THEN COALESCE(excluded.fixed_by, issue_open_state.fixed_by) END,"
+            " updated_at = excluded.updated_at",
+            (repo.lower(), number, state, state_reason, closed_at, fixed_by, self.clock()),
+        )
 
     def replace_uncatalogued(
         self,
@@ -663,12 +682,10 @@ class SqlStore:
         author_id: int,
         record_ids: list[str],
     ) -> None:
-        with self._tx() as conn:
-            self._run(
-                conn,
-                self._upsert_sql("discord_replies", _DISCORD_REPLY_COLUMNS, key=("message_id",)),
-                (message_id, channel_id, reply_id, author_id, json.dumps(record_ids), self.clock()),
-            )
+        self._write(
+            self._upsert_sql("discord_replies", _DISCORD_REPLY_COLUMNS, key=("message_id",)),
+            (message_id, channel_id, reply_id, author_id, json.dumps(record_ids), self.clock()),
+        )
 
     def get_discord_reply(self, message_id: int) -> dict[str, Any] | None:
         rows = self._query("SELECT * FROM discord_replies WHERE message_id = ?", (message_id,))
@@ -683,7 +700,7 @@ class SqlStore:
             self._run(conn, "DELETE FROM discord_replies WHERE message_id = ?", (message_id,))
 
 
-def _values(columns: Sequence[str]) -> str:
+def values_sql(columns: Sequence[str]) -> str:
     """`(a, b) VALUES (?, ?)` for an INSERT of these columns."""
     return f"({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})"
 
@@ -693,11 +710,7 @@ def _like_prefix(prefix: str) -> str:
     return escaped + "%"
 
 
-def _statements(script: str) -> list[str]:
-    return [part.strip() for part in script.split(";") if part.strip()]
-
-
-def _job(row: Any, state: str | None = None) -> Job:
+def job_from_row(row: Any, state: str | None = None) -> Job:
     return Job(
         id=int(row["id"]),
         delivery_id=row["delivery_id"],

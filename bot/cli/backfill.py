@@ -1,0 +1,84 @@
+"""`triage-bot backfill --repo OWNER/NAME [--since DATE]`: what happened before the bot came.
+
+The arguments and the exit status; the reading itself is `bot.github.backfill`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from github import GithubException
+
+from bot.app import load_triage
+from bot.config.logs import configure_logging
+from bot.config.settings import Settings, SettingsError
+from bot.github.auth import GitHubClients
+from bot.github.backfill import backfill
+from bot.store.open import open_store, store_errors
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "backfill",
+        help="read a repository's past issues and record which catalog records they hit",
+        description="Reads past issues (oldest first, resumable) so the first answers already "
+        "know which earlier issues hit the same record.",
+    )
+    parser.add_argument("--repo", required=True, metavar="OWNER/NAME")
+    parser.add_argument(
+        "--since",
+        metavar="DATE",
+        help="only issues updated since DATE (YYYY-MM-DD); default: all",
+    )
+    parser.set_defaults(handler=cmd_backfill)
+
+
+def cmd_backfill(args: argparse.Namespace) -> int:
+    if args.repo.count("/") != 1 or not all(args.repo.split("/")):
+        print("triage-bot: --repo must be OWNER/NAME", file=sys.stderr)
+        return 2
+    since = None
+    if args.since:
+        try:
+            since = datetime.fromisoformat(args.since.replace("Z", "+00:00"))
+        except ValueError:
+            print(f"triage-bot: --since: not a date: {args.since!r}", file=sys.stderr)
+            return 2
+        since = since.replace(tzinfo=UTC) if since.tzinfo is None else since
+    try:
+        settings = Settings.load()
+        configure_logging(settings)
+        settings.require_github()
+    except SettingsError as exc:
+        print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
+        return 2
+    store = open_store(settings)
+    clients = GitHubClients(settings)
+    try:
+        triage = load_triage(settings)
+        with store_errors(settings.store_location):
+            result = backfill(
+                clients,
+                store,
+                triage,
+                args.repo,
+                since=since,
+                progress=lambda text: print(text, file=sys.stderr, flush=True),
+            )
+    except GithubException as exc:
+        print(
+            f"triage-bot: backfill stopped: HTTP {exc.status}; run it again to go on",
+            file=sys.stderr,
+        )
+        return 1
+    finally:
+        clients.close()
+        store.close()
+    print(
+        f"backfilled {args.repo}: {result.issues} issue(s) read, {result.matched} hit catalogued "
+        "records"
+    )
+    return 0
