@@ -13,7 +13,7 @@ from bot.catalog.sites import pinned_url, site_id
 from bot.cli.scan import register_catalog
 from bot.scan.builders import BuilderConfigError, load_builders
 from bot.scan.rust.cfg import cfg_requires_test
-from bot.scan.rust.definitions import ScanContext
+from bot.scan.rust.definitions import ScanContext, collect_definitions
 from bot.scan.rust.site_finder import PanicSite, scan_source
 from bot.scan.rust.skeletons import skeletons
 from bot.scan.rust.walk import scan_tree
@@ -533,6 +533,14 @@ fn f() {
         (6, "panic!", "no {{cell}} here: {}"),
         (7, "panic!", "the other one and {value}"),
     ]
+
+
+def test_a_const_defined_with_different_texts_stays_unknown_in_every_later_file() -> None:
+    context = ScanContext()
+    for text in ("one", "two", "three"):  # three files of the crate
+        collect_definitions(f'const MSG: &str = "{text}";', context)
+    assert "MSG" not in context.constants
+    assert scan_source("fn f() { a.expect(MSG); }", "src/x.rs", context=context).sites == []
 
 
 def test_messages_held_in_a_let_bound_str_of_the_same_function() -> None:

@@ -425,3 +425,19 @@ def test_update_command_refuses_a_broken_catalog(
     scan_file.write_text("".join(json.dumps(r) + "\n" for r in _scan(2, SHA2)))
     assert _run(["update", "--catalog", str(catalog), "--scan", str(scan_file)]) == 2
     assert "errorMessage" in capsys.readouterr().err
+
+
+def test_records_of_one_site_at_two_commits_merge_when_one_has_no_line() -> None:
+    # Folding the older commit's record into the newer commit's slots compared lines, and a
+    # slot without `lineNumber` raised TypeError.
+    def record(rid: str, sha: str, line: int | None) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": rid, "repo": REPO, "errorMessage": AVG, "filePath": GRAD}
+        out["analyzedSha"] = sha
+        if line is not None:
+            out["lineNumber"] = line
+        return out
+
+    records = [record("old", SHA1, 10), record("new", SHA2, None), record("new2", SHA2, 20)]
+    scan = [{**record("site", SHA2, 12), "errorType": "panic!"}]
+    result = update_catalog(records, scan)
+    assert [r["id"] for r in result.records] == ["old", "new", "new2"]

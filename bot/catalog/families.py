@@ -44,6 +44,7 @@ from typing import Any
 from bot.catalog.model import Record
 from bot.catalog.patterns import (
     PatternError,
+    Regex,
     check_pattern,
     compile_safe,
     format_to_regex,
@@ -109,9 +110,9 @@ class Family:
     contradicting_claims: tuple[str, ...] = ()
     origin: str = field(default="", compare=False)
     # Compiled forms of messageFormats (anchored) and messagePatterns.
-    _regexes: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    _regexes: tuple[Regex, ...] = field(default=(), compare=False, repr=False)
     # Compiled contradictingClaims, case-insensitive.
-    _claims: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    _claims: tuple[Regex, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def has_write_up(self) -> bool:
@@ -166,13 +167,7 @@ def _record_view(
             record.get("backgroundTag"),
             crate,
         )
-    return (
-        getattr(record, "id", None),
-        getattr(record, "repo", None),
-        getattr(record, "error_message", None),
-        getattr(record, "background_tag", None),
-        getattr(record, "crate", None),
-    )
+    return (record.id, record.repo, record.error_message, record.background_tag, record.crate)
 
 
 def _fail(origin: str, where: str, message: str) -> ValueError:
@@ -181,7 +176,7 @@ def _fail(origin: str, where: str, message: str) -> ValueError:
     return ValueError(f"{where}: {message}")
 
 
-def _parse_one(item: Any, number: int, origin: str) -> Family:
+def _parse_one(item: object, number: int, origin: str) -> Family:
     where = f"family #{number}"
     if not isinstance(item, dict):
         raise _fail(origin, where, "a family must be a JSON object")
@@ -231,7 +226,7 @@ def _parse_one(item: Any, number: int, origin: str) -> Family:
             where,
             "a family needs at least one of `messageFormats`, `messagePatterns` and `records`",
         )
-    regexes = []
+    regexes: list[Regex] = []
     for fmt in kwargs.get("message_formats", ()):
         regexes.append(compile_safe("^" + format_to_regex(fmt) + "$"))
     for pattern in kwargs.get("message_patterns", ()):
@@ -240,7 +235,7 @@ def _parse_one(item: Any, number: int, origin: str) -> Family:
         except PatternError as exc:
             raise _fail(origin, where, f"`messagePatterns`: {exc}") from None
         regexes.append(compile_safe(pattern))
-    claims = []
+    claims: list[Regex] = []
     for pattern in kwargs.get("contradicting_claims", ()):
         try:
             check_pattern(pattern)

@@ -10,10 +10,11 @@ Findings are "warning" (a person should look) or "info" (worth knowing, often le
 from __future__ import annotations
 
 import re
-import re._parser as sre_parse  # the stdlib parser, used only to read a pattern's literal text
+
+# The stdlib parser, used only to read a pattern's literal text (typeshed has no stub for it).
+import re._parser as sre_parse  # type: ignore[import-not-found]
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from bot.catalog.families import Family, family_contradiction
 from bot.catalog.model import Record
@@ -185,7 +186,7 @@ _FEW_LETTERS = 12
 _LETTERS_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 
-def _regex_literal(parsed: Any) -> str:
+def _regex_literal(parsed: sre_parse.SubPattern) -> str:
     """The text every match of a parsed regex must contain, with gaps as spaces."""
     out: list[str] = []
     for op, av in parsed:

@@ -189,7 +189,9 @@ def _parse_lines(
     if documents is not None and len(documents) == len(lines):
         return DocumentBatch(numbers, documents, lines), None
     # A line-by-line pass, only to say which line is broken.
-    parsed = DocumentBatch([], [], [])
+    read_numbers: list[int] = []
+    read_lines: list[bytes] = []
+    parsed = DocumentBatch(read_numbers, [], read_lines)
     for number, line in zip(numbers, lines, strict=True):
         try:
             document = json.loads(line.decode("utf-8"))
@@ -201,9 +203,9 @@ def _parse_lines(
             return parsed, CatalogError([Problem(str(path), message, number)])
         except RecursionError:
             return parsed, CatalogError([Problem(str(path), _TOO_DEEP, number)])
-        parsed.lines.append(number)
+        read_numbers.append(number)
         parsed.documents.append(document)
-        parsed.texts.append(line)
+        read_lines.append(line)
     return parsed, None
 
 
@@ -351,7 +353,7 @@ def _drop_superseded_skeletons(records: RecordTable) -> RecordTable:
         return records
     superseded = {
         record.id
-        for record in map(records.__getitem__, records.at_files({key[1] for key in written}))
+        for record in map(records.__getitem__, records.at_files({p for _, p, _ in written if p}))
         if not record.has_write_up and _site_key(record) in written
     }
     records.drop(superseded)

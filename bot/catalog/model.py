@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from itertools import repeat
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 # (name in files, attribute, expected JSON type). Order is the canonical order for writing.
 # "str", "int", "list" (of strings), "any" (kept as given).
@@ -226,7 +226,7 @@ class DocumentBatch:
 
     lines: Sequence[int | None]
     documents: list[Any]
-    texts: list[bytes | None]  # a `.jsonl` line's UTF-8 text
+    texts: Sequence[bytes | None]  # a `.jsonl` line's UTF-8 text
 
 
 class RecordTable(MutableMapping[str, Record]):
@@ -260,7 +260,8 @@ class RecordTable(MutableMapping[str, Record]):
     def __init__(self) -> None:
         self._position: dict[str, int] = {}  # id -> its place in the lists below
         self._ids: list[str | None] = []  # None where a record was deleted
-        self._sources: list[Any] = []  # the checked document, or its line of JSON
+        self._sources: list[dict[str, Any] | bytes | None] = []  # the checked document, or its
+        # line of JSON (None where deleted)
         self._files: list[str] = []
         self._lines: list[int | None] = []
         self._messages: list[str] = []
@@ -271,7 +272,17 @@ class RecordTable(MutableMapping[str, Record]):
         self._commits: set[str] = set()
         self._written_up: set[str] = set()
 
-    def _put(self, rid: str, source, file, line, message, path, repo, write_up: bool) -> None:
+    def _put(
+        self,
+        rid: str,
+        source: dict[str, Any] | bytes | None,
+        file: str,
+        line: int | None,
+        message: str,
+        path: str | None,
+        repo: str,
+        write_up: bool,
+    ) -> None:
         at = self._position.get(rid)
         if at is None:
             self._position[rid] = len(self._ids)
@@ -369,10 +380,11 @@ class RecordTable(MutableMapping[str, Record]):
     def site_columns(self) -> tuple[list[str], list[str], list[str | None], list[str]]:
         """`sites()` as four lists (ids, messages, file paths, repos): read a column at a time."""
         if len(self._position) == len(self._ids):
-            return list(self._ids), list(self._messages), list(self._paths), list(self._repos)
+            ids = cast("list[str]", self._ids)  # no None: nothing was deleted
+            return list(ids), list(self._messages), list(self._paths), list(self._repos)
         live = [at for at, rid in enumerate(self._ids) if rid is not None]
         return (
-            [self._ids[at] for at in live],
+            [rid for rid in self._ids if rid is not None],
             [self._messages[at] for at in live],
             [self._paths[at] for at in live],
             [self._repos[at] for at in live],
@@ -391,7 +403,9 @@ class RecordTable(MutableMapping[str, Record]):
         if record is None:
             at = self._position[record_id]
             source = self._sources[at]
-            document = source if type(source) is dict else _parse_document(source)
+            # (None only for a record put in built, by `__setitem__`: it is in `_built`)
+            assert source is not None
+            document = _parse_document(source) if isinstance(source, bytes) else source
             record = self._built[record_id] = record_from_dict(document, self.origin(record_id))
         return record
 
@@ -426,16 +440,16 @@ class RecordTable(MutableMapping[str, Record]):
 
     def __iter__(self) -> Iterator[str]:
         if len(self._position) == len(self._ids):
-            return iter(self._ids)
+            return iter(cast("list[str]", self._ids))  # no None: nothing was deleted
         return (rid for rid in self._ids if rid is not None)
 
     def __len__(self) -> int:
         return len(self._position)
 
-    def __getstate__(self) -> tuple:
+    def __getstate__(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
 
-    def __setstate__(self, state: tuple) -> None:
+    def __setstate__(self, state: tuple[object, ...]) -> None:
         for name, value in zip(self.__slots__, state, strict=True):
             setattr(self, name, value)
 
@@ -460,7 +474,7 @@ _URL_SHAS = [
 ]
 
 
-def commits_named(analyzed_sha: Any, github_url: Any) -> tuple[str, ...]:
+def commits_named(analyzed_sha: object, github_url: object) -> tuple[str, ...]:
     """The full commit ids a record names: its analysedSha and the one in its githubUrl."""
     found: tuple[str, ...] = ()
     sha = analyzed_sha.lower() if type(analyzed_sha) is str else ""

@@ -9,9 +9,12 @@ since they are almost always a mistake and would be catastrophic on a backtracki
 from __future__ import annotations
 
 import re
-import re._parser as sre_parse  # the stdlib parser, used only to inspect pattern structure
+
+# The stdlib parser, used only to inspect pattern structure (typeshed has no stub for it).
+import re._parser as sre_parse  # type: ignore[import-not-found]
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 import re2
 
@@ -24,6 +27,22 @@ PLACEHOLDER_MAX = 400
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False
+
+
+class RegexMatch(Protocol):
+    """What the code reads from a match of a compiled pattern (re2 ships no types)."""
+
+    def group(self, index: int = 0, /) -> str: ...
+    def groups(self) -> tuple[str | None, ...]: ...
+    def end(self) -> int: ...
+
+
+class Regex(Protocol):
+    """A pattern compiled by `compile_safe`."""
+
+    def search(self, text: str, /) -> RegexMatch | None: ...
+    def match(self, text: str, /) -> RegexMatch | None: ...
+    def fullmatch(self, text: str, /) -> RegexMatch | None: ...
 
 
 class PatternError(ValueError):
@@ -105,7 +124,7 @@ def format_to_regex(fmt: str | list[Segment]) -> str:
     )
 
 
-def placeholders_fit(match, trailing_free: bool = False) -> bool:
+def placeholders_fit(match: RegexMatch, trailing_free: bool = False) -> bool:
     """True when every placeholder group of a derived pattern's match is within the bound.
 
     `trailing_free`: the format ends with a placeholder, whose value (a long Debug dump, a
@@ -155,7 +174,7 @@ _REPEATS = tuple(
 )
 
 
-def _find_nested_repeat(parsed, inside_repeat: bool = False) -> str | None:
+def _find_nested_repeat(parsed: sre_parse.SubPattern, inside_repeat: bool = False) -> str | None:
     for op, av in parsed:
         if op in _REPEATS:
             _low, high, sub = av
@@ -178,6 +197,6 @@ def _find_nested_repeat(parsed, inside_repeat: bool = False) -> str | None:
 
 
 @lru_cache(maxsize=8192)
-def compile_safe(pattern: str) -> re2._Regexp:
+def compile_safe(pattern: str) -> Regex:
     """Compile a checked pattern on the linear-time engine (cached: catalogs repeat)."""
     return re2.compile(pattern, options=_RE2_OPTIONS)

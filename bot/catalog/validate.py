@@ -33,7 +33,7 @@ class Problem:
         return ": ".join(parts) + ": " + self.message
 
 
-def _type_ok(kind: str, value: Any) -> bool:
+def _type_ok(kind: str, value: object) -> bool:
     """Exact type tests (a bool is an int to isinstance); None is always allowed."""
     if value is None or kind == "any":
         return True
@@ -44,7 +44,7 @@ def _type_ok(kind: str, value: Any) -> bool:
     return type(value) is list and all(type(item) is str for item in value)
 
 
-def _describe(value: Any) -> str:
+def _describe(value: object) -> str:
     if isinstance(value, bool):
         return "true/false"
     if isinstance(value, dict):
@@ -56,9 +56,11 @@ def _describe(value: Any) -> str:
     return "text"
 
 
-# Per set of keys (records of one file share theirs): the optional keys by expected type, or
-# None when a key is unknown or a required one missing (the full check then says which).
-_SHAPES: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None] = {}
+# Per set of keys (records of one file share theirs): the optional keys by expected type
+# (text, whole number, list of texts), or None when a key is unknown or a required one missing
+# (the full check then says which).
+_Plan = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+_SHAPES: dict[tuple[str, ...], _Plan | None] = {}
 _NONE = type(None)
 _TEXT_OR_NONE = frozenset({str, _NONE})
 _INT_OR_NONE = frozenset({int, _NONE})
@@ -66,26 +68,27 @@ _TEXT = frozenset({str})
 _LIST_OR_NONE = frozenset({list, _NONE})
 
 
-def _shape(
-    keys: tuple[str, ...],
-) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
-    plan = _SHAPES.get(keys, False)
-    if plan is False:
-        plan = None
-        # A pattern is compiled and checked: the full check does it.
-        known = all(key in TYPE_BY_KEY for key in keys) and "messagePattern" not in keys
-        if known and all(key in keys for key in REQUIRED):
-            optional = [key for key in keys if key not in REQUIRED]
-            plan = tuple(
-                tuple(key for key in optional if TYPE_BY_KEY[key] == kind)
-                for kind in ("str", "int", "list")
-            )
-        if len(_SHAPES) < 1024:  # hostile files could invent any number of key sets
-            _SHAPES[keys] = plan
+def _shape(keys: tuple[str, ...]) -> _Plan | None:
+    try:
+        return _SHAPES[keys]
+    except KeyError:
+        pass
+    plan: _Plan | None = None
+    # A pattern is compiled and checked: the full check does it.
+    known = all(key in TYPE_BY_KEY for key in keys) and "messagePattern" not in keys
+    if known and all(key in keys for key in REQUIRED):
+        optional = [key for key in keys if key not in REQUIRED]
+
+        def of_kind(kind: str) -> tuple[str, ...]:
+            return tuple(key for key in optional if TYPE_BY_KEY[key] == kind)
+
+        plan = (of_kind("str"), of_kind("int"), of_kind("list"))
+    if len(_SHAPES) < 1024:  # hostile files could invent any number of key sets
+        _SHAPES[keys] = plan
     return plan
 
 
-def record_is_clean(data: Any) -> bool:
+def record_is_clean(data: object) -> bool:
     """True when `check_record` would find nothing to say (no error, no warning), decided
     fast: a catalog of a million records is checked at load time."""
     if type(data) is not dict:
@@ -154,7 +157,7 @@ def batch_is_clean(documents: list[Any]) -> bool:
 
 
 def check_record(
-    data: Any, file: str, line: int | None = None
+    data: object, file: str, line: int | None = None
 ) -> tuple[list[Problem], list[Problem]]:
     """Return (errors, warnings) for one record document."""
     if record_is_clean(data):

@@ -134,7 +134,9 @@ def analysis_json(
     matches = []
     for item in analysis.answered:
         best = item.best
-        record = triage.catalog.get(best.record_id)
+        record = triage.catalog.get(best.record_id) if best is not None else None
+        if best is None or record is None:
+            continue  # (never: an answered panic has a best candidate, from the catalog)
         matches.append(
             {
                 "id": record.id,
@@ -145,7 +147,7 @@ def analysis_json(
                 **story_json(story_of(triage.history, item, record.id, text_version)),
             }
         )
-    verdict = analysis.verdict
+    verdict: str = analysis.verdict
     if verdict == "match" and "removed_in" in matches[0]:
         verdict = "removed-site"  # the root panic's site is gone from the code (issue 12)
     return {

@@ -18,6 +18,7 @@ Evidence = Literal[
     "line",  # ... and the pasted line is the record's line, or near it
     "crate",  # the record's crate is at the location or on the stack
     "header",  # the message came with a `panicked at` header
+    "wrapper",  # no header, but a wrapper only a panic prints (`assertion ... failed`)
     "release",  # the release history places the pasted crate/version/file at the record's site
 ]
 

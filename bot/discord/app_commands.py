@@ -12,6 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 import discord
 from discord import app_commands
 
+from bot.core.analysis import Analysis
 from bot.discord import listener as L
 from bot.discord.attachments import AttachmentReader, incoming
 from bot.discord.listener import AttachmentInfo, IncomingMessage
@@ -33,7 +34,7 @@ class CommandHost(AnswerHost, Protocol):
     def lookup(self, query: str) -> tuple[str, str] | None: ...
 
     def render(
-        self, analysis: Any, *, author_id: int | None, notes: Collection[str] = ()
+        self, analysis: Analysis, *, author_id: int | None, notes: Collection[str] = ()
     ) -> dict[str, Any]: ...
 
 

@@ -18,13 +18,17 @@ import collections
 import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Callable, Collection
-from typing import Any, Protocol
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
+from typing import Any, Protocol, TypeVar
 
 import aiohttp
 import discord
 from discord import app_commands
 
+from bot.app import Triage
+from bot.catalog.loader import Catalog
+from bot.core.analysis import Analysis
+from bot.core.match.releases import ReleaseHistory
 from bot.discord import listener as L
 from bot.discord.app_commands import error_command, explain_menu, panic_command
 from bot.discord.attachments import AttachmentReader, incoming
@@ -35,6 +39,7 @@ from bot.render import texts
 from bot.render.answer.build import build_answer
 from bot.render.discord import render_message
 from bot.stats.report import uncatalogued_items
+from bot.store.interface import TriageStore
 from bot.store.thread import StoreAccess, StoreUnavailable, store_unavailable
 
 log = logging.getLogger(__name__)
@@ -80,7 +85,21 @@ class DiscordSettings(Protocol):
     def discord_guild_id(self) -> int | None: ...
 
 
-def _field(row: Any, name: str) -> Any:
+# The answer as send/edit keywords (content, embeds, record_ids, show_more): render_message's.
+Renderer = Callable[[Analysis, Catalog, ReleaseHistory | None], dict[str, Any]]
+
+
+class _RepliesIn(Protocol):
+    """A channel the bot's replies are in (every kind of channel but a group DM, which a bot
+    is never in)."""
+
+    def get_partial_message(self, message_id: int, /) -> discord.PartialMessage: ...
+
+
+T = TypeVar("T")
+
+
+def _field(row: Mapping[str, Any] | None, name: str) -> Any:
     """A column of a store row, whether the store returns mappings or objects."""
     if row is None:
         return None
@@ -105,9 +124,9 @@ class TriageBot(discord.Client):
         self,
         *,
         settings: DiscordSettings,
-        triage: Any,
-        store: Any,
-        renderer: Any = None,
+        triage: Triage,
+        store: TriageStore,
+        renderer: Renderer | None = None,
         cooldowns: L.Cooldowns | None = None,
         command_cooldowns: L.Cooldowns | None = None,
         attachment_cap: int = L.DEFAULT_ATTACHMENT_CAP,
@@ -181,10 +200,10 @@ class TriageBot(discord.Client):
 
     # ------------------------------------------------------------------ helpers
 
-    async def analyse(self, text: str) -> Any:
+    async def analyse(self, text: str) -> Analysis:
         return await asyncio.to_thread(self.triage.analyse, text)
 
-    async def _store(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def _store(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` on the store's thread; StoreUnavailable when the store cannot be used now
         (damaged, its file gone, locked past its busy timeout, a PostgreSQL server out of
         reach), logged once until it works."""
@@ -206,21 +225,21 @@ class TriageBot(discord.Client):
         self._store_problem = problem
         raise StoreUnavailable(problem)
 
-    async def _remember(self, fn: Callable[..., Any], *args: Any, default: Any = None) -> Any:
-        """A store call an answer can do without: `default` when the store cannot be used."""
+    async def _remember(self, fn: Callable[..., T], *args: Any) -> T | None:
+        """A store call an answer can do without: None when the store cannot be used."""
         try:
             return await self._store(fn, *args)
         except StoreUnavailable:
-            return default
+            return None
 
-    async def _remember_gaps(self, msg: IncomingMessage, analysis: Any) -> None:
+    async def _remember_gaps(self, msg: IncomingMessage, analysis: Analysis) -> None:
         """Uncatalogued panics pasted in watched channels feed `stats`' list of records to write."""
         items = uncatalogued_items(analysis, L.answered_ids(analysis))
         subject = f"{msg.channel_id}/{msg.message_id}"
         await self._remember(self.store.replace_uncatalogued, "discord", subject, items)
 
     def render(
-        self, analysis: Any, *, author_id: int | None, notes: Collection[str] = ()
+        self, analysis: Analysis, *, author_id: int | None, notes: Collection[str] = ()
     ) -> dict[str, Any]:
         """Keyword arguments for send/edit: the rendered answer, buttons, no mentions.
 
@@ -323,7 +342,7 @@ class TriageBot(discord.Client):
         self,
         message: discord.Message,
         msg: IncomingMessage,
-        analysis: Any,
+        analysis: Analysis,
         notes: Collection[str],
         ids: list[str],
     ) -> None:
@@ -382,6 +401,9 @@ class TriageBot(discord.Client):
             log.exception("discord: failed to follow the edit of message %s", payload.message_id)
 
     async def _follow_edit(self, message: discord.Message) -> None:
+        channel = message.channel
+        if isinstance(channel, discord.GroupChannel):
+            return  # a bot is never in a group DM, so it has no answer there
         msg = await self._with_parent(incoming(message))
         try:
             row = await self._store(self.store.get_discord_reply, msg.message_id)
@@ -398,7 +420,7 @@ class TriageBot(discord.Client):
         ids = list(L.answered_ids(analysis))
         if action == "edit":
             reply_id = int(_field(row, "reply_id"))
-            partial = message.channel.get_partial_message(reply_id)
+            partial = channel.get_partial_message(reply_id)
             try:
                 await partial.edit(**self.render(analysis, author_id=msg.author_id, notes=notes))
             except discord.NotFound:
@@ -407,7 +429,7 @@ class TriageBot(discord.Client):
                 return
             await self._remember_reply(msg, reply_id, ids)
         elif action == "delete":
-            await self._delete_reply(message.channel, row)
+            await self._delete_reply(channel, row)
             await self._remember(self.store.delete_discord_reply, msg.message_id)
         elif action == "reply":
             if not self.cooldowns.allow(msg.author_id, msg.channel_id):
@@ -440,13 +462,13 @@ class TriageBot(discord.Client):
         except Exception:
             log.exception("discord: failed to remove the answer to message %s", message_id)
 
-    async def _delete_reply(self, channel: Any, row: Any) -> None:
+    async def _delete_reply(self, channel: _RepliesIn, row: Mapping[str, Any] | None) -> None:
         with contextlib.suppress(discord.NotFound):
             await channel.get_partial_message(int(_field(row, "reply_id"))).delete()
 
     # ------------------------------------------------------------------ interactions
 
-    async def guarded(self, interaction: discord.Interaction, work: Any) -> None:
+    async def guarded(self, interaction: discord.Interaction, work: Awaitable[object]) -> None:
         """Run an interaction handler; any failure reaches the user as one short line."""
         try:
             await work
@@ -568,7 +590,9 @@ class TriageBot(discord.Client):
         return best[0] if best else None
 
 
-def _default_renderer(analysis: Any, catalog: Any, history: Any) -> dict[str, Any]:
+def _default_renderer(
+    analysis: Analysis, catalog: Catalog, history: ReleaseHistory | None
+) -> dict[str, Any]:
     return render_message(build_answer(analysis, catalog, history=history))
 
 
@@ -612,8 +636,8 @@ def failure(exc: BaseException) -> tuple[str, str, bool]:
 
 async def run_discord(
     settings: DiscordSettings,
-    triage: Any,
-    store: Any,
+    triage: Triage,
+    store: TriageStore,
     http_session: aiohttp.ClientSession | None = None,
     *,
     status: DiscordStatus | None = None,

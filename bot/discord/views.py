@@ -7,11 +7,13 @@ client's (`AnswerHost`): the items only hand it on.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import re
+from collections.abc import Awaitable, Collection, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import discord
 
+from bot.app import Triage
 from bot.discord import listener as L
 from bot.render import texts
 from bot.render.discord import render_more_for_records
@@ -23,9 +25,9 @@ NONE = discord.AllowedMentions.none()  # every message the bot sends mentions no
 class AnswerHost(Protocol):
     """What the buttons and the form need of the client they run in (`TriageBot`)."""
 
-    triage: Any
+    triage: Triage
 
-    async def guarded(self, interaction: discord.Interaction, work: Any) -> None: ...
+    async def guarded(self, interaction: discord.Interaction, work: Awaitable[object]) -> None: ...
 
     async def report_error(
         self, interaction: discord.Interaction, error: BaseException
@@ -73,7 +75,7 @@ class FeedbackButton(
 
     @classmethod
     async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
     ) -> FeedbackButton:
         return cls(match["vote"], match["record"])
 
@@ -98,7 +100,7 @@ class ShowMoreButton(
 
     @classmethod
     async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
     ) -> ShowMoreButton:
         return cls(f"triage:more:{match['ids']}")
 
@@ -129,7 +131,7 @@ class DismissButton(
 
     @classmethod
     async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
     ) -> DismissButton:
         return cls(int(match["author"]))
 
@@ -156,7 +158,10 @@ class PanicModal(discord.ui.Modal):
         bot = host(interaction)
         await bot.answer_command(interaction, self.paste.value, ephemeral=not self.share)
 
-    async def on_error(self, interaction: discord.Interaction, error: Exception) -> None:
+    # Modal's own on_error drops the `item` of the View one it inherits: discord.py's signatures.
+    async def on_error(  # type: ignore[override]
+        self, interaction: discord.Interaction, error: Exception
+    ) -> None:
         bot = host(interaction)
         await bot.report_error(interaction, error)
 

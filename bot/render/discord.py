@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from bot.core.analysis import Analysis, Candidate, PanicMatch
@@ -130,6 +131,11 @@ _FIRST_VIEW_CAPS = (
 )
 
 
+def _prose_after(head: str) -> Callable[[str], str]:
+    """Renders a (shortened) raw text as prose after `head`."""
+    return lambda raw: head + dc_prose(raw)
+
+
 def _first_view(answer: Answer) -> list[dict[str, Any]]:
     embeds: list[dict[str, Any]] = []
     content = sum(ulen(dc_words(w)) + 1 for w in (answer.intro, *answer.notes) if w)
@@ -162,17 +168,14 @@ def _first_view_with(
                 lines.append(dc_words(section.caution))
             label = f"**{texts.FIRST_MEANING}** "
             if section.meaning_text:
-                meaning = fit_clause(
-                    section.meaning_text, meaning_max, lambda r, t=label: t + dc_prose(r)
-                )
+                meaning = fit_clause(section.meaning_text, meaning_max, _prose_after(label))
                 lines.append(meaning or "")
             elif section.meaning_words:
                 lines.append(label + dc_words(section.meaning_words))
             if section.best_solution:
                 label = f"**{texts.FIRST_SOLUTION}** "
                 best = one_line(section.best_solution)
-                render = lambda r, t=label: t + dc_prose(r)  # noqa: E731
-                lines.append(fit_clause(best, solution_max, render) or "")
+                lines.append(fit_clause(best, solution_max, _prose_after(label)) or "")
             elif section.bare and not section.solutions:
                 lines.append(dc_words(words(texts.FIRST_NO_SOLUTION_DISCORD)))
             if section.folded:
@@ -372,14 +375,14 @@ def _section_parts(section: Section) -> list[Block]:
     if section.documentation:
         title = f"**{texts.UNVERIFIED_WRITE_UP if section.caution else texts.WHAT_IT_MEANS}**\n"
         budget = DESCRIPTION_MAX - ulen(blocks[0].text) - 2
-        doc = fit(section.documentation, budget, lambda raw, t=title: t + dc_prose(raw))
+        doc = fit(section.documentation, budget, _prose_after(title))
         if doc:
             blocks.append(
                 Block(
                     _P_DOC,
                     doc,
                     raw=section.documentation,
-                    render=lambda raw, t=title: t + dc_prose(raw),
+                    render=_prose_after(title),
                     tag="doc",
                 )
             )
@@ -435,7 +438,7 @@ def _list_value(items: list[str], render: Callable[[int, str], str]) -> str | No
             out.append(item)
             continue
         room = FIELD_VALUE_MAX - ulen("\n".join(out)) - (1 if out else 0)
-        shortened = fit(raw, room, lambda r, n=number: render(n, r)) if room > 40 else None
+        shortened = fit(raw, room, partial(render, number)) if room > 40 else None
         if shortened:
             out.append(shortened)
         break

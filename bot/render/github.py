@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from bot.core.panic import Panic
 from bot.render import texts
 from bot.render.answer.parts import TITLE_LIMIT, Answer, Extra, RelatedError, Section
 from bot.render.answer.words import answer_verdict, pasted_location
@@ -119,7 +120,7 @@ def _uncatalogued(answer: Answer) -> str:
     return "\n\n".join(parts)
 
 
-def _not_found(panic) -> Words:
+def _not_found(panic: Panic) -> Words:
     message = shorten(one_line(panic.message), TITLE_LIMIT)
     if panic.location:
         return words(texts.NOT_FOUND, message=message, location=pasted_location(panic.location))
@@ -233,7 +234,7 @@ def _section_blocks(section: Section, *, root: bool = True) -> list[Block]:
                 _P_DOC,
                 title + md_prose(section.documentation),
                 raw=section.documentation,
-                render=lambda raw, title=title: title + md_prose(raw),
+                render=lambda raw: title + md_prose(raw),
                 tag="write-up",
             )
         )

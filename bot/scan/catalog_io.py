@@ -63,7 +63,7 @@ def _items(value: Any) -> list[tuple[int | None, bool, dict[str, Any]]] | None:
             return [(None, True, value["record"])]
         return [(None, False, value)]
     if isinstance(value, list):
-        out = []
+        out: list[tuple[int | None, bool, dict[str, Any]]] = []
         for i, item in enumerate(value):
             if isinstance(item, dict) and isinstance(item.get("record"), dict):
                 out.append((i, True, item["record"]))

@@ -41,6 +41,7 @@ from bot.catalog.patterns import normalise_message
 from bot.catalog.sites import site_id, skeleton_record, with_enclosing_fn
 from bot.core.match.releases import crate_and_inner
 from bot.scan.rust.grammar import RUST_LANGUAGE
+from bot.scan.rust.site_finder import PanicSite
 from bot.scan.rust.walk import scan_tree
 
 # Least similarity (rapidfuzz ratio, 0-100) for an edited message in the same file.
@@ -135,7 +136,9 @@ def path_affinity(old: str, new: str) -> float:
 # ---------------------------------------------------------------------------------------------
 
 
-def _pair_in_order(old: list[int], new: list[int], olds: Sequence[SiteAt], news: Sequence[SiteAt]):
+def _pair_in_order(
+    old: list[int], new: list[int], olds: Sequence[SiteAt], news: Sequence[SiteAt]
+) -> list[tuple[int, int]]:
     """Pair identical messages of one file: same function first, then by order in the file."""
     pairs: list[tuple[int, int]] = []
     by_fn_old: dict[str | None, list[int]] = defaultdict(list)
@@ -393,7 +396,7 @@ def extract_tree(repo_dir: str | Path, ref: str, target: Path) -> None:
         capture_output=True,
     ).stdout
     pos = 0
-    for _sha, path in wanted:
+    for _sha, relative in wanted:
         header_end = batch.index(b"\n", pos)
         header = batch[pos:header_end].split()
         pos = header_end + 1
@@ -402,7 +405,7 @@ def extract_tree(repo_dir: str | Path, ref: str, target: Path) -> None:
         size = int(header[2])
         body = batch[pos : pos + size]
         pos += size + 1
-        destination = target / path
+        destination = target / relative
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_bytes(body)
 
@@ -434,7 +437,7 @@ def enclosing_functions(source: bytes, lines: Iterable[int]) -> dict[int, str]:
 def scan_checkout(root: Path, *, runtime_only: bool = True) -> list[SiteAt]:
     """The sites of a checkout, each with its enclosing function."""
     found = scan_tree(root)
-    by_file: dict[str, list[Any]] = defaultdict(list)
+    by_file: dict[str, list[PanicSite]] = defaultdict(list)
     for site in found:
         if not site.message_format.strip():
             continue  # `panic!("")` says nothing to match on

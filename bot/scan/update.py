@@ -31,9 +31,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import median
-from typing import Any
+from typing import Any, Protocol
 
-from bot.catalog.model import ATTR_BY_KEY, REMOVED_TAG_PREFIX, WRITE_UP_ATTRS
+from bot.catalog.model import ATTR_BY_KEY, REMOVED_TAG_PREFIX, WRITE_UP_ATTRS, Record
 from bot.catalog.patterns import normalise_message
 from bot.catalog.sites import pinned_url, site_id, with_enclosing_fn
 from bot.scan.lineages import message_similarity, path_affinity
@@ -56,12 +56,12 @@ MANAGED_FIELDS = frozenset(
 _RANGE_ANCHOR = re.compile(r"#L(\d+)-L(\d+)$")
 
 
-def removed_at(record: Mapping[str, Any] | Any) -> str | None:
+def removed_at(record: Mapping[str, Any] | Record) -> str | None:
     """The commit at which a record's site disappeared, or None while it still exists.
 
-    Accepts a camelCase dict or a `Record` (anything with `tags`).
+    Accepts a camelCase dict or a `Record`.
     """
-    tags = record.get("tags") if isinstance(record, Mapping) else getattr(record, "tags", ())
+    tags = record.get("tags") if isinstance(record, Mapping) else record.tags
     for tag in tags or ():
         if isinstance(tag, str) and tag.startswith(REMOVED_TAG_PREFIX):
             return tag[len(REMOVED_TAG_PREFIX) :]
@@ -189,17 +189,25 @@ def _pair(slots: list[_Slot], sites: list[_Site], shift: float) -> list[tuple[in
     return pairs
 
 
-def _align(slots: list[_Slot], sites: list[_Site], shift: float) -> list[tuple[int, int]]:
-    """Pair the shorter list entirely with the longer one, in line order, at least cost."""
+class _Lined(Protocol):
+    @property
+    def line(self) -> int | None: ...
+
+
+def _align(slots: Sequence[_Lined], sites: Sequence[_Lined], shift: float) -> list[tuple[int, int]]:
+    """Pair the shorter list entirely with the longer one, in line order, at least cost.
+
+    Slots are paired with the scan's sites, or (`_merge_commits`) with other slots; a slot
+    without a line counts as line 0."""
     if not slots or not sites:
         return []
 
-    def cost(a: _Slot, b: _Site) -> float:
-        return abs(b.line - (a.line or 0) - shift)
+    def cost(a: _Lined, b: _Lined) -> float:
+        return abs((b.line or 0) - (a.line or 0) - shift)
 
     swap = len(slots) > len(sites)
-    short: list[Any] = sites if swap else slots
-    long: list[Any] = slots if swap else sites
+    short = sites if swap else slots
+    long = slots if swap else sites
     n, m = len(short), len(long)
     inf = float("inf")
     # best[i][j]: least cost pairing short[:i] within long[:j].
@@ -372,11 +380,11 @@ def update_catalog(
         if record.get("repo") != repo or not isinstance(path, str) or not isinstance(message, str):
             continue
         line = record.get("lineNumber") if isinstance(record.get("lineNumber"), int) else None
-        key = normalise_message(message)
-        slot = slot_by_key.get((path, key, line))
+        normalised = normalise_message(message)
+        slot = slot_by_key.get((path, normalised, line))
         if slot is None:
-            slot = _Slot([], path, message, key, line, removed=True)
-            slot_by_key[(path, key, line)] = slot
+            slot = _Slot([], path, message, normalised, line, removed=True)
+            slot_by_key[(path, normalised, line)] = slot
         slot.indices.append(index)
         slot.removed = slot.removed and removed_at(record) is not None
         function = record.get("enclosingFn")
@@ -444,10 +452,10 @@ def update_catalog(
             result.changed.add(index)
         result.removed.append(Removal(_ids(out, slot), slot.file_path, slot.line, slot.message))
 
-    live = sum(1 for slot in slot_by_key.values() if not slot.removed)
-    if live >= 10 and len(result.removed) * 2 > live:
+    catalogued = sum(1 for slot in slot_by_key.values() if not slot.removed)
+    if catalogued >= 10 and len(result.removed) * 2 > catalogued:
         result.warnings.append(
-            f"{len(result.removed)} of {live} catalogued sites are missing from the scan; "
+            f"{len(result.removed)} of {catalogued} catalogued sites are missing from the scan; "
             "was the whole repository scanned, from its root?"
         )
 

@@ -15,7 +15,7 @@ from typing import Literal
 from bot.core.extract.clean import clean_text
 from bot.core.extract.log_prefixes import strip_log_prefix
 from bot.core.extract.wrappers import split_wrapper
-from bot.core.panic import PANIC_WRAPPERS
+from bot.core.panic import PANIC_WRAPPERS, Wrapper
 
 MAX_SNIPPETS = 400
 MAX_SNIPPET_CHARS = 500
@@ -28,7 +28,7 @@ Source = Literal["title", "line", "code", "span", "tail"]
 class Snippet:
     text: str  # the candidate message, std wrapper removed
     raw: str  # as it stands in the text, wrapper included
-    wrapper: str | None
+    wrapper: Wrapper | None
     source: Source
     context: str  # the line it stands in, for telling a report from a discussion
 

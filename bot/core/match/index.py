@@ -19,6 +19,7 @@ from typing import Protocol
 
 from bot.catalog.model import Record, collector_paused
 from bot.catalog.patterns import (
+    Regex,
     Segment,
     compile_safe,
     format_to_regex,
@@ -108,8 +109,8 @@ class IndexedRecord:
     # The literal fragments without whitespace, in order: every one must appear in a message
     # for the derived pattern to match, which is far cheaper to check than running the regex.
     squashed_fragments: tuple[str, ...]
-    _regex: object | None = None
-    _prefix_regex: object | None = None
+    _regex: Regex | None = None
+    _prefix_regex: Regex | None = None
     _drift_form: MessageForm | None = None
 
     @property
@@ -122,13 +123,13 @@ class IndexedRecord:
         return self.record.message_pattern or format_to_regex(self.segments)
 
     @property
-    def regex(self):
+    def regex(self) -> Regex:
         if self._regex is None:
             self._regex = compile_safe(self.pattern_source)
         return self._regex
 
     @property
-    def prefix_regex(self):
+    def prefix_regex(self) -> Regex:
         """The pattern followed by `: anything`, as `.expect` prints `MSG: ErrDebug`."""
         if self._prefix_regex is None:
             self._prefix_regex = compile_safe(f"(?:{self.pattern_source})(?:\\s*[:,]\\s.*)?")
@@ -182,7 +183,9 @@ class CatalogIndex:
         # Each record's full analysis (pattern, specificity, fragments) is built the first
         # time it is a candidate: start-up pays only for the word postings.
         self._entries: dict[str, IndexedRecord] = {}
-        self._candidate_cache: dict[tuple[frozenset[str], int], tuple[str, ...]] = {}
+        self._candidate_cache: dict[
+            tuple[tuple[frozenset[str], frozenset[str]], int], tuple[str, ...]
+        ] = {}
         # Postings hold record numbers (positions in `record_ids`), not ids: lists for small
         # catalogs, numpy arrays from ARRAY_POSTINGS_MIN_RECORDS on (five million postings at
         # a million records).
@@ -195,7 +198,7 @@ class CatalogIndex:
         by_file = self.by_file
         # crate name -> repository folder, learned from the catalog's paths
         self.crate_folders: dict[str, str] = {}
-        folders_seen: set[tuple[str, str]] = set()
+        folders_seen: set[tuple[str | None, str]] = set()
         all_ids, all_messages, all_paths, all_repos = catalog.site_columns()
         for first in range(0, len(all_ids), _CHUNK_RECORDS):
             end = first + _CHUNK_RECORDS

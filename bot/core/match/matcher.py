@@ -16,7 +16,7 @@ from typing import Protocol
 from rapidfuzz import fuzz, utils
 
 from bot.catalog.model import TRACK_CALLER_TAG, Record
-from bot.catalog.patterns import normalise_message, placeholders_fit
+from bot.catalog.patterns import Regex, RegexMatch, normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Verdict
 from bot.core.extract.quoted import (
     looks_like_change_description,
@@ -170,7 +170,8 @@ class Matcher:
         record = entry.record
         line_distance = None
         location = panic.location
-        if location_path and location_path == record.file_path:
+        # (a location path comes only from a location: `_repo_path`)
+        if location is not None and location_path and location_path == record.file_path:
             evidence.append("location")
             confidence += 0.2
             if location.line is not None and record.line_number and line_is_evidence(record):
@@ -364,7 +365,7 @@ def _score_message(
     return _MessageScore(0.0, ())
 
 
-def _fullmatch(regex, query: str, entry: IndexedRecord):
+def _fullmatch(regex: Regex, query: str, entry: IndexedRecord) -> RegexMatch | None:
     found = regex.fullmatch(query)
     if found and entry.derived and not placeholders_fit(found, entry.ends_with_placeholder):
         return None
@@ -414,7 +415,7 @@ def _rank(scored: list[tuple[float, Candidate]]) -> list[tuple[float, Candidate]
     # A placeholder-only record (`{e}`) matches anything and is capped: it is no exact match.
     exact = any("pattern" in c.evidence and c.confidence >= MATCH_THRESHOLD for _, c in scored)
 
-    def key(item: tuple[float, Candidate]):
+    def key(item: tuple[float, Candidate]) -> tuple[bool, float, bool, bool, float, str]:
         raw, c = item
         resembles_only = exact and "pattern" not in c.evidence
         return (

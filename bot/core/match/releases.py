@@ -28,11 +28,11 @@ from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 from bot.catalog.model import CRATE_TAG_PREFIX, MACRO_BODY_TAG, TRACK_CALLER_TAG, Record
 from bot.catalog.patterns import normalise_message
-from bot.core.analysis import Candidate, PanicMatch
+from bot.core.analysis import Candidate, Evidence, PanicMatch
 from bot.core.extract.paths import normalise_path
 from bot.core.match.crates import repo_crate_names
 
@@ -296,13 +296,17 @@ def message_consistent(pasted: str, message: str) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
+# "line" (the exact site), "file" (the pasted file, another line), "crate" (another file of it)
+HitKind = Literal["line", "file", "crate"]
+
+
 @dataclass(frozen=True, slots=True)
 class ReleaseHit:
     """Where the history places a pasted panic: a lineage, and the release it was raised in."""
 
     lineage: int
     release: int
-    how: str  # "line" (exact site), "file" (the pasted file, another line), "crate"
+    how: HitKind
 
 
 def find_hit(
@@ -315,7 +319,7 @@ def find_hit(
     """The lineage a pasted (crate, file, line, message) at a version belongs to, if any."""
     releases = set(history.releases_for(version))
     crate, inner = pasted
-    best: tuple[tuple, ReleaseHit] | None = None
+    best: tuple[tuple[int, int, int], ReleaseHit] | None = None
     qualities: dict[str, int] = {}
     for index, release in _expand(history.by_file.get((crate, inner), ())):
         if release not in releases:
@@ -331,7 +335,7 @@ def find_hit(
         if not quality:
             continue
         distance = abs(state[1] - line) if line is not None else 10**6
-        how = "line" if distance <= NEAR_LINES else "file"
+        how: HitKind = "line" if distance <= NEAR_LINES else "file"
         if how == "file" and quality < 2:
             continue  # another line and a garbled message: too little to go on
         key = (-quality, distance, -release)
@@ -341,10 +345,10 @@ def find_hit(
         return best[1]
     # The pasted file never held it at that version: its crate may have (a caller's location).
     held = history.by_crate.get(crate, {})
-    key = normalise_message(message)
+    wanted = normalise_message(message)
     candidates: list[tuple[int, int]] = []
     for stored, where in held.items():
-        if stored == key or full_fit(message, stored):
+        if stored == wanted or full_fit(message, stored):
             candidates.extend(w for w in _expand(where) if w[1] in releases)
     if not candidates:
         return None
@@ -402,7 +406,7 @@ def _printed_elsewhere(record: Record, pasted_crate: str) -> bool:
 
 
 def _candidate(
-    record_id: str, confidence: float, evidence: tuple[str, ...], line_distance: int | None
+    record_id: str, confidence: float, evidence: tuple[Evidence, ...], line_distance: int | None
 ) -> Candidate:
     return Candidate(
         record_id=record_id,
@@ -426,7 +430,7 @@ def _revise_one(
     if location is not None and location.kind != "std":
         pasted = pasted_crate_file(location.path, history.by_crate)
     version = (location.crate_version if location else None) or text_version
-    if pasted is None:
+    if location is None or pasted is None:  # (no pasted file without a location)
         return _prefer_existing(history, match, records, version)
     best = match.best
     if best is not None and match.matched and "location" in best.evidence:
@@ -453,7 +457,9 @@ def _revise_one(
     existing = next((c for c in match.candidates if c.record_id == rid), None)
     state = lineage.state(hit.release)
     distance = abs(state[1] - location.line) if state and location.line is not None else None
-    evidence = ["release", "location"] if hit.how != "crate" else ["release", "crate"]
+    evidence: list[Evidence] = (
+        ["release", "location"] if hit.how != "crate" else ["release", "crate"]
+    )
     if hit.how == "line":
         evidence.append("line")
     if panic.has_header:
@@ -482,7 +488,7 @@ def _prefer_existing(
     wanted = set(history.releases_for(version)) if version else {history.newest}
     top = match.candidates[0].confidence
 
-    def key(c: Candidate) -> tuple:
+    def key(c: Candidate) -> tuple[bool, bool, bool]:
         index = history.by_record.get(c.record_id)
         existed = index is not None and any(
             history.lineages[index].lines[r]

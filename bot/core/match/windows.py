@@ -11,7 +11,7 @@ the first that found a panic.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from bot.core.analysis import Analysis, PanicMatch
@@ -55,7 +55,7 @@ def windows(
         offset += len(text) - reread_chars
 
 
-def analyse_windows(analyse, stream: BinaryIO, **sizes: int) -> Analysis:
+def analyse_windows(analyse: Callable[[str], Analysis], stream: BinaryIO, **sizes: int) -> Analysis:
     """What `analyse` (text -> Analysis) says about the whole stream, read window by window."""
     fallback: Analysis | None = None
     for offset, text, overlap, last in windows(stream, **sizes):

@@ -111,7 +111,7 @@ def build_answer(
 
 def _uncatalogued(analysis: Analysis, catalog: CatalogLike) -> Iterable[Uncatalogued]:
     for item in analysis.panics[:MAX_LISTED_PANICS]:
-        nearest = []
+        nearest: list[Nearest] = []
         for candidate in item.candidates:
             if len(nearest) >= NEAREST_SHOWN or candidate.confidence < NEAREST_MIN:
                 break
@@ -204,8 +204,9 @@ def _section(
     solutions = _items(write_up.solutions)
     documentation = _text(write_up.documentation)
     meaning_text = None
-    if family is not None and _text(getattr(family, "summary", None)):
-        meaning_text = shorten(one_line(family.summary), MEANING_LIMIT)
+    summary = _text(family.summary) if family is not None else None
+    if summary:
+        meaning_text = shorten(one_line(summary), MEANING_LIMIT)
     elif not (caution and family is None):
         meaning_text = _first_sentence(documentation)
     kind = check_kind_words(record)

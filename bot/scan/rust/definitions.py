@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tree_sitter import Parser, Query, QueryCursor
+from tree_sitter import Node, Parser, Query, QueryCursor
 
+from bot.scan.builders import Builder
 from bot.scan.rust.grammar import RUST_LANGUAGE, Reparser
 from bot.scan.rust.macros import MacroRule, macro_rules
 from bot.scan.rust.messages import literal_message
@@ -18,7 +19,9 @@ class ScanContext:
 
     constants: dict[str, str] = field(default_factory=dict)  # NAME -> text of a const &str
     macros: dict[str, list[MacroRule]] = field(default_factory=dict)
-    builders: tuple = ()  # bot.scan.builders.Builder
+    builders: tuple[Builder, ...] = ()
+    # Names defined twice with different texts, in any file: they cannot be told apart.
+    ambiguous: set[str] = field(default_factory=set)
 
 
 _DEFINITIONS_QUERY = Query(
@@ -42,7 +45,7 @@ def collect_definitions(source: bytes | str, context: ScanContext | None = None)
     reparser = Reparser()
     for _index, captures in QueryCursor(_DEFINITIONS_QUERY).matches(root):
         if "macro" in captures:
-            name = captures["macro"][0].text.decode()
+            name = _text(captures["macro"][0])
             rules = macro_rules(captures["definition"][0], reparser)
             if rules:
                 context.macros.setdefault(name, []).extend(rules)
@@ -53,11 +56,17 @@ def collect_definitions(source: bytes | str, context: ScanContext | None = None)
         value = literal_message(captures["value"][0], source, reparser)
         if value is None:
             continue
-        name = captures["name"][0].text.decode()
+        name = _text(captures["name"][0])
+        if name in context.ambiguous:
+            continue
         known = context.constants.get(name)
-        if known is not None and known != value:
-            context.constants[name] = None  # type: ignore[assignment]  # ambiguous
-        elif name not in context.constants:
+        if known is None:
             context.constants[name] = value
-    context.constants = {k: v for k, v in context.constants.items() if v is not None}
+        elif known != value:
+            del context.constants[name]
+            context.ambiguous.add(name)
     return context
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode()

@@ -54,9 +54,9 @@ def literal_message(
             return None
         return literal_message(inner, source, reparser, depth + 1, constants)
     if kind == "parenthesized_expression":
-        inner = [c for c in node.named_children if c.type not in COMMENTS]
-        if len(inner) == 1:
-            return literal_message(inner[0], source, reparser, depth + 1, constants)
+        parts = [c for c in node.named_children if c.type not in COMMENTS]
+        if len(parts) == 1:
+            return literal_message(parts[0], source, reparser, depth + 1, constants)
         return None
     if kind == "macro_invocation":
         name_node = node.child_by_field_name("macro")
@@ -88,15 +88,16 @@ def with_constants(fmt: str, args: list[Node], constants: dict[str, str] | None)
     if not constants:
         return fmt
     positional = [a for a in args if a.type != "assignment_expression"]
-    named = {}
-    for arg in args:
-        if arg.type == "assignment_expression":
-            left, right = arg.child_by_field_name("left"), arg.child_by_field_name("right")
+    named: dict[str, Node] = {}
+    for given in args:
+        if given.type == "assignment_expression":
+            left, right = given.child_by_field_name("left"), given.child_by_field_name("right")
             if left is not None and right is not None and left.text is not None:
                 named[left.text.decode()] = right
     out: list[str] = []
     next_positional = 0
     filled = False
+    arg: Node | None
     for segment in parse_format(fmt):
         if not segment.is_placeholder:
             out.append(escape_format(segment.text))
@@ -128,12 +129,13 @@ def _concat(args: list[Node], reparser: Reparser, depth: int) -> str | None:
     parts: list[str] = []
     for arg in args:
         kind = arg.type
+        text = arg.text or b""
         if kind in ("string_literal", "raw_string_literal"):
             value = string_value(arg)
         elif kind == "char_literal":
             value = char_value(arg)
-        elif kind == "boolean_literal" or (kind == "integer_literal" and arg.text.isdigit()):
-            value = arg.text.decode()
+        elif kind == "boolean_literal" or (kind == "integer_literal" and text.isdigit()):
+            value = text.decode()
         elif kind == "macro_invocation":
             value = literal_message(arg, b"", reparser, depth + 1)
         else:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node, Parser, Query, QueryCursor
 
 from bot.catalog.model import MACRO_BODY_TAG, TRACK_CALLER_TAG
+from bot.scan.builders import Builder
 from bot.scan.rust.bindings import constants_at
 from bot.scan.rust.cfg import TestContext, inner_attributes_mark_test, test_module_paths
 from bot.scan.rust.definitions import ScanContext, collect_definitions
@@ -251,8 +252,8 @@ def scan_source(
                 if rules and (include_tests or not tests.is_test(name_node)):
                     anchor = path_start(name_node)
                     local = constants_at(anchor, context.constants)
-                    for kind, message in macro_built_messages(rules, args, reparser, local):
-                        add(anchor, kind, message)
+                    for kind, built in macro_built_messages(rules, args, reparser, local):
+                        add(anchor, kind, built)
                 continue
             # The macro's line: the start of `name!` (for a path, `std::panic!`, its start).
             anchor = path_start(name_node)
@@ -295,7 +296,11 @@ def scan_source(
 
 
 def _builder_messages(
-    builder, root: Node, source: bytes, reparser: Reparser, global_constants: dict[str, str]
+    builder: Builder,
+    root: Node,
+    source: bytes,
+    reparser: Reparser,
+    global_constants: dict[str, str],
 ) -> Iterator[tuple[Node, str]]:
     """(call, message) for each call of a declared builder function with a literal message;
     the arguments of chained methods it names (`.details(..)`) are appended after a space."""
@@ -329,6 +334,8 @@ def _builder_messages(
             if method_name not in builder.append:
                 break
             outer_args = outer.child_by_field_name("arguments")
+            if outer_args is None:
+                break
             extra = [c for c in outer_args.named_children if c.type not in COMMENTS]
             part = text_message(extra[0], source, reparser, constants) if len(extra) == 1 else None
             # A text the scanner cannot read (`.details(reason)`) is still printed: a placeholder.

@@ -19,7 +19,7 @@ def skeletons(sites: Iterable[PanicSite], *, repo: str, commit: str) -> list[dic
     records = skeletons_from_sites((s.as_panic_site(commit) for s in ordered), repo)
     for site, record in zip(ordered, records, strict=True):
         if site.tags:
-            record["tags"] = [*record["tags"], *site.tags]  # type: ignore[misc]
+            record["tags"] = [*record["tags"], *site.tags]
         if site.message_pattern:
             record["messagePattern"] = site.message_pattern
     return [
