@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from bot.catalog.model import CRATE_TAG_PREFIX
+
 
 # A panic-site kind ("panic!", ".expect", ...) becomes the record's `errorType` without its
 # punctuation, so the matcher knows how Rust prints the message (a prefix, an `: err` suffix).
@@ -67,7 +69,7 @@ def skeleton_record(
     tags = ["rust", "panic-site"]
     crate = crate_of(file_path)
     if crate:
-        tags.append(f"crate:{crate}")
+        tags.append(f"{CRATE_TAG_PREFIX}{crate}")
     return {
         "id": site_id(repo, file_path, message_format, occurrence),
         "repo": repo,

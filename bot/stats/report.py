@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from bot.catalog.model import CRATE_TAG_PREFIX
 from bot.core.analysis import Analysis
 from bot.render.answer.words import pasted_location
 
@@ -305,7 +306,7 @@ def draft_record(rows: Sequence[Mapping[str, Any]], repo: str | None = None) -> 
         record["lineNumber"] = int(line)
     tags = ["rust", "draft"]
     if crate:
-        tags.append(f"crate:{crate}")
+        tags.append(f"{CRATE_TAG_PREFIX}{crate}")
     record.update(
         {
             "documentation": "TODO: what this panic means and why it happens.",
