@@ -13,7 +13,7 @@ from functools import cache
 import pytest
 
 from bot.app import Triage, load_bundled
-from bot.cli.match import analysis_json
+from bot.app.match_report import analysis_json
 from bot.core.match.releases import (
     message_consistent,
     pasted_crate_file,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from bot.catalog.loader import CatalogError
 from bot.core.analysis import Analysis
@@ -100,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
             failed = True
             continue
         if args.json:
+            from bot.app.match_report import analysis_json  # see the top
+
             found = analysis_json(path, analysis, triage, text_version=text_version)
             print(json.dumps(found, ensure_ascii=False))
         else:
@@ -108,54 +110,6 @@ def run(args: argparse.Namespace) -> int:
             print(render_for_terminal(path, analysis, triage, color=color, many=len(paths) > 1))
         sys.stdout.flush()
     return 1 if failed else 0
-
-
-def analysis_json(
-    input_name: str, analysis: Analysis, triage: Triage, text_version: str | None = None
-) -> dict[str, Any]:
-    """The contract checked from outside: keep these names. `text_version` (a release the input
-    names: `burn 0.18`, a Cargo.lock entry) places the match in that release."""
-    index = triage.matcher.index
-    panics = []
-    for item in analysis.panics:
-        loc = item.panic.location
-        repo_path = index.repo_path(loc.crate, loc.crate_path) if loc else None
-        panics.append(
-            {
-                "message": item.panic.message,
-                "file": repo_path or (loc.path if loc else None),
-                "line": loc.line if loc else None,
-                "crate": loc.crate if loc else None,
-                "crate_version": loc.crate_version if loc else None,
-            }
-        )
-    from bot.core.match.releases import story_json, story_of  # see the top
-
-    matches = []
-    for item in analysis.answered:
-        best = item.best
-        record = triage.catalog.get(best.record_id) if best is not None else None
-        if best is None or record is None:
-            continue  # (never: an answered panic has a best candidate, from the catalog)
-        matches.append(
-            {
-                "id": record.id,
-                "confidence": best.confidence,
-                "file_path": record.file_path,
-                "error_message": record.error_message,
-                "evidence": list(best.evidence),
-                **story_json(story_of(triage.history, item, record.id, text_version)),
-            }
-        )
-    verdict: str = analysis.verdict
-    if verdict == "match" and "removed_in" in matches[0]:
-        verdict = "removed-site"  # the root panic's site is gone from the code (issue 12)
-    return {
-        "input": input_name,
-        "verdict": verdict,
-        "panics": panics,
-        "matches": matches,
-    }
 
 
 def render_for_terminal(
