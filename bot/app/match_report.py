@@ -3,21 +3,40 @@ pages' `POST /api/match` returns it. The contract is checked from outside: keep 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bot.core.analysis import Analysis
-from bot.core.match.releases import story_json, story_of
+from bot.core.match.releases import history_events, story_json, story_of
+from bot.render.answer.build import build_answer
+from bot.render.answer.plain import plain_answer
 
 if TYPE_CHECKING:
     from bot.app import Triage
 
 
 def analysis_json(
-    input_name: str, analysis: Analysis, triage: Triage, text_version: str | None = None
+    input_name: str,
+    analysis: Analysis,
+    triage: Triage,
+    text_version: str | None = None,
+    *,
+    issues: Sequence[Mapping[str, Any]] = (),
+    repo: str | None = None,
 ) -> dict[str, Any]:
-    """The contract checked from outside: keep these names. `text_version` (a release the input
-    names: `burn 0.18`, a Cargo.lock entry) places the match in that release."""
+    """The contract checked from outside (schemas/match.schema.json): keep these names.
+    `text_version` (a release the input names: `burn 0.18`, a Cargo.lock entry) places the match
+    in that release; `issues` are the store's rows (`issues_for_records`) of `repo`, for each
+    answer's `known_issues`."""
     index = triage.matcher.index
+    # Every answered panic gets a section (the comment shows at most three; JSON has them all).
+    answered = len(analysis.answered)
+    answer = build_answer(
+        analysis, triage.catalog, history=triage.history, max_sections=max(1, answered)
+    )
+    sections = {}
+    for section in answer.sections:
+        sections.setdefault(section.record.id, section)
     panics = []
     for item in analysis.panics:
         loc = item.panic.location
@@ -35,7 +54,8 @@ def analysis_json(
     for item in analysis.answered:
         best = item.best
         record = triage.catalog.get(best.record_id) if best is not None else None
-        if best is None or record is None:
+        section = sections.get(record.id) if record is not None else None
+        if best is None or record is None or section is None:
             continue  # (never: an answered panic has a best candidate, from the catalog)
         matches.append(
             {
@@ -45,6 +65,12 @@ def analysis_json(
                 "error_message": record.error_message,
                 "evidence": list(best.evidence),
                 **story_json(story_of(triage.history, item, record.id, text_version)),
+                "answer": plain_answer(
+                    section,
+                    history_events(triage.history, record.id),
+                    [row for row in issues if row.get("record_id") == record.id],
+                    repo,
+                ),
             }
         )
     verdict: str = analysis.verdict

@@ -22,6 +22,7 @@ from bot.catalog.model import ATTR_BY_KEY, WRITE_UP_ATTRS
 from bot.core.match.releases import crate_and_inner
 from bot.scan.builders import BuilderConfigError, load_builders
 from bot.scan.catalog_io import read_catalog, read_records_file, write_catalog
+from bot.scan.history_facts import lineage_events
 from bot.scan.lineages import (
     Release,
     attach_records,
@@ -333,6 +334,13 @@ def cmd_history(args: argparse.Namespace) -> int:
             head_ref="HEAD" if args.include_head else None,
             progress=progress,
         )
+        linked = time.monotonic()
+        subjects: dict[str, str] = {}
+        events = lineage_events(history, repo_dir, subjects)
+        _err(
+            f"history: the commits of {sum(map(len, events.values()))} changes of "
+            f"{len(events)} lineages in {time.monotonic() - linked:.1f}s"
+        )
     except subprocess.CalledProcessError as exc:
         detail = (exc.stderr or b"").decode("utf-8", "replace").strip()
         _err(f"error: git failed: {detail or exc}")
@@ -341,7 +349,8 @@ def cmd_history(args: argparse.Namespace) -> int:
     live, gone = lineage_records(history)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "history.ndjson").write_text("\n".join(history_lines(history, attached)) + "\n")
+    lines = history_lines(history, attached, events, subjects)
+    (out / "history.ndjson").write_text("\n".join(lines) + "\n")
     for name, rows in (("panic_sites.jsonl", live), ("removed_sites.jsonl", gone)):
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         (out / name).write_text(text, encoding="utf-8")

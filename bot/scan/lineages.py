@@ -466,10 +466,16 @@ def scan_git_release(repo_dir: str | Path, ref: str, *, runtime_only: bool = Tru
 # ---------------------------------------------------------------------------------------------
 
 
-def lineage_json(lineage: Lineage, release_count: int, records: Sequence[str] = ()) -> dict:
+def lineage_json(
+    lineage: Lineage,
+    release_count: int,
+    records: Sequence[str] = (),
+    events: Sequence[list[Any]] = (),
+) -> dict:
     """`{"lineage": id, "records": [...], "spans": [[first, last, file, message, kind]],
-    "lines": [...]}`: `spans` are runs of releases (indices) with one file and message; `lines`
-    has the line in each release, 0 where the site does not exist."""
+    "lines": [...], "events": [[kind, version, sha, detail?]]}`: `spans` are runs of releases
+    (indices) with one file and message; `lines` has the line in each release, 0 where the site
+    does not exist; `events` the commits that changed it (`bot.scan.history_facts`)."""
     spans: list[list[Any]] = []
     for r in lineage.present_in():
         s = lineage.states[r]
@@ -493,15 +499,23 @@ def lineage_json(lineage: Lineage, release_count: int, records: Sequence[str] = 
         out["records"] = list(records)
     out["spans"] = spans
     out["lines"] = lines
+    if events:
+        out["events"] = [list(e) for e in events]
     return out
 
 
-def history_header(repo: str, releases: Sequence[Release]) -> dict[str, Any]:
-    return {
+def history_header(
+    repo: str, releases: Sequence[Release], subjects: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The first line; `commits` (sha -> subject) holds the subjects the events name."""
+    out: dict[str, Any] = {
         "history": HISTORY_FORMAT,
         "repo": repo,
         "releases": [{"version": r.version, "tag": r.tag, "commit": r.commit} for r in releases],
     }
+    if subjects:
+        out["commits"] = dict(sorted(subjects.items()))
+    return out
 
 
 ProgressFn = Callable[[Release, int, float], None]  # (release, sites, seconds)
@@ -618,12 +632,24 @@ def lineage_records(history: History) -> tuple[list[dict[str, Any]], list[dict[s
     return sorted(live, key=order), sorted(gone, key=order)
 
 
-def history_lines(history: History, attached: dict[str, list[str]] | None = None) -> list[str]:
+def history_lines(
+    history: History,
+    attached: dict[str, list[str]] | None = None,
+    events: dict[str, list[list[Any]]] | None = None,
+    subjects: dict[str, str] | None = None,
+) -> list[str]:
     count = len(history.releases)
-    rows = [history_header(history.repo, history.releases)]
+    rows = [history_header(history.repo, history.releases, subjects)]
     ordered = sorted(
         history.lineages, key=lambda lin: (lin.last()[1].file_path, lin.last()[1].line, lin.id)
     )
     for lineage in ordered:
-        rows.append(lineage_json(lineage, count, (attached or {}).get(lineage.id, ())))
+        rows.append(
+            lineage_json(
+                lineage,
+                count,
+                (attached or {}).get(lineage.id, ()),
+                (events or {}).get(lineage.id, ()),
+            )
+        )
     return [json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in rows]

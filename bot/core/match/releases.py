@@ -83,12 +83,41 @@ class ReleaseInfo:
     commit: str
 
 
+# What a commit did to a lineage (the history file's `events`, issue 24).
+EventKind = Literal["introduced", "changed", "removed", "moved", "fixed"]
+_PR_SUFFIX = re.compile(r"\s*\(#(\d+)\)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEvent:
+    """One commit's change to a lineage: `version` is the first release that shipped it (None
+    while unreleased), `pr` and `title` come from the commit's subject (`... (#4393)`), `detail`
+    names where a moved site went (`tracel-ai/burn-onnx`) or the crate a removal took with it."""
+
+    event: EventKind
+    version: str | None
+    commit: str
+    pr: int | None
+    title: str
+    url: str
+    detail: str | None = None
+
+
+def subject_parts(subject: str) -> tuple[int | None, str]:
+    """(PR number, title) of a squash-merge subject: `Move ONNX crates (#4393)` -> (4393, ...)."""
+    found = _PR_SUFFIX.search(subject)
+    if found is None:
+        return None, subject.strip()
+    return int(found.group(1)), subject[: found.start()].strip()
+
+
 @dataclass(slots=True)
 class LineageInfo:
     id: str
     records: tuple[str, ...]  # written-up records attached to it (seeds)
     spans: list[tuple[int, int, str, str, str]]  # (first, last release, file, message, kind)
     lines: list[int]  # per release; 0 where absent
+    events: tuple[HistoryEvent, ...] = ()  # oldest first
 
     def state(self, release: int) -> tuple[str, int, str] | None:
         """(file, line, message) in a release, or None when the site did not exist there."""
@@ -164,9 +193,13 @@ def parse_history(lines: list[str]) -> ReleaseHistory | None:
     header = rows[0]
     releases = [ReleaseInfo(r["version"], r.get("tag"), r["commit"]) for r in header["releases"]]
     history = ReleaseHistory(header["repo"], releases, [])
+    subjects: dict[str, str] = header.get("commits", {})
     for row in rows[1:]:
         spans = [tuple(s) for s in row["spans"]]
-        lineage = LineageInfo(row["lineage"], tuple(row.get("records", ())), spans, row["lines"])
+        events = tuple(_event(history, subjects, e) for e in row.get("events", ()))
+        lineage = LineageInfo(
+            row["lineage"], tuple(row.get("records", ())), spans, row["lines"], events
+        )
         index = len(history.lineages)
         history.lineages.append(lineage)
         history.by_record[lineage.id] = index
@@ -182,6 +215,32 @@ def parse_history(lines: list[str]) -> ReleaseHistory | None:
             by_message = history.by_crate.setdefault(crate, {})
             by_message.setdefault(normalise_message(message), []).append(entry)
     return history
+
+
+def _event(history: ReleaseHistory, subjects: dict[str, str], row: list[Any]) -> HistoryEvent:
+    """`[kind, version or null, sha, detail?]`: the version is the first release that shipped
+    the commit (null: in no release yet)."""
+    kind, version, commit = row[0], row[1], row[2]
+    if kind not in ("introduced", "changed", "removed", "moved", "fixed"):
+        raise ValueError(f"unknown history event {kind!r}")
+    if version is not None and not isinstance(version, str):
+        raise TypeError("a history event's version is a string or null")
+    pr, title = subject_parts(subjects.get(commit, ""))
+    url = (
+        f"https://github.com/{history.repo}/pull/{pr}"
+        if pr is not None
+        else f"https://github.com/{history.repo}/commit/{commit}"
+    )
+    detail = row[3] if len(row) > 3 else None
+    return HistoryEvent(kind, version, commit, pr, title, url, detail)
+
+
+def history_events(history: ReleaseHistory | None, record_id: str) -> tuple[HistoryEvent, ...]:
+    """What changed a record's lineage, oldest first (none without a history)."""
+    if history is None:
+        return ()
+    index = history.by_record.get(record_id)
+    return history.lineages[index].events if index is not None else ()
 
 
 def _expand(entries: Iterable[tuple[int, int, int]]) -> Iterator[tuple[int, int]]:

@@ -117,6 +117,8 @@ class Section:
     folded: FoldedWriteUp | None = None
     # The write-up is the one an earlier section shows (same family): said, not repeated.
     same_as: Words | None = None
+    # What to try first, when the kind of check makes it clear (issue 24).
+    first_step: str | None = None
 
     @property
     def record_id(self) -> str:
