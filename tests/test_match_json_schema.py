@@ -45,7 +45,9 @@ def test_the_schema_is_a_valid_schema():
 
 def test_every_corpus_output_validates(outputs):
     problems = [
-        f"{o['input']}: {e.json_path}: {e.message}" for o in outputs for e in VALIDATOR.iter_errors(o)
+        f"{o['input']}: {e.json_path}: {e.message}"
+        for o in outputs
+        for e in VALIDATOR.iter_errors(o)
     ]
     assert not problems, "\n".join(problems[:20])
     verdicts = {o["verdict"] for o in outputs}
