@@ -1,13 +1,24 @@
 """The answer's sentence from the catalog's release history: where the panic was raised in the
-user's release and where it lives today, or the release that removed it (texts in texts.py)."""
+user's release and where it lives today, or why it left (moved to another repository, fixed,
+removed: from the commit that did it) and the release that removed it, with labelled links
+(texts in texts.py)."""
 
 from __future__ import annotations
 
 from bot.catalog.model import Record
 from bot.core.analysis import PanicMatch
-from bot.core.match.releases import ReleaseHistory, project_name, story_of
+from bot.core.match.releases import (
+    HistoryEvent,
+    ReleaseHistory,
+    VersionStory,
+    history_events,
+    project_name,
+    story_of,
+)
 from bot.render import texts
-from bot.render.markup import Words, words
+from bot.render.markup import Link, Words, join_words, words
+
+SHORT_SHA = 7
 
 
 def history_note(history: ReleaseHistory | None, item: PanicMatch, record: Record) -> Words | None:
@@ -15,38 +26,108 @@ def history_note(history: ReleaseHistory | None, item: PanicMatch, record: Recor
     if story is None:
         return None
     project = project_name(history)
-    then = f"{story.then_file}:{story.then_line}" if story.then_file else None
+    then = _site_link(story.version, story.then_file, story.then_line, story.then_url)
     if story.removed_in:
+        why = removal_words(history, record.id, story, project)
+        if why is not None and _unreleased(history, record.id):
+            return why  # no release lacks it: no "removed in" release to name
         if then:
-            return words(
+            where = words(
                 texts.HISTORY_REMOVED_THEN,
                 project=project,
                 version=story.version,
                 then=then,
-                then_url=story.then_url,
                 removed_in=story.removed_in,
                 last_seen=story.last_seen_in,
-                compare_url=story.compare_url,
+                compare=_compare_link(story),
             )
+        else:
+            where = words(
+                texts.HISTORY_REMOVED,
+                project=project,
+                removed_in=story.removed_in,
+                last_seen=story.last_seen_in,
+                compare=_compare_link(story),
+            )
+        return join_words(why, where) if why else where
+    now = _site_link(None, story.now_file, story.now_line, story.now_url)
+    moved = (story.then_file, story.then_line) != (story.now_file, story.now_line)
+    if then and now and moved and not _pasted_at(item, story.now_file, story.now_line):
         return words(
-            texts.HISTORY_REMOVED,
-            project=project,
-            removed_in=story.removed_in,
-            last_seen=story.last_seen_in,
-            compare_url=story.compare_url,
-        )
-    now = f"{story.now_file}:{story.now_line}" if story.now_file else None
-    if then and now and then != now and not _pasted_at(item, story.now_file, story.now_line):
-        return words(
-            texts.HISTORY_THEN_NOW,
-            project=project,
-            version=story.version,
-            then=then,
-            now=now,
-            then_url=story.then_url,
-            now_url=story.now_url,
+            texts.HISTORY_THEN_NOW, project=project, version=story.version, then=then, now=now
         )
     return None
+
+
+def removal_words(
+    history: ReleaseHistory | None, record_id: str, story: VersionStory, project: str
+) -> Words | None:
+    """Why the site left, in words, when the history knows the commit that removed it."""
+    event = _removal(history, record_id)
+    if event is None:
+        return None
+    change = change_link(event)
+    released = event.version
+    if event.event == "moved":
+        return words(
+            texts.HISTORY_MOVED,
+            destination=event.detail or "another repository",
+            change=change,
+            released=released or "not released yet",
+            project=project,
+        )
+    if event.event == "fixed" and released:
+        return words(texts.HISTORY_FIXED, change=change, released=released, project=project)
+    last_seen = story.last_seen_in or "the newest"
+    if event.detail:  # the crate left with it
+        if released:
+            return words(
+                texts.HISTORY_CRATE_REMOVED, crate=event.detail, change=change, released=released
+            )
+        return words(
+            texts.HISTORY_CRATE_REMOVED_UNRELEASED,
+            crate=event.detail,
+            change=change,
+            last_seen=last_seen,
+        )
+    if released:
+        return words(texts.HISTORY_GONE, change=change, released=released)
+    return words(texts.HISTORY_GONE_UNRELEASED, change=change, last_seen=last_seen)
+
+
+def _removal(history: ReleaseHistory | None, record_id: str) -> HistoryEvent | None:
+    events = history_events(history, record_id)
+    last = events[-1] if events else None
+    return last if last is not None and last.event in ("removed", "moved", "fixed") else None
+
+
+def _unreleased(history: ReleaseHistory | None, record_id: str) -> bool:
+    event = _removal(history, record_id)
+    return event is not None and event.version is None
+
+
+def change_link(event: HistoryEvent) -> Link:
+    """`#4393`, or the commit's short SHA when its subject names no PR."""
+    label = f"#{event.pr}" if event.pr is not None else event.commit[:SHORT_SHA]
+    return Link(label, event.url)
+
+
+def _site_link(
+    version: str | None, file: str | None, line: int | None, url: str | None
+) -> Link | None:
+    """`0.19.1 model_gen.rs:405` (the file's name, the version when it is the user's)."""
+    if not file or line is None:
+        return None
+    name = file.rsplit("/", 1)[-1]
+    return Link(f"{version} {name}:{line}" if version else f"{name}:{line}", url)
+
+
+def _compare_link(story: VersionStory) -> Link | None:
+    """`v0.20.1…v0.21.0`, from the comparison URL's own range."""
+    if not story.compare_url:
+        return None
+    tail = story.compare_url.rsplit("/compare/", 1)[-1]
+    return Link(tail.replace("...", "…"), story.compare_url)
 
 
 def _pasted_at(item: PanicMatch, file: str | None, line: int | None) -> bool:

@@ -25,18 +25,35 @@ class Span:
 
     text: str
     code: bool = False
+    url: str | None = None  # a labelled link: `text` is its label (issue 24)
 
 
 Words = tuple[Span, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A template value shown as a labelled link: `[0.19.1 model_gen.rs:405](url)`."""
+
+    label: str
+    url: str | None
+
+
 def words(template: str, **values: object) -> Words:
-    """Fill a template from texts.py; backtick pairs in the template mark code spans."""
+    """Fill a template from texts.py; backtick pairs in the template mark code spans, and a
+    `{name}` whose value is a `Link` becomes a link span."""
+    links = {k: v for k, v in values.items() if isinstance(v, Link)}
+    field = re.compile("\\{(" + "|".join(map(re.escape, links)) + ")\\}") if links else None
     out: list[Span] = []
     for index, part in enumerate(template.split("`")):
-        text = part.format(**values) if "{" in part else part
-        if text:
-            out.append(Span(text, code=index % 2 == 1))
+        pieces = field.split(part) if field is not None else [part]
+        for piece_index, piece in enumerate(pieces):
+            if piece_index % 2 == 1:
+                out.append(Span(links[piece].label, url=links[piece].url))
+                continue
+            text = piece.format(**values) if "{" in piece else piece
+            if text:
+                out.append(Span(text, code=index % 2 == 1))
     return tuple(out)
 
 
@@ -51,9 +68,17 @@ def join_words(*groups: Words, sep: str = " ") -> Words:
     return tuple(out)
 
 
-def plain(text: Words, *, backticks: bool = True) -> str:
-    """Words as plain text: code spans between backticks (or bare, for Discord footers)."""
-    return "".join(f"`{s.text}`" if s.code and backticks else s.text for s in text)
+def plain(text: Words, *, backticks: bool = True, urls: bool = True) -> str:
+    """Words as plain text: code spans between backticks (or bare, for Discord footers), links
+    as `label (url)` (or their label alone)."""
+    return "".join(
+        f"`{s.text}`"
+        if s.code and backticks
+        else f"{s.text} ({s.url})"
+        if s.url and urls
+        else s.text
+        for s in text
+    )
 
 
 def ulen(text: str) -> int:
@@ -214,7 +239,17 @@ def md_code_block(code: str, lang: str = "rust") -> str:
 
 
 def md_words(text: Words) -> str:
-    return "".join(md_inline_code(s.text) if s.code else md_prose(s.text) for s in text)
+    return "".join(
+        md_inline_code(s.text) if s.code else _md_link(s) if s.url else md_prose(s.text)
+        for s in text
+    )
+
+
+def _md_link(span: Span) -> str:
+    """`[label](url)`, the label escaped; the label alone when the URL is not safe."""
+    url = safe_url(span.url)
+    label = md_prose(span.text).replace("[", "\\[").replace("]", "\\]")
+    return f"[{label}]({url})" if url else label
 
 
 # --- Discord markdown --------------------------------------------------------------------------
@@ -236,7 +271,16 @@ def dc_code_block(code: str, lang: str = "rust") -> str:
 
 
 def dc_words(text: Words) -> str:
-    return "".join(md_inline_code(s.text) if s.code else dc_prose(s.text) for s in text)
+    return "".join(
+        md_inline_code(s.text) if s.code else _dc_link(s) if s.url else dc_prose(s.text)
+        for s in text
+    )
+
+
+def _dc_link(span: Span) -> str:
+    url = safe_url(span.url)
+    label = dc_prose(span.text).replace("[", "\\[").replace("]", "\\]")
+    return f"[{label}]({url})" if url else label
 
 
 def dc_plain(text: str) -> str:

@@ -79,19 +79,34 @@ REMOVED_SITE = (
     "This panic site is no longer in the code as of commit `{sha}`; older versions still "
     "raise it, so the answer applies to the version you run."
 )
-# From the catalog's release history (issue 12); links are pinned to full commit SHAs.
+# From the catalog's release history (issue 12); links are pinned to full commit SHAs, and
+# labelled (issue 24): `{then}` and `{now}` are links such as `0.19.1 model_gen.rs:405`,
+# `{compare}` a link `v0.20.1…v0.21.0`, `{change}` a link `#4393` (or the commit's short SHA).
 HISTORY_THEN_NOW = (
-    "In {project} {version} this panic was raised at `{then}`; today it lives at `{now}`. "
-    "Then: {then_url} Today: {now_url}"
+    "In {project} {version} this panic was raised at {then}; today it lives at {now}."
 )
 HISTORY_REMOVED = (
-    "This panic was removed in {project} {removed_in} (last seen in {last_seen}): upgrading "
-    "may fix it. What changed: {compare_url}"
+    "This panic was removed in {project} {removed_in} (last seen in {last_seen}); what changed: "
+    "{compare}."
 )
 HISTORY_REMOVED_THEN = (
-    "In {project} {version} this panic was raised at `{then}` ({then_url}). It was removed in "
-    "{project} {removed_in} (last seen in {last_seen}): upgrading may fix it. What changed: "
-    "{compare_url}"
+    "In {project} {version} this panic was raised at {then}. It was removed in {project} "
+    "{removed_in} (last seen in {last_seen}); what changed: {compare}."
+)
+# Why a site left, from the commit that removed it (the history's events), said before the rest.
+HISTORY_MOVED = (
+    "This code moved to {destination} in {change} ({released}): upgrading {project} does not "
+    "change it; look there."
+)
+HISTORY_FIXED = "Fixed in {change} ({released}): upgrade to {project} {released} or later."
+HISTORY_CRATE_REMOVED = "{crate} was removed in {change} ({released})."
+HISTORY_CRATE_REMOVED_UNRELEASED = (
+    "{crate} was removed on the main branch in {change}; every release up to {last_seen} still "
+    "has it."
+)
+HISTORY_GONE = "It was removed in {change} ({released})."
+HISTORY_GONE_UNRELEASED = (
+    "It was removed on the main branch in {change}; every release up to {last_seen} still has it."
 )
 # --- the first view: what a reporter reads first ------------------------------------------------
 FIRST_MEANING = "What it means:"

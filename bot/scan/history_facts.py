@@ -23,6 +23,7 @@ import subprocess
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ MAX_RENAMES = 5
 RELEASE_TAG = re.compile(r"^v?\d+\.\d+\.\d+$")
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}|\\.|[\"\n]")
 _FIX_SUBJECT = re.compile(r"^(fix|bugfix|hotfix)\b|\bfix(es|ed)?\b", re.IGNORECASE)
+_MOVED_TO_CRATE = re.compile(r"\bmove\b.*?\bto\s+(?:the\s+)?`?([\w.-]+)`?\s+crate\b", re.IGNORECASE)
 _MOVED_TO = re.compile(
     r"\bmove\b.*?\bto\s+(?:the\s+)?(?:`?([\w.-]+)/)?`?([\w.-]+)`?\s+repo(?:sitory)?\b",
     re.IGNORECASE,
@@ -175,6 +177,7 @@ def _gone(finder: Finder, since: str, until: str, state: SiteAt, text: str) -> s
     return finder.first_reaching(since, until, path, text, target, rising=False)
 
 
+@lru_cache(maxsize=4096)
 def _path_exists(repo_dir: str | Path, commit: str, folder: str) -> bool:
     out = git(repo_dir, "ls-tree", "--name-only", commit, "--", folder)
     return bool(out.strip())
@@ -241,6 +244,8 @@ def lineage_events(
         titles = commit_subjects(repo_dir, sorted(shas))
         for lineage, r, sha in removals:
             found[lineage.id].append(_removal(history, repo_dir, lineage, r, sha, titles[sha]))
+        named = {e[2] for events in found.values() for e in events}
+        titles.update(commit_subjects(repo_dir, sorted(named - titles.keys())))
         if subjects is not None:
             subjects.update(titles)
     finally:
@@ -273,8 +278,21 @@ def _removal(
     version = _version(history, r)
     released = version is not None
     folder = _crate_folder(state.file_path)
-    if folder is not None and not _path_exists(repo_dir, history.releases[r].commit, folder):
+    until = history.releases[r].commit
+    if folder is not None and not _path_exists(repo_dir, until, folder):
         moved = _MOVED_TO.search(subject)
+        if moved is None:
+            # Moved to a sibling crate that left the repository itself before the release
+            # (burn-import -> crates/burn-onnx in #4361 -> tracel-ai/burn-onnx in #4393).
+            crate = _MOVED_TO_CRATE.search(subject)
+            sibling = f"{folder.rsplit('/', 1)[0]}/{crate.group(1)}" if crate else None
+            if sibling and sibling != folder and not _path_exists(repo_dir, until, sibling):
+                since = history.releases[r - 1].commit
+                last = git(repo_dir, "rev-list", "-1", f"{since}..{until}", "--", sibling).strip()
+                later = commit_subjects(repo_dir, [last]).get(last, "") if last else ""
+                moved = _MOVED_TO.search(later)
+                if moved is not None:
+                    sha = last
         if moved is not None:
             owner = moved.group(1) or history.repo.split("/", 1)[0]
             return ["moved", version, sha, f"{owner}/{moved.group(2)}"]
