@@ -123,8 +123,9 @@ def test_the_answer_says_where_the_panic_was_then_and_is_now():
     )
     text = render_text(answer, color=False)
     assert (
-        "In burn 0.16.0 this panic was raised at `crates/burn-tensor/src/repr/handle.rs:73`; "
-        "today it lives at `crates/burn-ir/src/handle.rs:97`."
+        "This panic was raised at 0.16.0 burn-tensor handle.rs:73 (https://github.com/tracel-ai/"
+        "burn/blob/dd628ec91c8dafa7f5767d85f822d46dec8f4707/crates/burn-tensor/src/repr/handle.rs"
+        "#L73); today it lives at burn-ir handle.rs:97 ("
     ) in text
     assert (
         "https://github.com/tracel-ai/burn/blob/dd628ec91c8dafa7f5767d85f822d46dec8f4707/" in text
@@ -135,10 +136,13 @@ def test_the_answer_to_a_removed_site_says_when_it_left():
     triage = _triage()
     answer = build_answer(triage.analyse(GONE_CRATE), triage.catalog, history=triage.history)
     text = render_text(answer, color=False)
+    # Why, from the commit that removed it (issue 24), then when, with labelled links.
     assert (
-        "This panic was removed in burn 0.14.0 (last seen in 0.13.2): upgrading may fix it. "
-        "What changed: https://github.com/tracel-ai/burn/compare/v0.13.2...v0.14.0"
+        "burn-compute was removed in #2041 (https://github.com/tracel-ai/burn/pull/2041) (0.14.0). "
+        "This panic was removed in burn 0.14.0 (last seen in 0.13.2); what changed: "
+        "v0.13.2…v0.14.0 (https://github.com/tracel-ai/burn/compare/v0.13.2...v0.14.0)."
     ) in text
+    assert "upgrading may fix it" not in text
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from bot.core.match.releases import (
     HistoryEvent,
     ReleaseHistory,
     VersionStory,
+    crate_and_inner,
     history_events,
     project_name,
     story_of,
@@ -26,7 +27,9 @@ def history_note(history: ReleaseHistory | None, item: PanicMatch, record: Recor
     if story is None:
         return None
     project = project_name(history)
-    then = _site_link(story.version, story.then_file, story.then_line, story.then_url)
+    crates = {crate_and_inner(f)[0] for f in (story.then_file, story.now_file) if f}
+    named = len(crates) > 1  # the site changed crates: say which
+    then = _site_link(story.version, story.then_file, story.then_line, story.then_url, named)
     if story.removed_in:
         why = removal_words(history, record.id, story, project)
         if why is not None and _unreleased(history, record.id):
@@ -50,7 +53,7 @@ def history_note(history: ReleaseHistory | None, item: PanicMatch, record: Recor
                 compare=_compare_link(story),
             )
         return join_words(why, where) if why else where
-    now = _site_link(None, story.now_file, story.now_line, story.now_url)
+    now = _site_link(None, story.now_file, story.now_line, story.now_url, named)
     moved = (story.then_file, story.then_line) != (story.now_file, story.now_line)
     if then and now and moved and not _pasted_at(item, story.now_file, story.now_line):
         return words(
@@ -113,12 +116,16 @@ def change_link(event: HistoryEvent) -> Link:
 
 
 def _site_link(
-    version: str | None, file: str | None, line: int | None, url: str | None
+    version: str | None, file: str | None, line: int | None, url: str | None, crate: bool
 ) -> Link | None:
-    """`0.19.1 model_gen.rs:405` (the file's name, the version when it is the user's)."""
+    """`0.19.1 model_gen.rs:405`: the file's name (after its crate's when `crate`), the version
+    when it is the user's."""
     if not file or line is None:
         return None
     name = file.rsplit("/", 1)[-1]
+    folder = crate_and_inner(file)[0]
+    if crate and folder:
+        name = f"{folder} {name}"
     return Link(f"{version} {name}:{line}" if version else f"{name}:{line}", url)
 
 

@@ -82,16 +82,14 @@ REMOVED_SITE = (
 # From the catalog's release history (issue 12); links are pinned to full commit SHAs, and
 # labelled (issue 24): `{then}` and `{now}` are links such as `0.19.1 model_gen.rs:405`,
 # `{compare}` a link `v0.20.1…v0.21.0`, `{change}` a link `#4393` (or the commit's short SHA).
-HISTORY_THEN_NOW = (
-    "In {project} {version} this panic was raised at {then}; today it lives at {now}."
-)
+HISTORY_THEN_NOW = "This panic was raised at {then}; today it lives at {now}."
 HISTORY_REMOVED = (
     "This panic was removed in {project} {removed_in} (last seen in {last_seen}); what changed: "
     "{compare}."
 )
 HISTORY_REMOVED_THEN = (
-    "In {project} {version} this panic was raised at {then}. It was removed in {project} "
-    "{removed_in} (last seen in {last_seen}); what changed: {compare}."
+    "This panic was raised at {then}. It was removed in {project} {removed_in} (last seen in "
+    "{last_seen}); what changed: {compare}."
 )
 # Why a site left, from the commit that removed it (the history's events), said before the rest.
 HISTORY_MOVED = (
