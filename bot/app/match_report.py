@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from bot.core.analysis import Analysis
 from bot.core.match.releases import history_events, story_json, story_of
 from bot.render.answer.build import build_answer
+from bot.render.answer.parts import Section
 from bot.render.answer.plain import plain_answer
 
 if TYPE_CHECKING:
@@ -34,9 +35,9 @@ def analysis_json(
     answer = build_answer(
         analysis, triage.catalog, history=triage.history, max_sections=max(1, answered)
     )
-    sections = {}
-    for section in answer.sections:
-        sections.setdefault(section.record.id, section)
+    sections: dict[str, Section] = {}
+    for shown in answer.sections:
+        sections.setdefault(shown.record.id, shown)
     panics = []
     for item in analysis.panics:
         loc = item.panic.location
