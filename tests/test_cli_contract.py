@@ -415,7 +415,9 @@ def test_catalog_regeneration_recipe_works_from_a_clone(tmp_path):
         theirs = clone / "catalog" / folder
         names = sorted(p.name for p in ours.iterdir())
         assert names == sorted(p.name for p in theirs.iterdir())
-        _, mismatch, errors = filecmp.cmpfiles(ours, theirs, names, shallow=False)
+        # (burn/writeups/ is written by hand and laid over the regenerated records: kept as is)
+        files = [name for name in names if (ours / name).is_file()]
+        _, mismatch, errors = filecmp.cmpfiles(ours, theirs, files, shallow=False)
         assert not mismatch and not errors, (folder, mismatch, errors)
 
 

@@ -17,13 +17,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.catalog.families import Family, family_contradiction
-from bot.catalog.model import Record
+from bot.catalog.model import KEY_BY_ATTR, Record
 from bot.catalog.patterns import literal_fragments, normalise_message
 
 WARNING = "warning"
 INFO = "info"
 
 POSSIBLE_MISMATCH = "possible-mismatch"
+DRAFT_TEXT = "draft-text"
+NAMES_ABSENT_CODE = "names-absent-code"
 CONTRADICTS_FAMILY = "contradicts-family"
 
 
@@ -431,11 +433,70 @@ def _check_related(records: list[Record]) -> list[LintFinding]:
 # ---------------------------------------------------------------------------------------------
 
 
+def _check_draft(record: Record) -> list[LintFinding]:
+    return [
+        LintFinding(
+            record.id,
+            record.origin,
+            DRAFT_TEXT,
+            f"`{KEY_BY_ATTR[attr]}` is a placeholder (`TODO`/`DRAFT`); answers leave it out",
+        )
+        for attr in record.draft_fields()
+    ]
+
+
+# A backticked span that names code: a path (`Tensor::cat`), a call (`reshape(..)`), or one
+# snake_case / CamelCase word; plain words and values (`dim`, `42`) say nothing checkable.
+_CODE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*")
+# The texts that say what the site does; solutions and fixes name the user's code and other API.
+_MEANING_ATTRS = ("documentation", "trigger_scenarios")
+
+
+def _site_words(record: Record) -> set[str]:
+    """The names the record itself shows of its site: message, function, file, excerpt."""
+    held = " ".join(
+        filter(
+            None, (record.error_message, record.enclosing_fn, record.file_path, record.source_code)
+        )
+    )
+    return set(_WORD.findall(held))
+
+
+def _check_named_code(record: Record) -> list[LintFinding]:
+    """Backticked names in the meaning texts that the site's function (as the record holds it:
+    message, enclosing function, file path, source excerpt) does not contain."""
+    if not record.has_write_up:
+        return []
+    words: set[str] | None = None
+    absent: list[str] = []
+    for attr in _MEANING_ATTRS:
+        for span in _CODE_SPAN.findall(getattr(record, attr) or ""):
+            for name in _CODE_NAME.findall(span):
+                if not ("_" in name.strip("_") or "::" in name or _is_camel(name)):
+                    continue
+                if words is None:
+                    words = _site_words(record)
+                if not set(name.split("::")) <= words and name not in absent:
+                    absent.append(name)
+    if not absent:
+        return []
+    return [
+        LintFinding(
+            record.id,
+            record.origin,
+            NAMES_ABSENT_CODE,
+            f"the write-up names {_quote_list(absent)}, which the site's function does not show",
+        )
+    ]
+
+
 def lint_records(records: Iterable[Record], families: Iterable[Family] = ()) -> list[LintFinding]:
     records = list(records)
     families = list(families)
     findings: list[LintFinding] = []
     for record in records:
+        findings.extend(_check_draft(record))
+        findings.extend(_check_named_code(record))
         findings.extend(_check_broad(record))
         findings.extend(_check_mismatch(record))
         if families:

@@ -14,11 +14,22 @@ import orjson
 
 from bot.catalog.families import Family, family_contradiction, family_of, parse_families
 from bot.catalog.lint import review_flags
-from bot.catalog.model import DocumentBatch, Record, RecordTable, collector_paused, commits_named
+from bot.catalog.model import (
+    DocumentBatch,
+    Record,
+    RecordTable,
+    collector_paused,
+    commits_named,
+    record_to_dict,
+)
 from bot.catalog.patterns import normalise_message
 from bot.catalog.validate import Problem, batch_is_clean, check_record
 
 CATALOG_SUFFIXES = (".json", ".jsonl")
+# Files under a folder of this name are write-ups of records the other files hold: each is an
+# object with the record's `id` and the fields it adds or replaces, read after every other file,
+# so a rebuilt scan keeps its write-ups.
+WRITEUPS_DIR = "writeups"
 # A catalog file larger than this is refused rather than read into memory.
 MAX_FILE_BYTES = 256 << 20
 
@@ -255,6 +266,7 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
     records = RecordTable()
     families: list[Family] = []
     history_files: list[Path] = []
+    overlays: list[Path] = []
     for given in paths:
         path = Path(given)
         if not path.exists():
@@ -266,6 +278,9 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
         if path.is_dir():
             history_files.extend(sorted(path.rglob("*.ndjson")))
         for file in catalog_files(path):
+            if path.is_dir() and WRITEUPS_DIR in file.relative_to(path).parts[:-1]:
+                overlays.append(file)
+                continue
             name = str(file)
             try:
                 for batch in _document_batches(file):
@@ -281,9 +296,12 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
                 errors.extend(exc.problems)
             except OSError as exc:
                 errors.append(Problem(str(file), f"cannot be read: {exc.strerror or exc}"))
+    overlaid: set[str] = set()
+    for file in overlays:
+        _apply_overlays(file, records, overlaid, errors, warnings)
     if errors:
         raise CatalogError(errors)
-    catalog = Catalog(_drop_superseded_skeletons(records), warnings, families)
+    catalog = Catalog(_drop_superseded_skeletons(records, overlaid), warnings, families)
     catalog.history_files = history_files
     return catalog
 
@@ -338,16 +356,68 @@ def _add_record(
     records.add(item, file, line, source)
 
 
+def _apply_overlays(
+    file: Path,
+    records: RecordTable,
+    overlaid: set[str],
+    errors: list[Problem],
+    warnings: list[Problem],
+) -> None:
+    """Lay each write-up of a `writeups/` file over the record with its id."""
+    name = str(file)
+    try:
+        batches = list(_document_batches(file))
+    except CatalogError as exc:
+        errors.extend(exc.problems)
+        return
+    except OSError as exc:
+        errors.append(Problem(name, f"cannot be read: {exc.strerror or exc}"))
+        return
+    for batch in batches:
+        for line, document in zip(batch.lines, batch.documents, strict=True):
+            for item in _records_in(document) or []:
+                record_id = item.get("id") if isinstance(item, dict) else None
+                if type(record_id) is not str:
+                    errors.append(
+                        Problem(
+                            name,
+                            "a write-up must be an object with the `id` of a record",
+                            line,
+                            "id",
+                        )
+                    )
+                    continue
+                if record_id in overlaid or record_id not in records:
+                    why = (
+                        "is written up twice"
+                        if record_id in overlaid
+                        else "names no record of the catalog"
+                    )
+                    errors.append(Problem(name, f"the write-up {why}", line, "id", record_id))
+                    continue
+                merged = record_to_dict(records[record_id]) | item
+                problems, notes = check_record(merged, name, line)
+                warnings.extend(notes)
+                if problems:
+                    errors.extend(problems)
+                    continue
+                records.add(merged, name, line)
+                overlaid.add(record_id)
+
+
 def _site_key(record: Record) -> tuple[str, str | None, str]:
     return (record.repo, record.file_path, normalise_message(record.error_message))
 
 
-def _drop_superseded_skeletons(records: RecordTable) -> RecordTable:
-    """Where a written-up record and a bare site describe one site, keep only the write-up."""
+def _drop_superseded_skeletons(records: RecordTable, overlaid: set[str]) -> RecordTable:
+    """Where a written-up record and a bare site describe one site, keep only the write-up.
+
+    A write-up laid over a scanned record (`overlaid`) is that site already: the other sites
+    with its message stay."""
     written = {
         _site_key(record)
         for record in map(records.__getitem__, records.written_up())
-        if record.file_path
+        if record.file_path and record.id not in overlaid
     }
     if not written:
         return records

@@ -86,6 +86,23 @@ WRITE_UP_ATTRS = (
     "try_catch_pattern",
 )
 
+# A write-up text that is a placeholder (what `catalog draft` writes) rather than an answer.
+_DRAFT_TEXT = re.compile(r"\s*(?:TODO|DRAFT)\b", re.IGNORECASE)
+
+
+def is_draft_text(text: object) -> bool:
+    """True for a placeholder text (`TODO: …`, `DRAFT: …`): validate and lint fail on it and
+    answers treat it as absent."""
+    return type(text) is str and _DRAFT_TEXT.match(text) is not None
+
+
+def _written(value: object) -> bool:
+    """A write-up field with something in it that is not a placeholder."""
+    if not value:
+        return False
+    items = value if isinstance(value, tuple | list) else (value,)
+    return not all(map(is_draft_text, items))
+
 
 @dataclass(eq=True)
 class Record:
@@ -140,7 +157,20 @@ class Record:
     @property
     def has_write_up(self) -> bool:
         fields = self.__dict__  # unset fields are class defaults: empty, so not a write-up
-        return any(fields.get(attr) for attr in WRITE_UP_ATTRS)
+        return any(_written(fields.get(attr)) for attr in WRITE_UP_ATTRS)
+
+    is_draft_text = staticmethod(is_draft_text)
+
+    def draft_fields(self) -> tuple[str, ...]:
+        """The write-up attributes whose text (or any item of whose list) is a placeholder."""
+        fields = self.__dict__
+        found = []
+        for attr in WRITE_UP_ATTRS:
+            value = fields.get(attr)
+            items = value if isinstance(value, tuple) else (value,)
+            if any(map(is_draft_text, items)):
+                found.append(attr)
+        return tuple(found)
 
     @property
     def removed_at(self) -> str | None:
@@ -305,6 +335,7 @@ class RecordTable(MutableMapping[str, Record]):
         self, document: dict[str, Any], file: str, line: int | None, source: bytes | None = None
     ) -> None:
         """Add a checked document; `source`, when given, is the JSON line it was parsed from."""
+        self._built.pop(document["id"], None)  # a write-up overlay replaces a record built before
         file_path = document.get("filePath")
         self._commits.update(commits_named(document.get("analyzedSha"), document.get("githubUrl")))
         self._put(
@@ -493,7 +524,7 @@ def document_has_write_up(document: dict[str, Any]) -> bool:
     """`Record.has_write_up` of a checked document."""
     if _WRITE_UP_KEY_SET.isdisjoint(document):
         return False  # a bare site: none of the keys at all
-    return any(document.get(key) for key in WRITE_UP_KEYS)
+    return any(_written(document.get(key)) for key in WRITE_UP_KEYS)
 
 
 def record_to_dict(record: Record) -> dict[str, Any]:

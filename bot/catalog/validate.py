@@ -7,8 +7,12 @@ from itertools import chain
 from operator import itemgetter, methodcaller
 from typing import Any
 
-from bot.catalog.model import REQUIRED, TYPE_BY_KEY
+from bot.catalog.model import REQUIRED, TYPE_BY_KEY, WRITE_UP_KEYS, is_draft_text
 from bot.catalog.patterns import PatternError, check_pattern
+
+# The message of a placeholder write-up text: `catalog validate` fails on it, the loader keeps
+# the record (answers treat the text as absent) and reports it as a warning.
+DRAFT_TEXT = "is a draft placeholder, not a write-up; write it or remove the field"
 
 _TYPE_WORDS = {"str": "text", "int": "a whole number", "list": "a list of texts"}
 
@@ -102,6 +106,8 @@ def record_is_clean(data: object) -> bool:
     if not record_id.strip() or not message.strip() or repo.count("/") != 1 or not repo.strip():
         return False
     texts, ints, lists = plan
+    if _has_draft_text(data):
+        return False
     get = data.__getitem__
     if texts and not _TEXT_OR_NONE.issuperset(map(type, map(get, texts))):
         return False
@@ -114,6 +120,23 @@ def record_is_clean(data: object) -> bool:
         ):
             return False
     return True
+
+
+def _has_draft_text(data: dict[str, Any]) -> bool:
+    return bool(draft_keys(data))
+
+
+def draft_keys(data: dict[str, Any]) -> list[str]:
+    """The write-up keys of a document whose text, or an item of whose list, is a placeholder."""
+    found = []
+    for key in WRITE_UP_KEYS:
+        value = data.get(key)
+        if value is None:
+            continue
+        items = value if type(value) is list else (value,)
+        if any(map(is_draft_text, items)):
+            found.append(key)
+    return found
 
 
 def batch_is_clean(documents: list[Any]) -> bool:
@@ -141,6 +164,8 @@ def batch_is_clean(documents: list[Any]) -> bool:
     if set(map(methodcaller("count", "/"), column("repo"))) != {1}:
         return False
     texts, ints, lists = plan
+    if any(map(_has_draft_text, documents)):
+        return False
     for key in texts:
         if not _TEXT_OR_NONE.issuperset(map(type, column(key))):
             return False
@@ -183,6 +208,8 @@ def check_record(
         elif key not in REQUIRED and not _type_ok(kind, value):
             message = f"must be {_TYPE_WORDS[kind]}, not {_describe(value)}"
             errors.append(Problem(file, message, line, key, record_id))
+    for key in draft_keys(data):
+        warnings.append(Problem(file, DRAFT_TEXT, line, key, record_id))
     repo = data.get("repo")
     if type(repo) is str and repo.count("/") != 1:
         errors.append(Problem(file, f"must be OWNER/NAME, not `{repo}`", line, "repo", record_id))

@@ -29,7 +29,7 @@ from bot.catalog.importers import (
 from bot.catalog.lint import WARNING, lint_catalog
 from bot.catalog.loader import Catalog, CatalogError, load_catalog
 from bot.catalog.model import record_from_dict, record_to_dict
-from bot.catalog.validate import check_record
+from bot.catalog.validate import DRAFT_TEXT, check_record
 
 FORMATS = ("auto", "json", "page", "panic-sites")
 PANIC_SITES_FILE = "panic_sites.jsonl"
@@ -146,6 +146,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         _err(f"warning: {warning}")
     if not len(catalog):
         _err(_no_records(args.paths))
+        return 1
+    drafts = sum(1 for warning in catalog.warnings if warning.message == DRAFT_TEXT)
+    if drafts:
+        _err(f"{drafts} draft placeholder{'s' if drafts != 1 else ''}; not ready to publish")
         return 1
     _err(f"ok: {len(catalog)} records")
     return 0

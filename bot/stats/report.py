@@ -296,9 +296,9 @@ def draft_record(rows: Sequence[Mapping[str, Any]], repo: str | None = None) -> 
     record: dict[str, Any] = {
         "id": hashlib.sha256(f"draft\n{crate}\n{norm}".encode()).hexdigest()[:16],
         "repo": repo or (max(set(repos), key=repos.count) if repos else "OWNER/REPO"),
-        "errorMessage": latest.get("message") or norm,
         "errorType": "panic",
     }
+    record.update(_draft_message(latest.get("message") or norm))
     location = latest.get("location") or ""
     path, _, line = location.rpartition(":")
     if path and line.isdigit() and path.startswith("crates/"):
@@ -309,6 +309,7 @@ def draft_record(rows: Sequence[Mapping[str, Any]], repo: str | None = None) -> 
         tags.append(f"{CRATE_TAG_PREFIX}{crate}")
     record.update(
         {
+            # Placeholders that `catalog validate` and `catalog lint` fail on and answers omit.
             "documentation": "TODO: what this panic means and why it happens.",
             "triggerScenarios": "TODO: when it happens.",
             "solutions": ["TODO: how to fix it."],
@@ -316,6 +317,19 @@ def draft_record(rows: Sequence[Mapping[str, Any]], repo: str | None = None) -> 
         }
     )
     return record
+
+
+def _draft_message(message: str) -> dict[str, str]:
+    """The pasted message with its numbers generalised: `{}` in `errorMessage`, a number in
+    `messagePattern`, so the record fits the next report's values, not only this one's."""
+    text = " ".join(message.split())
+    pieces = _NUMBER.split(text)
+    if len(pieces) == 1:
+        return {"errorMessage": text}
+    return {
+        "errorMessage": "{}".join(pieces),
+        "messagePattern": r"-?\d+(?:\.\d+)?(?:e-?\d+)?".join(map(re.escape, pieces)),
+    }
 
 
 # --- text ----------------------------------------------------------------------------------------

@@ -252,11 +252,12 @@ def _family_with_write_up(catalog: CatalogLike, record: Record) -> Family | None
 
 
 def _text(value: str | None) -> str | None:
-    return value if value and value.strip() else None
+    # A draft placeholder (`TODO: …`) is no answer: left out as if absent.
+    return value if value and value.strip() and not Record.is_draft_text(value) else None
 
 
 def _items(values: Iterable[str]) -> tuple[str, ...]:
-    return tuple(v for v in values if v and v.strip())
+    return tuple(v for v in values if v and v.strip() and not Record.is_draft_text(v))
 
 
 _MACRO_PREFIX = re.compile(r"^\s*[a-z_]+!\(\s*\"?")
