@@ -56,6 +56,6 @@ async def test_a_job_whose_outcome_was_not_stored_is_released_without_a_restart(
             if comments and "avg pool" in comments[0].body.lower():
                 break
             await asyncio.sleep(0.05)
-    assert "locked" in json.dumps(locked)
     assert len(comments) == 1
     assert "avg pool" in comments[0].body.lower()
+    assert "locked" in json.dumps(locked)
