@@ -26,9 +26,13 @@ class Status:
     ok: bool
     detail: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # working, but behind or waiting (stuck jobs, an old queue, GitHub refusing writes): still
+    # 200, so a load balancer keeps every replica, with the reason in `detail`
+    degraded: bool = False
 
     def as_json(self) -> dict[str, Any]:
-        shown: dict[str, Any] = {"status": "ok" if self.ok else "error"}
+        word = "degraded" if self.ok and self.degraded else "ok"
+        shown: dict[str, Any] = {"status": word if self.ok else "error"}
         if self.detail:
             shown["detail"] = self.detail
         shown.update(self.extra)
@@ -42,11 +46,14 @@ class Health:
     def __init__(self, timeout: float = 2.0) -> None:
         self.timeout = timeout
         self._checks: dict[str, Check] = {}
+        self._slow: dict[str, str] = {}
         self._last: dict[str, bool] = {}
 
-    def register(self, name: str, check: Check) -> None:
-        """Add (or replace) the component `name`."""
+    def register(self, name: str, check: Check, *, slow: str = "") -> None:
+        """Add (or replace) the component `name`; `slow` says in words what a check that does
+        not answer in time means (a lock, an outage)."""
         self._checks[name] = check
+        self._slow[name] = slow
 
     @property
     def names(self) -> list[str]:
@@ -58,7 +65,13 @@ class Health:
             if inspect.isawaitable(result):
                 result = await asyncio.wait_for(result, self.timeout)
         except TimeoutError:
-            return Status(False, f"no answer within {self.timeout:g} s")
+            slow = self._slow.get(name)
+            return Status(
+                False,
+                f"{slow} (no answer within {self.timeout:g} s)"
+                if slow
+                else f"no answer within {self.timeout:g} s",
+            )
         except Exception as exc:  # a failing check is an unhealthy component, not a 500
             return Status(False, f"{type(exc).__name__}: {exc}")
         if not isinstance(result, Status):
@@ -79,4 +92,7 @@ class Health:
                     log.error("health: %s is unhealthy: %s", name, status.detail)
             self._last[name] = status.ok
         ok = all(status.ok for status in results)
-        return ok, {"status": "ok" if ok else "unhealthy", "components": components}
+        word = "unhealthy"
+        if ok:
+            word = "degraded" if any(status.degraded for status in results) else "ok"
+        return ok, {"status": word, "components": components}

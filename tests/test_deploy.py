@@ -121,6 +121,7 @@ def github():
             INSTALLATION,
             datetime.now(UTC) + timedelta(hours=1),
         )
+        gh.actions_tokens.add(ACTION_TOKEN)
         yield gh
 
 

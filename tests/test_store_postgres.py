@@ -217,7 +217,7 @@ def test_triage_db_url_selects_postgres_and_hides_the_password(tmp_path):
     assert settings.store_location == "postgresql://bot:s3cret@db:5432/triage"
     assert "s3cret" not in repr(settings)
     assert settings.store_description == "postgresql://bot:***@db:5432/triage"
-    assert settings.triage_job_lease == 300
+    assert settings.triage_job_lease == 30
     sqlite = Settings.from_mapping({"TRIAGE_DB": str(tmp_path / "x.db")})
     assert sqlite.store_location == tmp_path / "x.db" and sqlite.triage_db_url is None
     assert redact_url("postgresql://bot@db/triage") == "postgresql://bot@db/triage"

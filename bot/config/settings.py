@@ -37,6 +37,8 @@ NAMES = (
     "DISCORD_EDIT_DEBOUNCE",
     "TRIAGE_DB",
     "TRIAGE_JOB_LEASE",
+    "TRIAGE_DEGRADED_AGE",
+    "TRIAGE_BOT_LOGIN",
     "TRIAGE_CATALOG",
     "TRIAGE_DRY_RUN",
     "TRIAGE_CONFIG",
@@ -91,7 +93,11 @@ class Settings:
     triage_db: Path = Path(DEFAULT_DB)
     # TRIAGE_DB=postgresql://…: the shared PostgreSQL store (may hold a password: not shown)
     triage_db_url: str | None = field(default=None, repr=False)
-    triage_job_lease: float = 300.0
+    triage_job_lease: float = 30.0
+    # /healthz says "degraded" when the oldest queued job, or GitHub's refusal of writes, is older
+    triage_degraded_age: float = 120.0
+    # the login the bot writes as, where it cannot be asked (a personal token); None: ask GitHub
+    triage_bot_login: str | None = None
     triage_catalog: Path | None = None
     triage_dry_run: bool = False
     triage_config: Path | None = None
@@ -326,7 +332,7 @@ class Settings:
         host = get("TRIAGE_HOST") or DEFAULT_HOST
         db = get("TRIAGE_DB") or DEFAULT_DB
         db_url = db if db.startswith(("postgresql://", "postgres://")) else None
-        lease_raw = get("TRIAGE_JOB_LEASE") or "300"
+        lease_raw = get("TRIAGE_JOB_LEASE") or "30"
         try:
             job_lease = float(lease_raw)
         except ValueError:
@@ -334,8 +340,19 @@ class Settings:
         if not 0 < job_lease <= 86400:
             raise SettingsError(
                 f"TRIAGE_JOB_LEASE: {lease_raw!r} is not a number of seconds between 0 and 86400 "
-                "(how long a replica keeps a job without renewing its lease; default 300)",
+                "(how long a replica keeps a job without renewing its lease; default 30)",
                 ("TRIAGE_JOB_LEASE",),
+            )
+        degraded_raw = get("TRIAGE_DEGRADED_AGE") or "120"
+        try:
+            degraded_age = float(degraded_raw)
+        except ValueError:
+            degraded_age = -1.0
+        if not 0 < degraded_age <= 86400:
+            raise SettingsError(
+                f"TRIAGE_DEGRADED_AGE: {degraded_raw!r} is not a number of seconds between 0 and "
+                "86400 (how old the oldest job may get before /healthz says degraded; default 120)",
+                ("TRIAGE_DEGRADED_AGE",),
             )
 
         return cls(
@@ -350,6 +367,8 @@ class Settings:
             triage_db=Path(DEFAULT_DB if db_url else db).expanduser(),
             triage_db_url=db_url,
             triage_job_lease=job_lease,
+            triage_degraded_age=degraded_age,
+            triage_bot_login=get("TRIAGE_BOT_LOGIN"),
             discord_edit_debounce=edit_debounce,
             triage_catalog=Path(catalog).expanduser() if catalog else None,
             triage_dry_run=dry in TRUE,

@@ -31,7 +31,7 @@ from github.TimelineEvent import TimelineEvent
 
 from bot.github.auth import GitHubClients
 from bot.github.gate import github_wait
-from bot.github.marker import looks_like_bot_comment
+from bot.github.marker import is_own_comment, looks_like_bot_comment
 from bot.github.metrics import Metrics
 from bot.github.planner import BotComment, IssueView, Plan
 
@@ -144,13 +144,26 @@ class GitHubAdapter:
 
         texts = [title, body]
         bot_comments: list[BotComment] = []
+        own = self.clients.bot_login(repo, installation_id)
         self._count("list_comments")
         self._gate_check(repo, installation_id)
         for comment in gh_repo.get_issue(number).get_comments():
             text = comment.body or ""
-            if looks_like_bot_comment(text):
+            author = getattr(comment.user, "login", None)
+            if is_own_comment(text, author, own):
                 bot_comments.append(BotComment(comment.id, text))
                 continue
+            if looks_like_bot_comment(text):
+                # a forged marker: never edited as ours; read as the user's comment it is
+                log.warning(
+                    "%s#%d: comment %d starts with the bot's marker but is by %s, not %s:"
+                    " read as a user's comment",
+                    repo,
+                    number,
+                    comment.id,
+                    author,
+                    own,
+                )
             if is_bot_author(comment.user):
                 continue
             texts.append(text)

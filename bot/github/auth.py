@@ -13,12 +13,13 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from github import Auth, Github, GithubIntegration
+from github import Auth, Github, GithubException, GithubIntegration
 
 from bot.config.settings import Settings
 from bot.github.gate import InstallationGates
 
 USER_AGENT = "panic-triage-bot"
+ACTION_LOGIN = "github-actions[bot]"  # who writes with the Action's GITHUB_TOKEN
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class GitHubClients:
         self._token_client: Github | None = None
         self._app_auth: Auth.AppAuth | None = None
         self._integration: GithubIntegration | None = None
+        self._bot_login: str | None = None
         self.gates = InstallationGates(self.options.seconds_between_writes or 0.0)
         if settings.github_auth == "app":
             assert settings.github_app_id is not None and settings.github_app_private_key
@@ -121,6 +123,28 @@ class GitHubClients:
                 client = Github(auth=auth, lazy=True, **self._kwargs())
                 self._by_installation[installation_id] = client
             return client
+
+    def bot_login(self, repo: str, installation_id: int | None = None) -> str:
+        """The login the bot's own comments are written by (cached; blocking): TRIAGE_BOT_LOGIN
+        when set; an App's `SLUG[bot]` (`GET /app`); a personal token's user (`GET /user`);
+        else `github-actions[bot]`, the Action's token, to which `GET /user` is refused."""
+        with self._lock:
+            if self._bot_login is not None:
+                return self._bot_login
+        if self.settings.triage_bot_login:
+            login = self.settings.triage_bot_login
+        elif self._app_auth is not None:
+            login = f"{self.integration().get_app().slug}[bot]"
+        else:
+            try:
+                login = self.client(repo, installation_id).get_user().login
+            except GithubException as exc:
+                if exc.status not in (401, 403):
+                    raise
+                login = ACTION_LOGIN
+        with self._lock:
+            self._bot_login = login
+        return login
 
     def close(self) -> None:
         with self._lock:

@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import logging
 import random
-import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -39,7 +38,7 @@ from bot.github.adapter import AmbiguousWrite
 from bot.github.gate import GateClosed, InstallationGates
 from bot.github.metrics import Metrics
 from bot.store.interface import Job, TriageStore
-from bot.store.thread import StoreAccess
+from bot.store.thread import StoreAccess, store_errors
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +166,36 @@ class Worker:
         self.alive = False
         self.stopped_by: str | None = None  # why the worker died, when it did
         self.last_failure: Failure | None = None
+        # jobs whose outcome the store refused: released (queued again) once it accepts writes,
+        # so a short store failure never holds an issue until a restart
+        self._stranded: dict[int, tuple[Job, float]] = {}
+        self._refused_since: float | None = None  # GitHub refusing writes since (monotonic)
+        self._refused_reason = ""
+
+    def troubles(self, age: float) -> list[str]:
+        """Why the worker is behind, in words (for /healthz "degraded"): jobs held by a store
+        failure, or GitHub refusing writes for longer than `age` seconds."""
+        reasons = []
+        if self._stranded:
+            oldest = time.monotonic() - min(since for _, since in self._stranded.values())
+            reasons.append(
+                f"{len(self._stranded)} job(s) stuck for {oldest:.0f} s: their outcome could not"
+                " be stored; released when the store accepts writes"
+            )
+        if self._refused_since is not None and time.monotonic() - self._refused_since > age:
+            reasons.append(
+                f"GitHub has refused writes for {time.monotonic() - self._refused_since:.0f} s"
+                f" ({self._refused_reason})"
+            )
+        return reasons
+
+    async def _release_stranded(self) -> None:
+        for job_id, (job, _) in list(self._stranded.items()):
+            await self.db.call(self.store.retry_later, job_id, 0.0, "outcome not stored; run again")
+            del self._stranded[job_id]
+            log.info(
+                "job %d (%s#%d): queued again after a store failure", job_id, job.repo, job.number
+            )
 
     def wake(self) -> None:
         loop = self._loop
@@ -225,14 +254,15 @@ class Worker:
                         if pruned:
                             log.info("pruned %d finished job(s) and old deliveries", pruned)
                         next_prune = time.monotonic() + 3600
+                    await self._release_stranded()
                     started = await self._fill()
                     if started:
                         continue
                     self._wake.clear()
                     timeout = self.idle_interval
                     due = await self.db.call(self.store.next_due)
-                except sqlite3.Error as exc:
-                    # locked by another process, or damaged: /healthz says so; try again later
+                except store_errors() as exc:
+                    # locked, damaged, or PostgreSQL unreachable: /healthz says so; try again later
                     log.warning("worker: the store failed (%s); trying again shortly", exc)
                     await asyncio.sleep(STORE_ERROR_PAUSE)
                     continue
@@ -280,10 +310,12 @@ class Worker:
     async def _run_one(self, job: Job) -> None:
         try:
             await self.run_job(job)
-        except sqlite3.Error as exc:
-            # the outcome could not be recorded: the job stays `running` and is queued again
-            # at the next start (its writes are found by the bot's marker then)
+        except store_errors() as exc:
+            # the outcome could not be recorded (either store): the job stays `running` until
+            # its lease runs out, then any worker, this one too, takes it again (its writes are
+            # found by the bot's marker then)
             log.error("job %d (%s#%d): outcome not stored: %s", job.id, job.repo, job.number, exc)
+            self._stranded.setdefault(job.id, (job, time.monotonic()))
         finally:
             self._running.pop(job.id, None)
             self._wake.set()
@@ -312,6 +344,10 @@ class Worker:
         except Exception as exc:
             failure = classify(exc, attempt, self.policy, time.time())
             self.last_failure = failure
+            if isinstance(exc, GithubException | AmbiguousWrite) or failure.rate_limited:
+                if self._refused_since is None:
+                    self._refused_since = time.monotonic()
+                self._refused_reason = failure.reason
             delay = failure.delay * self.policy.scale
             key = self.gate_key(job.repo, job.installation_id)
             if failure.gated:
@@ -347,6 +383,7 @@ class Worker:
                 await self.db.call(self.store.bury_job, job.id, failure.reason)
                 self.metrics.inc("triage_jobs_total", outcome="dead")
             return
+        self._refused_since = None
         await self.db.call(self.store.finish_job, job.id)
         self.metrics.inc("triage_jobs_total", outcome="done")
 

@@ -128,11 +128,15 @@ def fit(raw: str, limit: int, render: Callable[[str], str]) -> str | None:
 # --- mentions ------------------------------------------------------------------------------------
 
 _MENTION = re.compile(r"@(?=[^\s" + ZW + r"]|$)")  # at the end too: a delimiter may follow
+# bidi embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): a code span does not
+# stop them reordering the text around it, so they are dropped on every platform
+_BIDI_RE = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
 def no_mentions(text: str) -> str:
-    """`@name`, `@everyone`, `<@123>` -> an invisible break after the `@`: nobody is pinged."""
-    return _MENTION.sub("@" + ZW, text)
+    """`@name`, `@everyone`, `<@123>` -> an invisible break after the `@`: nobody is pinged.
+    Bidi controls are dropped too: every platform's escaping passes through here."""
+    return _MENTION.sub("@" + ZW, _BIDI_RE.sub("", text))
 
 
 # --- URLs --------------------------------------------------------------------------------------

@@ -52,7 +52,7 @@ from bot.health import Health, Status
 from bot.server.stats_page import stats_page
 from bot.store import open as store_open
 from bot.store.interface import TriageStore
-from bot.store.thread import StoreAccess
+from bot.store.thread import StoreAccess, store_errors
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +173,12 @@ def create_app(
         metrics.gauge(
             "triage_queue_oldest_age_seconds", "Seconds the oldest queued job has waited", oldest
         )
-    state.health.register("store", state.db.check)
+    state.health.register(
+        "store",
+        state.db.check,
+        slow="the store does not answer: the database is locked by another connection, "
+        "or its server is unreachable",
+    )
 
     if settings.github_enabled:
         if clients is None:
@@ -189,7 +194,9 @@ def create_app(
             options["gate_key"] = clients.gate_key
         options.update(worker_options or {})
         state.worker = Worker(store, state.pipeline.handle_job, metrics=metrics, **options)
-        state.health.register("worker", _worker_check(state.worker))
+        state.health.register(
+            "worker", _worker_check(state.worker, store, settings.triage_degraded_age)
+        )
 
     # The body cap is ours (checked before reading); aiohttp's own limit sits just above it.
     app = web.Application(client_max_size=webhook.MAX_BODY + 1024)
@@ -213,12 +220,25 @@ def open_store(settings: Settings) -> TriageStore:
         raise SettingsError(str(exc), ("TRIAGE_DB",)) from exc
 
 
-def _worker_check(worker: Worker) -> Callable[[], Status]:
-    def check() -> Status:
-        if worker.alive:
-            return Status(True)
-        reason = getattr(worker, "stopped_by", None)
-        return Status(False, f"stopped: {reason}" if reason else "not running")
+def _worker_check(
+    worker: Worker, store: TriageStore, degraded_age: float
+) -> Callable[[], Awaitable[Status]]:
+    async def check() -> Status:
+        if not worker.alive:
+            reason = getattr(worker, "stopped_by", None)
+            return Status(False, f"stopped: {reason}" if reason else "not running")
+        reasons = worker.troubles(degraded_age)
+        try:
+            oldest = await asyncio.wait_for(worker.db.call(store.oldest_queued_age), 1.0)
+        except (TimeoutError, *store_errors()):  # type: ignore[misc]  # a tuple, built at run time
+            oldest = 0.0  # the store's own check names a lock or an outage
+        if oldest > degraded_age:
+            reasons.append(
+                f"the oldest queued job has waited {oldest:.0f} s (over {degraded_age:g} s)"
+            )
+        if reasons:
+            return Status(True, "; ".join(reasons), degraded=True)
+        return Status(True)
 
     return check
 
@@ -443,12 +463,12 @@ async def handle_health(request: web.Request) -> web.Response:
     # the flat `name: "ok"` keys kept for probes written against the earlier answer; Discord's
     # is its own line ("connected as …", "stopped: …")
     flat = {
-        name: "ok" if c["status"] == "ok" else f"error: {c.get('detail', '')}"
+        name: "ok" if c["status"] == "ok" else f"{c['status']}: {c.get('detail', '')}"
         for name, c in components.items()
     }
     if "discord" in components:
         flat["discord"] = components["discord"].get("detail", "")
-        others_ok = all(c["status"] == "ok" for n, c in components.items() if n != "discord")
+        others_ok = all(c["status"] != "error" for n, c in components.items() if n != "discord")
         if components["discord"]["status"] != "ok" and others_ok:
             # GitHub still served: degraded, not down; Discord alone: down
             report["status"] = "degraded"

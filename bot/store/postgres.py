@@ -52,7 +52,7 @@ from bot.store.interface import JOB_COLUMNS, Job, TriageStore, job_from_row, val
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-DEFAULT_JOB_LEASE = 300.0  # seconds a claimed job stays its replica's without a renewal
+DEFAULT_JOB_LEASE = 30.0  # seconds a claimed job stays its replica's without a renewal
 STATEMENT_TIMEOUT = 15.0  # seconds any one statement may take
 OUTAGE_PAUSE = 5.0  # seconds the worker's polls answer "nothing" after the database failed
 POOL_WAIT = 10.0  # seconds a call waits for a free connection before failing

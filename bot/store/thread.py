@@ -50,6 +50,16 @@ def store_unavailable(exc: BaseException) -> bool:
     return psycopg is not None and isinstance(exc, psycopg.OperationalError)
 
 
+def store_errors() -> tuple[type[BaseException], ...]:
+    """The exception classes any store's driver raises: sqlite3's, and psycopg's (pool timeouts
+    included) once the PostgreSQL store is loaded. For one `except` that covers both stores."""
+    errors: list[type[BaseException]] = [sqlite3.Error]
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None:
+        errors.append(psycopg.Error)
+    return tuple(errors)
+
+
 _BY_STORE: weakref.WeakKeyDictionary[TriageStore, StoreAccess] = weakref.WeakKeyDictionary()
 
 
@@ -118,9 +128,12 @@ class StoreAccess:
             return Status(False, problem)
         if self._probe is None or self._probe.done():
             self._probe = asyncio.ensure_future(self.call(self.store.check_writable))
+            # a probe that outlived the health check's own timeout fails with nobody awaiting
+            # it: retrieve its error so asyncio does not log "Task exception was never retrieved"
+            self._probe.add_done_callback(_retrieve)
         try:
             await asyncio.shield(self._probe)
-        except sqlite3.Error as exc:
+        except store_errors() as exc:
             if is_locked(exc):
                 return Status(False, f"the database is locked by another connection: {exc}")
             return Status(False, f"{type(exc).__name__}: {exc}")
@@ -151,6 +164,11 @@ class StoreAccess:
         self._executor.shutdown(wait=False, cancel_futures=True)
         if _BY_STORE.get(self.store) is self:  # one made apart (`StoreAccess(store)`) leaves
             del _BY_STORE[self.store]  # the store's registered one in place
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def _quick_check(path: Path) -> None:

@@ -137,6 +137,8 @@ class FakeGitHub:
         self.repos: dict[str, Repo] = {}
         self.tokens: dict[str, User] = {}  # personal tokens -> user
         self.installation_tokens: dict[str, tuple[int, datetime]] = {}  # token -> (inst, expiry)
+        # installation tokens that are a workflow's GITHUB_TOKEN: they write as github-actions[bot]
+        self.actions_tokens: set[str] = set()
         self.installations: dict[int, dict[str, Any]] = {}  # id -> {"account", "repos"}
         self.app_id: int | None = None
         self.app_slug = "triage-bot"
@@ -687,6 +689,8 @@ class FakeGitHub:
             token = auth[len("token:") :]
             if token in self.tokens:
                 return self.tokens[token]
+            if token in self.actions_tokens:
+                return User("github-actions[bot]", 41898282, "Bot")
             if token in self.installation_tokens:
                 return User(f"{self.app_slug}[bot]", 9000, "Bot")
         return None
