@@ -40,11 +40,14 @@ def analysis_json(
         matches.append(
             {
                 "id": record.id,
+                "repo": record.repo,
                 "confidence": best.confidence,
                 "file_path": record.file_path,
                 "error_message": record.error_message,
                 "evidence": list(best.evidence),
-                **story_json(story_of(triage.history, item, record.id, text_version)),
+                **story_json(
+                    story_of(triage.history_for(record.repo), item, record.id, text_version)
+                ),
             }
         )
     verdict: str = analysis.verdict

@@ -19,6 +19,8 @@ from bot.catalog.patterns import normalise_message
 from bot.catalog.validate import Problem, batch_is_clean, check_record
 
 CATALOG_SUFFIXES = (".json", ".jsonl")
+# What a catalog folder says of its project: repo, name, whether it is a dependency (issue 25).
+PROJECT_FILE = "project.toml"
 # A catalog file larger than this is refused rather than read into memory.
 MAX_FILE_BYTES = 256 << 20
 
@@ -49,6 +51,8 @@ class Catalog:
         # Release histories beside the records (`*.ndjson`): read by the app (bot.app), parsed
         # by bot.core.match.releases.
         self.history_files: list[Path] = []
+        # Each folder's `project.toml` (issue 25: several projects in one catalog).
+        self.project_files: list[Path] = []
 
     def __len__(self) -> int:
         return len(self.records)
@@ -255,6 +259,7 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
     records = RecordTable()
     families: list[Family] = []
     history_files: list[Path] = []
+    project_files: list[Path] = []
     for given in paths:
         path = Path(given)
         if not path.exists():
@@ -265,6 +270,7 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
             continue
         if path.is_dir():
             history_files.extend(sorted(path.rglob("*.ndjson")))
+            project_files.extend(sorted(path.rglob(PROJECT_FILE)))
         for file in catalog_files(path):
             name = str(file)
             try:
@@ -285,6 +291,7 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
         raise CatalogError(errors)
     catalog = Catalog(_drop_superseded_skeletons(records), warnings, families)
     catalog.history_files = history_files
+    catalog.project_files = project_files
     return catalog
 
 
