@@ -52,6 +52,14 @@ class Triage:
             loaded.catalog, index=loaded.index, history=loaded.history, projects=loaded.projects
         )
 
+    def version_for(self, repo: str | None, own_version: str | None) -> str | None:
+        """The version of a record's project for the own project's version a text names
+        (`burn 0.13.2` -> ndarray 0.15.6, as burn pinned it); None when it says nothing."""
+        if self.projects is None or own_version is None or repo == self.projects.own:
+            return own_version
+        info = self.projects.info(repo)
+        return info.pinned.get(own_version) if info is not None else None
+
     def history_for(self, repo: str | None) -> ReleaseHistory | None:
         """The release history of a record's project (the only one, with a single project)."""
         if self.projects is None:

@@ -46,7 +46,12 @@ def analysis_json(
                 "error_message": record.error_message,
                 "evidence": list(best.evidence),
                 **story_json(
-                    story_of(triage.history_for(record.repo), item, record.id, text_version)
+                    story_of(
+                        triage.history_for(record.repo),
+                        item,
+                        record.id,
+                        triage.version_for(record.repo, text_version),
+                    )
                 ),
             }
         )

@@ -196,7 +196,15 @@ class IssuePipeline:
         ids = answer.record_ids
         history = self.store.issues_for_records(repo, ids) if ids else []
         crates = self._panic_crates(analysis)
-        return Facts(number, analysis, answer, controls, records, families, crates, history)
+        projects = self.triage.projects
+        dependencies = {
+            r.id: projects.infos[r.repo].name
+            for r in records
+            if projects is not None and projects.is_dependency(r.repo)
+        }
+        return Facts(
+            number, analysis, answer, controls, records, families, crates, history, dependencies
+        )
 
     async def _write(
         self,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from bot.catalog.model import Record
 from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, PanicMatch
-from bot.core.match.releases import ReleaseHistory, pasted_crate_file, revise
+from bot.core.match.releases import ReleaseHistory, crate_and_inner, pasted_crate_file, revise
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,13 +115,22 @@ class Projects:
         return PanicMatch(match.panic, (chosen, *rest), matched=match.matched)
 
     def _prefer_own(self, match: PanicMatch, records: Mapping[str, Record]) -> PanicMatch:
+        """Among the candidates as confident as the best: a live site before one that moved
+        to another project, the maintainers' code before a dependency's, the own project's
+        before the others'."""
         if len(match.candidates) < 2 or self.own is None:
             return match
         top = match.candidates[0].confidence
 
-        def key(candidate: Candidate) -> tuple[bool, bool]:
+        def key(candidate: Candidate) -> tuple[bool, bool, bool, bool]:
             record = records.get(candidate.record_id)
-            return (candidate.confidence < top - 1e-9, record is None or record.repo != self.own)
+            repo = record.repo if record is not None else None
+            return (
+                candidate.confidence < top - 1e-9,
+                candidate.record_id in self.moved,  # answered where the site lives now
+                self.is_dependency(repo),
+                repo != self.own,
+            )
 
         ordered = tuple(sorted(match.candidates, key=key))
         if ordered[0].record_id == match.candidates[0].record_id:
@@ -130,34 +139,39 @@ class Projects:
 
 
 def _moved_sites(histories: Sequence[ReleaseHistory]) -> dict[str, str]:
-    """Lineages gone from one project whose crate and message live on in another's newest
-    release: the removed lineage's id -> the live one's."""
+    """Lineages gone from one project that live on in another's newest release (the projects
+    share a crate, as burn and burn-onnx share burn-import and onnx-ir): the removed lineage's
+    id -> the live one's. The same message at the same path inside the crate wins, then in the
+    same crate, then the one live site with that message (burn-import became burn-onnx)."""
     moved: dict[str, str] = {}
     for old in histories:
         for new in histories:
-            if new is old:
+            if new is old or not set(old.by_crate) & set(new.by_crate):
                 continue
-            shared = set(old.by_crate) & set(new.by_crate)
-            for crate in shared:
-                live = _live_by_message(new, crate)
-                if not live:
+            live = _live_sites(new)
+            for lineage in old.lineages:
+                if lineage.lines[old.newest] or not lineage.spans:
                     continue
-                for message, entries in old.by_crate[crate].items():
-                    target = live.get(message)
-                    if target is None:
-                        continue
-                    for index, _first, _last in entries:
-                        lineage = old.lineages[index]
-                        if not lineage.lines[old.newest]:
-                            moved.setdefault(lineage.id, target)
+                _first, _last, file, message, _kind = lineage.spans[-1]
+                sites = live.get(normalise_message(message), [])
+                crate, inner = crate_and_inner(file)
+                target = (
+                    next((i for c, p, i in sites if (c, p) == (crate, inner)), None)
+                    or next((i for c, p, i in sites if p == inner), None)
+                    or next((i for c, _p, i in sites if c == crate), None)
+                    or (sites[0][2] if len(sites) == 1 else None)
+                )
+                if target is not None:
+                    moved.setdefault(lineage.id, target)
     return moved
 
 
-def _live_by_message(history: ReleaseHistory, crate: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for message, entries in history.by_crate.get(crate, {}).items():
-        for index, _first, last in entries:
-            if last == history.newest:
-                out.setdefault(normalise_message(message), history.lineages[index].id)
+def _live_sites(history: ReleaseHistory) -> dict[str, list[tuple[str | None, str, str]]]:
+    """Normalised message -> (crate, path inside it, lineage id) of the newest release's sites."""
+    out: dict[str, list[tuple[str | None, str, str]]] = {}
+    for lineage in history.lineages:
+        state = lineage.state(history.newest)
+        if state is not None:
+            crate, inner = crate_and_inner(state[0])
+            out.setdefault(normalise_message(state[2]), []).append((crate, inner, lineage.id))
     return out
-
