@@ -43,7 +43,7 @@ class Triage:
             history = load_history(catalog.history_files) if projects is None else None
         # `history`: the own project's (the first), what single-project callers read.
         self.projects = projects
-        self.history = projects.histories[0] if projects is not None else history
+        self.history = (projects.histories or [None])[0] if projects is not None else history
         self.matcher = Matcher(catalog, index=index, history=self.history, projects=projects)
 
     @classmethod
@@ -100,7 +100,9 @@ def load_projects(catalog: Catalog) -> Projects | None:
     infos = _project_infos(catalog.project_files)
     if len(histories) < 2 and not infos:
         return None
-    return Projects(histories, infos)
+    # The own project: the first history's, else the first record's (catalog paths in order).
+    own = histories[0].repo if histories else next((r for *_, r in catalog.sites()), None)
+    return Projects(histories, infos, own=own)
 
 
 def _project_infos(files: Sequence[Path]) -> dict[str, ProjectInfo]:
@@ -130,7 +132,11 @@ def _project_infos(files: Sequence[Path]) -> dict[str, ProjectInfo]:
 def index_catalog(catalog: Catalog) -> LoadedCatalog:
     """The catalog with its index and release history (or its projects' histories)."""
     projects = load_projects(catalog)
-    history = load_history(catalog.history_files) if projects is None else projects.histories[0]
+    history = (
+        load_history(catalog.history_files)
+        if projects is None
+        else (projects.histories or [None])[0]
+    )
     return LoadedCatalog(catalog, CatalogIndex(catalog), history, projects)
 
 

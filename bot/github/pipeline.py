@@ -186,7 +186,9 @@ class IssuePipeline:
         """The analysis under the controls, the answer, and what the catalog and the store know
         of the answer's records."""
         catalog = self.triage.catalog
-        analysis, answer = answer_under(raw, controls, catalog, self.triage.history)
+        analysis, answer = answer_under(
+            raw, controls, catalog, self.triage.history, self.triage.projects
+        )
         records = [r for r in (catalog.get(i) for i in answer.record_ids) if r]
         families = {}
         for record in records:

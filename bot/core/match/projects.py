@@ -99,7 +99,8 @@ class Projects:
         for match in matches:
             history = self.for_match(match, records)
             if history is not None:
-                match = revise(history, records, text, [match], threshold)[0]
+                revised = revise(history, records, text, [match], threshold)[0]
+                match = _in_pasted_release(history, records, revised)
             out.append(self._prefer_own(self._follow_move(match, records), records))
         return out
 
@@ -136,6 +137,48 @@ class Projects:
         if ordered[0].record_id == match.candidates[0].record_id:
             return match
         return PanicMatch(match.panic, ordered, matched=match.matched)
+
+
+def _in_pasted_release(
+    history: ReleaseHistory, records: Mapping[str, Record], match: PanicMatch
+) -> PanicMatch:
+    """When the best candidate's site was not in the pasted release and another as confident
+    with the same message was (nearest the pasted line there), that one: records sharing a
+    message in one file (cubecl's `Should run when selected by autotune.`) are told apart by
+    the release."""
+    location = match.panic.location
+    version = location.crate_version if location else None
+    if len(match.candidates) < 2 or location is None or not version:
+        return match
+    release = next((i for i, r in enumerate(history.releases) if r.version == version), None)
+    if release is None:
+        return match
+
+    def state(candidate: Candidate) -> tuple[str, int, str] | None:
+        index = history.by_record.get(candidate.record_id)
+        return history.lineages[index].state(release) if index is not None else None
+
+    best = match.candidates[0]
+    if best.record_id not in history.by_record or state(best) is not None:
+        return match
+    message = _message(records, best)
+    present = [
+        (abs(found[1] - (location.line or 0)), n)
+        for n, c in enumerate(match.candidates)
+        if c.confidence >= best.confidence - 1e-9
+        and _message(records, c) == message
+        and (found := state(c)) is not None
+    ]
+    if not present:
+        return match
+    chosen = match.candidates[min(present)[1]]
+    rest = tuple(c for c in match.candidates if c is not chosen)
+    return PanicMatch(match.panic, (chosen, *rest), matched=match.matched)
+
+
+def _message(records: Mapping[str, Record], candidate: Candidate) -> str | None:
+    record = records.get(candidate.record_id)
+    return normalise_message(record.error_message) if record is not None else None
 
 
 def _moved_sites(histories: Sequence[ReleaseHistory]) -> dict[str, str]:
