@@ -143,7 +143,11 @@ def index_catalog(catalog: Catalog) -> LoadedCatalog:
 @cache
 def load_bundled() -> LoadedCatalog:
     """The bundled catalog, indexed, from the user's cache folder when it is current."""
-    paths = [bundled_catalog_path()]
+    return load_indexed_paths([bundled_catalog_path()])
+
+
+def load_indexed_paths(paths: list[Path]) -> LoadedCatalog:
+    """The catalogs at `paths`, indexed, from the user's cache folder when it is current."""
     return load_indexed(paths, lambda: index_catalog(load_catalog(paths)))
 
 
