@@ -43,7 +43,7 @@ class Triage:
             history = load_history(catalog.history_files) if projects is None else None
         # `history`: the own project's (the first), what single-project callers read.
         self.projects = projects
-        self.history = (projects.histories or [None])[0] if projects is not None else history
+        self.history = projects.own_history() if projects is not None else history
         self.matcher = Matcher(catalog, index=index, history=self.history, projects=projects)
 
     @classmethod
@@ -135,7 +135,7 @@ def index_catalog(catalog: Catalog) -> LoadedCatalog:
     history = (
         load_history(catalog.history_files)
         if projects is None
-        else (projects.histories or [None])[0]
+        else projects.own_history()
     )
     return LoadedCatalog(catalog, CatalogIndex(catalog), history, projects)
 

@@ -20,7 +20,7 @@ from typing import Any
 from bot.catalog.loader import CatalogError, load_catalog
 from bot.catalog.model import ATTR_BY_KEY, WRITE_UP_ATTRS
 from bot.core.match.releases import crate_and_inner
-from bot.scan.builders import BuilderConfigError, load_scan_settings
+from bot.scan.builders import Builder, BuilderConfigError, load_scan_settings
 from bot.scan.catalog_io import read_catalog, read_records_file, write_catalog
 from bot.scan.lineages import (
     Release,
@@ -217,7 +217,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
         # for a clean scan and leave an empty catalog.
         _err(f"error: {root}: no Rust source files (.rs) here; scan a checkout of the code")
         return 2
-    builders, macros = [], {}
+    builders: list[Builder] = []
+    macros: dict[str, str] = {}
     if args.config:
         try:
             builders, macros = load_scan_settings(args.config)

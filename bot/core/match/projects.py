@@ -55,6 +55,10 @@ class Projects:
             self.own = self.histories[0].repo
         self.moved = self.moved or _moved_sites(self.histories)
 
+    def own_history(self) -> ReleaseHistory | None:
+        """The own project's history (the first), what single-project readers use."""
+        return self.histories[0] if self.histories else None
+
     def of_repo(self, repo: str | None) -> ReleaseHistory | None:
         return next((h for h in self.histories if h.repo == repo), None)
 
