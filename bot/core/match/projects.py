@@ -172,6 +172,7 @@ def _in_pasted_release(
         if c.confidence >= best.confidence - 1e-9
         and _message(records, c) == message
         and (found := state(c)) is not None
+        and found[0].endswith(location.crate_path or "\0")  # in the pasted file then
     ]
     if not present:
         return match
