@@ -38,10 +38,10 @@ async def run(deliveries: int, installations: int, write_interval: float) -> Non
     from fakes.github_api import FakeGitHub
 
     from bot.app import Triage
+    from bot.config.settings import Settings
     from bot.github.auth import ClientOptions
     from bot.github.webhook import sign
     from bot.server.http import STATE, create_app
-    from bot.config.settings import Settings
 
     with FakeGitHub() as fake, tempfile.TemporaryDirectory() as tmp:
         key = Path(tmp) / "app.pem"

@@ -226,7 +226,11 @@ def test_bundled_catalog_validates_and_is_linted(tmp_path):
     checks, _ = run({"DISCORD_TOKEN": "x" * 30}, tmp_path, offline=True)
     catalog = checks["catalog"]
     assert catalog.status == OK and "bundled catalog" in catalog.summary
-    burn_files = sorted((ROOT / "catalog" / "burn").glob("*.jsonl"))
+    # every project's skeleton files (issue 25: burn, cubecl, burn-onnx, wgpu, ndarray)
+    burn_files = [
+        *sorted((ROOT / "catalog").glob("*/*sites.jsonl")),
+        ROOT / "catalog" / "burn" / "check_reasons.jsonl",
+    ]
     lines = [line for path in burn_files for line in path.read_text().splitlines()]
     assert f"{len(lines)} records" in catalog.summary
     assert catalog.details[0].startswith("lint: ")

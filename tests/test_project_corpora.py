@@ -19,7 +19,13 @@ from corpus_scoring import HELDOUT, PROJECTS, figures, print_details, read_cases
 from bot.app import Triage
 from bot.catalog.loader import load_catalog
 
-NAMES = sorted(p.name for p in PROJECTS.iterdir() if (p / "labels.jsonl").is_file())
+# Projects scanned on their own; cubecl's and burn-onnx's texts (no catalog.jsonl) are scored
+# against the bundled catalog of burn's tracker, in test_family.py.
+NAMES = sorted(
+    p.name
+    for p in PROJECTS.iterdir()
+    if (p / "labels.jsonl").is_file() and (p / "catalog.jsonl").is_file()
+)
 # The most misses per project, (tuned part, held-out part): today's counts, no margin, as the
 # top-1 floors these replace (bevy 80% and 50%, tokio 85% and 75%) were at today's figures and
 # are never lowered.

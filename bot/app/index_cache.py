@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import bot
-from bot.catalog.loader import Catalog, catalog_files
+from bot.catalog.loader import PROJECT_FILE, Catalog, catalog_files
 from bot.core.match.index import CatalogIndex
+from bot.core.match.projects import Projects
 from bot.core.match.releases import ReleaseHistory
 
 CACHE_ENV = "TRIAGE_BOT_CACHE_DIR"
@@ -35,6 +36,7 @@ _SOURCES = (
     _PACKAGE / "core" / "match" / "index.py",
     _PACKAGE / "core" / "match" / "drift.py",
     _PACKAGE / "core" / "match" / "releases.py",
+    _PACKAGE / "core" / "match" / "projects.py",
     _PACKAGE / "app" / "index_cache.py",
     _PACKAGE / "__init__.py",
 )
@@ -48,6 +50,7 @@ class LoadedCatalog:
     catalog: Catalog
     index: CatalogIndex
     history: ReleaseHistory | None
+    projects: Projects | None = None  # a catalog of several projects (issue 25)
 
 
 def cache_dir() -> Path | None:
@@ -65,7 +68,10 @@ def cache_key(paths: list[Path]) -> str:
     for source in _SOURCES:
         digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
     for given in paths:
-        for file in catalog_files(Path(given)):
+        folder = Path(given)
+        # the history and project files decide the cached histories too
+        extra = [*folder.rglob("*.ndjson"), *folder.rglob(PROJECT_FILE)] if folder.is_dir() else []
+        for file in [*catalog_files(folder), *sorted(extra)]:
             digest.update(str(file).encode() + b"\0" + file.read_bytes() + b"\0")
     return digest.hexdigest()[:32]
 

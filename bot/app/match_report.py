@@ -33,7 +33,11 @@ def analysis_json(
     # Every answered panic gets a section (the comment shows at most three; JSON has them all).
     answered = len(analysis.answered)
     answer = build_answer(
-        analysis, triage.catalog, history=triage.history, max_sections=max(1, answered)
+        analysis,
+        triage.catalog,
+        history=triage.history,
+        projects=triage.projects,
+        max_sections=max(1, answered),
     )
     sections: dict[str, Section] = {}
     for shown in answer.sections:
@@ -61,14 +65,22 @@ def analysis_json(
         matches.append(
             {
                 "id": record.id,
+                "repo": record.repo,
                 "confidence": best.confidence,
                 "file_path": record.file_path,
                 "error_message": record.error_message,
                 "evidence": list(best.evidence),
-                **story_json(story_of(triage.history, item, record.id, text_version)),
+                **story_json(
+                    story_of(
+                        triage.history_for(record.repo),
+                        item,
+                        record.id,
+                        triage.version_for(record.repo, text_version),
+                    )
+                ),
                 "answer": plain_answer(
                     section,
-                    history_events(triage.history, record.id),
+                    history_events(triage.history_for(record.repo), record.id),
                     [row for row in issues if row.get("record_id") == record.id],
                     repo,
                 ),

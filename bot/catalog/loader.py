@@ -30,6 +30,8 @@ CATALOG_SUFFIXES = (".json", ".jsonl")
 # object with the record's `id` and the fields it adds or replaces, read after every other file,
 # so a rebuilt scan keeps its write-ups.
 WRITEUPS_DIR = "writeups"
+# What a catalog folder says of its project: repo, name, whether it is a dependency (issue 25).
+PROJECT_FILE = "project.toml"
 # A catalog file larger than this is refused rather than read into memory.
 MAX_FILE_BYTES = 256 << 20
 
@@ -60,6 +62,8 @@ class Catalog:
         # Release histories beside the records (`*.ndjson`): read by the app (bot.app), parsed
         # by bot.core.match.releases.
         self.history_files: list[Path] = []
+        # Each folder's `project.toml` (issue 25: several projects in one catalog).
+        self.project_files: list[Path] = []
 
     def __len__(self) -> int:
         return len(self.records)
@@ -267,6 +271,7 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
     families: list[Family] = []
     history_files: list[Path] = []
     overlays: list[Path] = []
+    project_files: list[Path] = []
     for given in paths:
         path = Path(given)
         if not path.exists():
@@ -277,6 +282,7 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
             continue
         if path.is_dir():
             history_files.extend(sorted(path.rglob("*.ndjson")))
+            project_files.extend(sorted(path.rglob(PROJECT_FILE)))
         for file in catalog_files(path):
             if path.is_dir() and WRITEUPS_DIR in file.relative_to(path).parts[:-1]:
                 overlays.append(file)
@@ -303,6 +309,7 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
         raise CatalogError(errors)
     catalog = Catalog(_drop_superseded_skeletons(records, overlaid), warnings, families)
     catalog.history_files = history_files
+    catalog.project_files = project_files
     return catalog
 
 

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import bot
-from bot.config.settings import SettingsError
 
 # top-level command -> module whose `register(subparsers)` adds it
 COMMAND_MODULES: dict[str, str] = {
@@ -62,18 +61,13 @@ class HelpFormatter(argparse.HelpFormatter):
 
 
 def version() -> str:
-    """The installed distribution's version; the source tree's when it is not installed."""
-    from importlib import metadata  # about 50 ms: only for --version
-
-    try:
-        return metadata.version("panic-triage")
-    except metadata.PackageNotFoundError:
-        return bot.__version__
+    """The version: `bot.__version__`, which the build reads too (pyproject.toml), so the
+    installed metadata need not be read (about 60 ms)."""
+    return bot.__version__
 
 
 class _VersionAction(argparse.Action):
-    """`--version`, looked up only when asked for: reading the package metadata takes about a
-    tenth of a second, which every `triage-bot match` would otherwise pay."""
+    """`--version` among other arguments (alone, `main` answers it before building a parser)."""
 
     def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
@@ -164,6 +158,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the parsed command. The one place configuration errors become what the user reads:
     a bad setting (SettingsError) or a store file that cannot be used (StoreUnusable) is one
     line on stderr and exit status 2; command bodies just raise them."""
+    from bot.config.settings import SettingsError  # why: `--version` must not pay for it
+
     try:
         return int(args.handler(args) or 0)
     except SettingsError as exc:
@@ -181,6 +177,9 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     words = [a for a in argv if not a.startswith("-")]  # the command, then its action
+    if argv == ["--version"]:
+        print(f"triage-bot {version()}")  # before any command module is imported (issue 25)
+        return 0
     parser = build_parser(*words[:2])
     args = parser.parse_args(argv)
     if getattr(args, "handler", None) is None:

@@ -121,5 +121,7 @@ def render_for_terminal(
     heading = f"== {path}\n" if many else ""
     if analysis.verdict != "match":
         return heading + render_verdict_line(analysis)
-    answer = build_answer(analysis, triage.catalog, history=triage.history)
+    answer = build_answer(
+        analysis, triage.catalog, history=triage.history, projects=triage.projects
+    )
     return heading + render_text(answer, color=color)

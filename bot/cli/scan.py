@@ -20,7 +20,7 @@ from typing import Any
 from bot.catalog.loader import CatalogError, load_catalog
 from bot.catalog.model import ATTR_BY_KEY, WRITE_UP_ATTRS
 from bot.core.match.releases import crate_and_inner
-from bot.scan.builders import BuilderConfigError, load_builders
+from bot.scan.builders import Builder, BuilderConfigError, load_scan_settings
 from bot.scan.catalog_io import read_catalog, read_records_file, write_catalog
 from bot.scan.history_facts import lineage_events
 from bot.scan.lineages import (
@@ -165,6 +165,19 @@ def register_catalog(catalog_subparsers: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="catalog whose written-up records (seeds) are attached to their lineages (repeatable)",
     )
+    history.add_argument(
+        "--config",
+        metavar="FILE",
+        help="scan setting: builder functions and the project's own assertion macros",
+    )
+    history.add_argument(
+        "--path",
+        dest="paths",
+        action="append",
+        default=[],
+        metavar="FOLDER",
+        help="scan only this folder of each release (repeatable; e.g. a dependency's crates)",
+    )
     history.add_argument("--out", required=True, metavar="DIR", help="where to write the files")
     history.set_defaults(handler=cmd_history)
 
@@ -205,16 +218,21 @@ def cmd_scan(args: argparse.Namespace) -> int:
         # for a clean scan and leave an empty catalog.
         _err(f"error: {root}: no Rust source files (.rs) here; scan a checkout of the code")
         return 2
-    builders = []
+    builders: list[Builder] = []
+    macros: dict[str, str] = {}
     if args.config:
         try:
-            builders = load_builders(args.config)
+            builders, macros = load_scan_settings(args.config)
         except BuilderConfigError as exc:
             _err(f"error: {exc}")
             return 2
     started = time.monotonic()
     sites = scan_tree(
-        root, include_tests=args.include_tests, progress=_Progress(), builders=builders
+        root,
+        include_tests=args.include_tests,
+        progress=_Progress(),
+        builders=builders,
+        macros=macros,
     )
     if not args.include_tests:
         # As `catalog history` does: test-helper crates (burn-no-std-tests) are tests too.
@@ -314,6 +332,13 @@ def cmd_history(args: argparse.Namespace) -> int:
     if not tags and not args.include_head:
         _err("error: no tag matches; give --tags PATTERN or --include-head")
         return 2
+    settings = None
+    if args.config:
+        try:
+            settings = load_scan_settings(args.config)
+        except BuilderConfigError as exc:
+            _err(f"error: {exc}")
+            return 2
     written_ups: list[dict[str, Any]] = []
     for path in args.catalog:
         try:
@@ -333,6 +358,8 @@ def cmd_history(args: argparse.Namespace) -> int:
             tags=tags,
             head_ref="HEAD" if args.include_head else None,
             progress=progress,
+            paths=args.paths,
+            settings=settings,
         )
         linked = time.monotonic()
         subjects: dict[str, str] = {}

@@ -98,7 +98,8 @@ class Settings:
     triage_degraded_age: float = 120.0
     # the login the bot writes as, where it cannot be asked (a personal token); None: ask GitHub
     triage_bot_login: str | None = None
-    triage_catalog: Path | None = None
+    # TRIAGE_CATALOG=a,b: several catalogs, the first one's project is the own one (issue 25)
+    triage_catalog: tuple[Path, ...] = ()
     triage_dry_run: bool = False
     triage_config: Path | None = None
     log_level: str = "INFO"
@@ -293,13 +294,7 @@ class Settings:
                 ("DISCORD_EDIT_DEBOUNCE",),
             )
 
-        catalog = get("TRIAGE_CATALOG")
-        if catalog is not None and not Path(catalog).expanduser().exists():
-            raise SettingsError(
-                f"TRIAGE_CATALOG: {catalog} does not exist (a catalog folder or file; "
-                "leave unset for the bundled catalog)",
-                ("TRIAGE_CATALOG",),
-            )
+        catalogs = catalog_paths(get("TRIAGE_CATALOG"))
         config = get("TRIAGE_CONFIG")
         if config is not None and not Path(config).expanduser().is_file():
             raise SettingsError(
@@ -370,7 +365,7 @@ class Settings:
             triage_degraded_age=degraded_age,
             triage_bot_login=get("TRIAGE_BOT_LOGIN"),
             discord_edit_debounce=edit_debounce,
-            triage_catalog=Path(catalog).expanduser() if catalog else None,
+            triage_catalog=catalogs,
             triage_dry_run=dry in TRUE,
             triage_config=Path(config).expanduser() if config else None,
             log_level=level,
@@ -422,3 +417,17 @@ def read_triage_config(path: str | Path) -> dict[str, Any]:
         raise SettingsError(
             f"TRIAGE_CONFIG: cannot read {path}: {exc}", ("TRIAGE_CONFIG",)
         ) from exc
+
+
+def catalog_paths(value: str | None) -> tuple[Path, ...]:
+    """TRIAGE_CATALOG's paths: catalog folders or files separated by commas (empty: the
+    bundled catalog); SettingsError names the first that does not exist."""
+    paths = tuple(Path(p.strip()).expanduser() for p in (value or "").split(",") if p.strip())
+    for path in paths:
+        if not path.exists():
+            raise SettingsError(
+                f"TRIAGE_CATALOG: {path} does not exist (catalog folders or files separated "
+                "by commas; leave unset for the bundled catalog)",
+                ("TRIAGE_CATALOG",),
+            )
+    return paths

@@ -48,6 +48,8 @@ class Facts:
     project_crates: Sequence[str] = ()  # the project's crates the root panic was raised in
     # the store's rows of the repository's issues that hit the answer's records (this one too)
     history: Sequence[Mapping[str, Any]] = ()
+    # record id -> the dependency (`wgpu`) whose code the record is (issue 25)
+    dependencies: Mapping[str, str] = field(default_factory=dict)
 
 
 def decide(facts: Facts, labels: LabelConfig, duplicates: DuplicateConfig) -> Desired:
@@ -65,7 +67,11 @@ def decide(facts: Facts, labels: LabelConfig, duplicates: DuplicateConfig) -> De
     verdict = "match" if answer.record_ids else analysis.verdict
     body: str | None
     if answer.record_ids:
-        wanted = labels.for_records(facts.records, lambda record: facts.families.get(record.id))
+        wanted = labels.for_records(
+            facts.records,
+            lambda record: facts.families.get(record.id),
+            lambda record: facts.dependencies.get(record.id),
+        )
         related = related_issues(
             facts.history, facts.number, answer.record_ids, analysis.fingerprint
         )

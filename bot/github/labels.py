@@ -5,6 +5,11 @@ matched = "panic: known"            # on every issue the bot answered ("" for no
 uncatalogued = "panic: uncatalogued" # on issues with a panic the catalog lacks
 family = "family: {family}"         # template from the record's error family ("" for none)
 crate = "crate: {crate}"            # template from the record's crate ("" for none)
+upstream = "upstream: {project}"    # a dependency's panic (wgpu, ndarray): one label per
+                                    # dependency, instead of crate labels ("" for none)
+
+[labels.upstream_projects]          # dependency -> label (wins over the template)
+"wgpu" = "upstream: wgpu"
 
 [labels.background_tag]             # family/backgroundTag -> label
 "tensor-shape" = "A-shape"
@@ -33,6 +38,7 @@ DEFAULT_MATCHED = "panic: known"
 DEFAULT_UNCATALOGUED = "panic: uncatalogued"
 DEFAULT_FAMILY = "family: {family}"
 DEFAULT_CRATE = "crate: {crate}"
+DEFAULT_UPSTREAM = "upstream: {project}"
 
 
 @dataclass(frozen=True)
@@ -45,14 +51,21 @@ class LabelConfig:
     tags: Mapping[str, str] = field(default_factory=dict)
     crates: Mapping[str, str] = field(default_factory=dict)
     comment_uncatalogued: bool = False
+    upstream_template: str | None = DEFAULT_UPSTREAM
+    upstream_projects: Mapping[str, str] = field(default_factory=dict)
 
     def for_records(
-        self, records: Iterable[Record], family_of: Callable[[Record], str | None] | None = None
+        self,
+        records: Iterable[Record],
+        family_of: Callable[[Record], str | None] | None = None,
+        dependency_of: Callable[[Record], str | None] | None = None,
     ) -> list[str]:
         """The labels for an answer citing these records, in a stable order without repeats.
 
         `family_of` names a record's error family (the catalog's families, or its
-        `backgroundTag`); a mapped family wins over the `family` template.
+        `backgroundTag`); a mapped family wins over the `family` template. `dependency_of`
+        names the dependency (`wgpu`) whose code a record is: one `upstream` label for it,
+        and no crate label.
         """
         out: dict[str, None] = {}
         if self.matched:
@@ -66,6 +79,13 @@ class LabelConfig:
             for tag in record.tags:
                 if tag in self.tags:
                     out[self.tags[tag]] = None
+            dependency = dependency_of(record) if dependency_of else None
+            if dependency:
+                if dependency in self.upstream_projects:
+                    out[self.upstream_projects[dependency]] = None
+                elif self.upstream_template:
+                    out[self.upstream_template.format(project=dependency)] = None
+                continue
             crate = record.crate
             if crate:
                 if crate in self.crates:
@@ -124,6 +144,9 @@ def label_config_from_dict(data: Mapping[str, Any], source: str = "config") -> L
     family_template = text("family", DEFAULT_FAMILY)
     if family_template is not None and "{family}" not in family_template:
         raise SettingsError(f"TRIAGE_CONFIG: {source}: labels.family must contain {{family}}")
+    upstream = text("upstream", DEFAULT_UPSTREAM)
+    if upstream is not None and "{project}" not in upstream:
+        raise SettingsError(f"TRIAGE_CONFIG: {source}: labels.upstream must contain {{project}}")
     comment_uncatalogued = github.get("comment_uncatalogued", False)
     if not isinstance(comment_uncatalogued, bool):
         raise SettingsError(f"TRIAGE_CONFIG: {source}: github.comment_uncatalogued must be a bool")
@@ -136,4 +159,6 @@ def label_config_from_dict(data: Mapping[str, Any], source: str = "config") -> L
         tags=table("tags"),
         crates=table("crates"),
         comment_uncatalogued=comment_uncatalogued,
+        upstream_template=upstream,
+        upstream_projects=table("upstream_projects"),
     )

@@ -186,7 +186,9 @@ class IssuePipeline:
         """The analysis under the controls, the answer, and what the catalog and the store know
         of the answer's records."""
         catalog = self.triage.catalog
-        analysis, answer = answer_under(raw, controls, catalog, self.triage.history)
+        analysis, answer = answer_under(
+            raw, controls, catalog, self.triage.history, self.triage.projects
+        )
         records = [r for r in (catalog.get(i) for i in answer.record_ids) if r]
         families = {}
         for record in records:
@@ -196,7 +198,15 @@ class IssuePipeline:
         ids = answer.record_ids
         history = self.store.issues_for_records(repo, ids) if ids else []
         crates = self._panic_crates(analysis)
-        return Facts(number, analysis, answer, controls, records, families, crates, history)
+        projects = self.triage.projects
+        dependencies = {
+            r.id: projects.infos[r.repo].name
+            for r in records
+            if projects is not None and projects.is_dependency(r.repo)
+        }
+        return Facts(
+            number, analysis, answer, controls, records, families, crates, history, dependencies
+        )
 
     async def _write(
         self,

@@ -106,6 +106,25 @@ HISTORY_GONE = "It was removed in {change} ({released})."
 HISTORY_GONE_UNRELEASED = (
     "It was removed on the main branch in {change}; every release up to {last_seen} still has it."
 )
+# A dependency's panic (issue 25): whose code, which version, the check, the source at its tag.
+DEPENDENCY_NOTE = (
+    "This panic comes from {name} {version} ({repo}), a dependency, not {own}'s own code: "
+    "{check}. Source at {tag}: {url}"
+)
+DEPENDENCY_NOTE_NO_VERSION = (
+    "This panic comes from {name} ({repo}), a dependency, not {own}'s own code: {check}. "
+    "Source: {url}"
+)
+DEPENDENCY_CHECK_VALIDATION = (
+    "{name}'s validation reporting an invalid call made by the code above it"
+)
+DEPENDENCY_CHECK_VALIDATION_CALLER = (
+    "{name}'s validation reporting an invalid call made by the code above it, here "
+    "`{caller}` (the first {callers} frame of the backtrace)"
+)
+DEPENDENCY_CHECK_ASSERTION = "a check inside {name} on the arguments it was given"
+DEPENDENCY_CHECK = "a panic inside {name}"
+MOVED_NOTE = "This site moved to {repo}; it is answered from there."
 # --- the first view: what a reporter reads first ------------------------------------------------
 FIRST_MEANING = "What it means:"
 LATER_PANIC = "### {panic} · {source}"  # a later panic's first view: one line (GitHub)

@@ -15,6 +15,13 @@ functions those are, so the author names them in a TOML file:
     suffix = '\\s+\\d+\\..*'        # regex: what may follow it (further reasons)
 
 Each builder call with a literal message becomes a site of its own, at the call's line.
+
+A project's own assertion macros that pass their arguments on to a std one are declared too
+(the message comes through a repetition, `$($t)*`, which the scanner does not follow):
+
+    [[macro]]
+    name = "ndassert"   # ndarray's `ndassert!(cond, "msg {}", x)`
+    like = "assert"     # read its arguments as this std macro's
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from pathlib import Path
 
 from bot.catalog.model import MACRO_BODY_TAG, RAISED_AT_TAG_PREFIX
 from bot.catalog.patterns import PatternError, check_pattern, format_to_regex
+from bot.scan.rust.messages import MESSAGE_ARGUMENT
 
 REPORTED_AT = ("caller", "site")
 _KEYS = {"function", "argument", "append", "raised_at", "reported_at", "prefix", "suffix"}
@@ -74,6 +82,12 @@ class Builder:
 
 def load_builders(path: str | Path) -> list[Builder]:
     """The `[[builder]]` tables of a scan setting file, checked."""
+    return load_scan_settings(path)[0]
+
+
+def load_scan_settings(path: str | Path) -> tuple[list[Builder], dict[str, str]]:
+    """The builders and the declared macros (name -> the std macro it acts as) of a scan
+    setting file, checked."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -81,11 +95,13 @@ def load_builders(path: str | Path) -> list[Builder]:
         raise BuilderConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise BuilderConfigError(f"{path}: not valid TOML: {exc}") from None
-    unknown_top = set(data) - {"builder"}
+    unknown_top = set(data) - {"builder", "macro"}
     if unknown_top:
         raise BuilderConfigError(
-            f"{path}: unknown setting(s) {', '.join(sorted(unknown_top))}; only [[builder]]"
+            f"{path}: unknown setting(s) {', '.join(sorted(unknown_top))}; "
+            "only [[builder]] and [[macro]]"
         )
+    macros = _macros(path, data.get("macro", []))
     tables = data.get("builder", [])
     if not isinstance(tables, list):
         raise BuilderConfigError(f"{path}: `builder` must be a list of tables ([[builder]])")
@@ -128,4 +144,22 @@ def load_builders(path: str | Path) -> list[Builder]:
                 **texts,
             )
         )
-    return builders
+    return builders, macros
+
+
+def _macros(path: Path, tables: object) -> dict[str, str]:
+    if not isinstance(tables, list):
+        raise BuilderConfigError(f"{path}: `macro` must be a list of tables ([[macro]])")
+    macros: dict[str, str] = {}
+    for number, table in enumerate(tables, start=1):
+        where = f"{path}: macro {number}"
+        if not isinstance(table, dict) or set(table) != {"name", "like"}:
+            raise BuilderConfigError(f"{where}: needs exactly `name` and `like`")
+        name, like = table["name"], table["like"]
+        if not isinstance(name, str) or not name.isidentifier():
+            raise BuilderConfigError(f"{where}: `name` must be a macro name (no `!`)")
+        if like not in MESSAGE_ARGUMENT:
+            known = ", ".join(sorted(MESSAGE_ARGUMENT))
+            raise BuilderConfigError(f"{where}: `like` must be one of {known}")
+        macros[name] = like
+    return macros

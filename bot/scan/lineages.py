@@ -31,7 +31,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import fuzz
 from tree_sitter import Parser
@@ -43,6 +43,12 @@ from bot.core.match.releases import crate_and_inner
 from bot.scan.rust.grammar import RUST_LANGUAGE
 from bot.scan.rust.site_finder import PanicSite
 from bot.scan.rust.walk import scan_tree
+
+if TYPE_CHECKING:
+    from bot.scan.builders import Builder
+
+# A scan setting's builders and declared macros (`bot.scan.builders.load_scan_settings`).
+ScanSettings = tuple["list[Builder]", dict[str, str]]
 
 # Least similarity (rapidfuzz ratio, 0-100) for an edited message in the same file.
 EDIT_CUTOFF = 80.0
@@ -325,6 +331,8 @@ def is_runtime_path(file_path: str) -> bool:
     """Whether a site's file is a crate's runtime code: under `crates/` (or a top-level crate
     folder of an old layout), and not a test-helper crate (burn-no-std-tests, *-testgen)."""
     crate, inner = crate_and_inner(file_path)
+    if crate is None and inner.startswith("src/"):
+        return True  # a single-crate repository (ndarray): its crate is at the root
     # A build script runs on the user's machine too: its panics reach issues.
     if crate is None or not (inner.startswith("src/") or inner == "build.rs"):
         return False
@@ -371,11 +379,14 @@ def version_of(tag: str) -> str:
     return tag[1:] if tag[:1] == "v" and tag[1:2].isdigit() else tag
 
 
-def extract_tree(repo_dir: str | Path, ref: str, target: Path) -> None:
-    """The `.rs` files of `ref` under `target` (all the scanner reads), from the object store:
-    unlike `git archive`, this works on a partial clone missing some large non-Rust blobs."""
+def extract_tree(
+    repo_dir: str | Path, ref: str, target: Path, paths: Sequence[str] = ()
+) -> None:
+    """The `.rs` files of `ref` (only under the folders `paths`, when given) under `target`
+    (all the scanner reads), from the object store: unlike `git archive`, this works on a
+    partial clone missing some large non-Rust blobs."""
     listing = subprocess.run(
-        ["git", "-C", str(repo_dir), "ls-tree", "-r", "-z", ref],
+        ["git", "-C", str(repo_dir), "ls-tree", "-r", "-z", ref, "--", *paths],
         check=True,
         capture_output=True,
     ).stdout.split(b"\0")
@@ -434,9 +445,12 @@ def enclosing_functions(source: bytes, lines: Iterable[int]) -> dict[int, str]:
     return out
 
 
-def scan_checkout(root: Path, *, runtime_only: bool = True) -> list[SiteAt]:
+def scan_checkout(
+    root: Path, *, runtime_only: bool = True, settings: ScanSettings | None = None
+) -> list[SiteAt]:
     """The sites of a checkout, each with its enclosing function."""
-    found = scan_tree(root)
+    builders, macros = settings or ([], {})
+    found = scan_tree(root, builders=builders, macros=macros)
     by_file: dict[str, list[PanicSite]] = defaultdict(list)
     for site in found:
         if not site.message_format.strip():
@@ -455,10 +469,17 @@ def scan_checkout(root: Path, *, runtime_only: bool = True) -> list[SiteAt]:
     return out
 
 
-def scan_git_release(repo_dir: str | Path, ref: str, *, runtime_only: bool = True) -> list[SiteAt]:
+def scan_git_release(
+    repo_dir: str | Path,
+    ref: str,
+    *,
+    runtime_only: bool = True,
+    paths: Sequence[str] = (),
+    settings: ScanSettings | None = None,
+) -> list[SiteAt]:
     with tempfile.TemporaryDirectory(prefix="history-") as tmp:
-        extract_tree(repo_dir, ref, Path(tmp))
-        return scan_checkout(Path(tmp), runtime_only=runtime_only)
+        extract_tree(repo_dir, ref, Path(tmp), paths)
+        return scan_checkout(Path(tmp), runtime_only=runtime_only, settings=settings)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -536,8 +557,12 @@ def build_history(
     tags: Sequence[str],
     head_ref: str | None = None,
     progress: ProgressFn | None = None,
+    paths: Sequence[str] = (),
+    settings: ScanSettings | None = None,
 ) -> History:
-    """Scan each tag (and `head_ref` last, as the release "HEAD") and link them."""
+    """Scan each tag (and `head_ref` last, as the release "HEAD") and link them; `paths`:
+    only these folders (a repository's crates that a catalog covers), `settings`: the scan
+    setting's builders and declared macros."""
     refs: list[tuple[str, str | None]] = [(version_of(t), t) for t in tags]
     if head_ref:
         refs.append((HEAD, None))
@@ -548,7 +573,7 @@ def build_history(
         ref = tag or head_ref or HEAD
         started = time.monotonic()
         commit = git(repo_dir, "rev-parse", f"{ref}^{{commit}}").strip()
-        sites = scan_git_release(repo_dir, ref)
+        sites = scan_git_release(repo_dir, ref, paths=paths, settings=settings)
         release = Release(version, tag, commit)
         elapsed = time.monotonic() - started
         releases.append(release)

@@ -13,11 +13,11 @@ SHOWN_PROBLEMS = 10
 
 
 def check_catalog(settings: Settings) -> Check:
-    custom = settings.triage_catalog is not None
-    path = settings.triage_catalog or bundled_catalog_path()
+    custom = bool(settings.triage_catalog)
+    path = ",".join(map(str, settings.triage_catalog)) if custom else bundled_catalog_path()
     label = f"TRIAGE_CATALOG {path}" if custom else f"bundled catalog ({path})"
     try:  # the catalog and its index, as the bot builds them at start-up
-        catalog = Triage.from_paths([path] if custom else None).catalog
+        catalog = Triage.from_paths(list(settings.triage_catalog) or None).catalog
     except CatalogError as exc:
         shown = [str(p) for p in exc.problems[:SHOWN_PROBLEMS]]
         if len(exc.problems) > SHOWN_PROBLEMS:
@@ -27,7 +27,7 @@ def check_catalog(settings: Settings) -> Check:
             FAIL,
             f"{label}: {len(exc.problems)} problem(s); the catalog cannot be used",
             shown,
-            f"run `triage-bot catalog validate {path}` and fix each problem"
+            f"run `triage-bot catalog validate {str(path).replace(',', ' ')}` and fix each problem"
             + (", or unset TRIAGE_CATALOG to use the bundled catalog" if custom else ""),
         )
     findings = lint_catalog(catalog)

@@ -28,7 +28,12 @@ from bot.catalog.patterns import (
 )
 from bot.core.match.crates import canonical_crate, crate_folders
 from bot.core.match.drift import MessageForm
-from bot.core.match.postings import ArrayPostingsBuilder, build_array_postings, rank_with_arrays
+from bot.core.match.postings import (
+    HEAVIEST_CANDIDATES,
+    ArrayPostingsBuilder,
+    build_array_postings,
+    rank_with_arrays,
+)
 
 _WORD = re.compile(r"[A-Za-z0-9_']+")
 # Words that say little about which error this is. Kept short: burn's messages are terse.
@@ -311,7 +316,13 @@ class CatalogIndex:
             if ids is not None:
                 (rare if len(ids) <= max_df else common).add(token)
         if not rare:
-            return []
+            # A catalog of several projects makes short messages' words common (`array`,
+            # `length` in ndarray's and cubecl's too): words up to twice the cut still narrow
+            # the search to a few hundred records.
+            rare = {t for t in common if len(postings[t]) <= 2 * max_df}
+            common -= rare
+            if not rare:
+                return []
         key = (frozenset(rare), frozenset(common))
         # Lines of one text repeat their indexed words (log lines differ in their numbers):
         # the ranking depends on nothing else, so it is computed once per word set.
@@ -353,6 +364,8 @@ class CatalogIndex:
             for n, score in scores.items()
             if score >= MIN_COVERAGE * totals[n]
         ]
+        # (postings.HEAVIEST_CANDIDATES: the heaviest are verified whatever their coverage)
+        heaviest = heapq.nsmallest(HEAVIEST_CANDIDATES, chosen, key=lambda c: (c[1], ids[c[2]]))
         if len(chosen) > limit:
             cut = heapq.nsmallest(limit, chosen)[-1][:2]
             tied = [c for c in chosen if c[:2] == cut]
@@ -363,6 +376,7 @@ class CatalogIndex:
                 tied = [c for c in tied if c[2] in fullest]
             chosen += tied
         chosen.sort(key=lambda c: (c[0], c[1], ids[c[2]]))
+        chosen += [c for c in heaviest if c not in chosen]
         return [ids[n] for *_, n in chosen]
 
     def fullest(self, numbers: list[int], count: int, every: frozenset[str]) -> list[int]:

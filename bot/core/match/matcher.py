@@ -28,6 +28,7 @@ from bot.core.match.caller import line_is_evidence, reports_caller
 from bot.core.match.cascade import answers_after_unwrap, is_uncatalogued_unwrap
 from bot.core.match.drift import PastedForm, drift_between
 from bot.core.match.index import CatalogIndex, IndexedRecord, SiteCatalog, squash
+from bot.core.match.projects import Projects
 from bot.core.match.releases import ReleaseHistory
 from bot.core.match.releases import revise as revise_with_history
 from bot.core.panic import PANIC_WRAPPERS, Location, Panic
@@ -77,7 +78,8 @@ class Matcher:
     """Matches the panics in a text against one catalog, indexed once.
 
     `index`: the catalog's, when built already (the app caches the bundled catalog's); built
-    here otherwise. `history`: the catalog's release history, when it has one.
+    here otherwise. `history`: the catalog's release history, when it has one; `projects`:
+    its projects' histories, when it holds several (issue 25; then `history` is unused).
     """
 
     def __init__(
@@ -86,12 +88,14 @@ class Matcher:
         *,
         index: CatalogIndex | None = None,
         history: ReleaseHistory | None = None,
+        projects: Projects | None = None,
     ):
         if index is not None and index.catalog is not catalog:
             raise ValueError("the index was built for another catalog")
         self.catalog = catalog
         self.index = index if index is not None else CatalogIndex(catalog)
         self.history = history
+        self.projects = projects
 
     # -- one text ------------------------------------------------------------------------
 
@@ -102,7 +106,10 @@ class Matcher:
         if not any(panic.has_header for panic in panics):
             seen = {normalise_message(m.panic.core_message) for m in matches}
             matches.extend(self._quoted_matches(text, seen))
-        if self.history is not None:  # issue 12: the release history
+        if self.projects is not None:  # issue 25: each panic revised by its project's history
+            records = self.catalog.records
+            matches = self.projects.revise(records, text, matches, MATCH_THRESHOLD)
+        elif self.history is not None:  # issue 12: the release history
             records = self.catalog.records
             matches = revise_with_history(self.history, records, text, matches, MATCH_THRESHOLD)
         matches = _without_cascades(matches)

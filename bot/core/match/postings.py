@@ -21,6 +21,12 @@ if TYPE_CHECKING:
     from bot.core.match.index import CatalogIndex
 
 
+# The records with the most shared word weight are verified whatever their coverage: in a
+# catalog of several projects, short messages sharing one word (`max: ...`) fill the places by
+# coverage ahead of the long message a text garbles (`max pool2d with indecies backward`).
+HEAVIEST_CANDIDATES = 2
+
+
 class ArrayPostingsBuilder:
     """`index.PostingsBuilder` for large catalogs: words become numbers, and (word, record)
     pairs are sorted and split into one array per word by numpy, not appended one by one."""
@@ -103,6 +109,28 @@ class ArrayPostings:
         self.scores = np.zeros(count, dtype=np.float64)
         self.lock = threading.Lock()  # one scratch array: one query at a time
 
+    def __getstate__(self) -> dict:
+        # The cache pickles a large catalog's index whole: a lock cannot be pickled (it failed
+        # from 50k records on), and the scratch array is zeros, so both are made afresh.
+        state = {k: getattr(self, k) for k in ("record_ids", "arrays", "totals", "totals_all")}
+        state["thresholds"] = self.thresholds
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        import numpy as np
+
+        self.__dict__.update(state)
+        self.scores = np.zeros(len(self.record_ids), dtype=np.float64)
+        self.lock = threading.Lock()
+
+    def words(self, index: CatalogIndex, token: str) -> np.ndarray:
+        """A searched word's postings (a word past the cut, searched when no word is under
+        it, is read from the index)."""
+        import numpy as np
+
+        found = self.arrays.get(token)
+        return found if found is not None else np.asarray(index.postings[token], dtype=np.int32)
+
     def fullest(
         self, index: CatalogIndex, numbers: np.ndarray, count: int, every: frozenset[str]
     ) -> list[int]:
@@ -164,7 +192,7 @@ def rank_with_arrays(
 
     arrays = build_array_postings(index)
     idf = index.idf
-    ordered = [(arrays.arrays[token], idf[token]) for token in sorted(tokens)]
+    ordered = [(arrays.words(index, token), idf[token]) for token in sorted(tokens)]
     with arrays.lock:
         scores = arrays.scores
         for numbers, weight in ordered:
@@ -176,6 +204,11 @@ def rank_with_arrays(
     numbers, first = np.unique(touched[keep], return_index=True)
     scores = values[keep][first]
     ratios = scores / arrays.totals[numbers]
+    record_ids = arrays.record_ids
+    heaviest = sorted(
+        (-score, record_ids[n])
+        for n, score in zip(numbers.tolist(), scores.tolist(), strict=True)
+    )[:HEAVIEST_CANDIDATES]
     if len(numbers) > limit:
         # The records certainly among the first `limit`, and those tied for the last places.
         order = np.lexsort((-scores, -ratios))
@@ -189,9 +222,9 @@ def rank_with_arrays(
             tied &= np.isin(numbers, chosen)
         keep = better | tied
         numbers, scores, ratios = numbers[keep], scores[keep], ratios[keep]
-    record_ids = arrays.record_ids
     ranked = sorted(
         (-ratio, -score, record_ids[n])
         for n, score, ratio in zip(numbers.tolist(), scores.tolist(), ratios.tolist(), strict=True)
     )
-    return [rid for *_, rid in ranked]
+    out = [rid for *_, rid in ranked]
+    return out + [rid for _, rid in heaviest if rid not in out]

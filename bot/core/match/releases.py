@@ -194,6 +194,7 @@ def parse_history(lines: list[str]) -> ReleaseHistory | None:
     releases = [ReleaseInfo(r["version"], r.get("tag"), r["commit"]) for r in header["releases"]]
     history = ReleaseHistory(header["repo"], releases, [])
     subjects: dict[str, str] = header.get("commits", {})
+    root_crate = history.repo.rsplit("/", 1)[-1]
     for row in rows[1:]:
         spans = [tuple(s) for s in row["spans"]]
         events = tuple(_event(history, subjects, e) for e in row.get("events", ()))
@@ -207,6 +208,8 @@ def parse_history(lines: list[str]) -> ReleaseHistory | None:
             history.by_record.setdefault(rid, index)
         for first, last, file, message, _kind in spans:
             crate, inner = crate_and_inner(file)
+            if crate is None and inner.startswith("src/"):
+                crate = root_crate  # a single-crate repository (ndarray): named after it
             if crate is None:
                 continue
             # A span is a run of releases the site is in: stored once, expanded on query.

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.core.analysis import Analysis, Candidate, PanicMatch
+from bot.core.match.projects import Projects
 from bot.core.match.releases import ReleaseHistory
 from bot.core.panic import Panic
 from bot.render import texts
@@ -139,6 +140,7 @@ def answer_under(
     controls: Controls,
     catalog: CatalogLike,
     history: ReleaseHistory | None = None,
+    projects: Projects | None = None,
 ) -> tuple[Analysis, Answer]:
     """The analysis without the records maintainers rejected, and the answer: the record a
     maintainer chose (when the catalog has it), else the matcher's."""
@@ -147,7 +149,7 @@ def answer_under(
     if controls.match:
         answer = answer_for_record(analysis, controls.match, catalog, history)
     if answer is None:
-        answer = build_answer(analysis, catalog, history=history)
+        answer = build_answer(analysis, catalog, history=history, projects=projects)
     return analysis, answer
 
 

@@ -14,6 +14,7 @@ from bot.catalog.families import Family
 from bot.catalog.model import Record
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.match.cascade import is_uncatalogued_unwrap
+from bot.core.match.projects import Projects
 from bot.core.match.releases import ReleaseHistory
 from bot.render import texts
 from bot.render.answer.links import full_sha, source_link
@@ -38,6 +39,7 @@ from bot.render.answer.words import (
     removed_note,
     version_note,
 )
+from bot.render.dependency_note import dependency_note, moved_note
 from bot.render.history_note import history_note
 from bot.render.markup import Words, one_line, shorten, words
 
@@ -54,9 +56,11 @@ def build_answer(
     *,
     history: ReleaseHistory | None = None,
     max_sections: int = 3,
+    projects: Projects | None = None,
 ) -> Answer:
     """The answer to `analysis`: its records from `catalog`, where their sites were in the
-    user's release from `history` (the catalog's release history, when it has one)."""
+    user's release from `history` (the catalog's release history, when it has one); with
+    `projects` (a catalog of several), a dependency's panic says whose code it is."""
     sections: list[Section] = []
     answered_panics: set[int] = set()
     for item in analysis.answered:
@@ -65,7 +69,7 @@ def build_answer(
         if best is None or record is None:
             continue
         answered_panics.add(id(item))
-        sections.append(_section(item, best, record, catalog, history))
+        sections.append(_section(item, best, record, catalog, history, projects))
     shown = _without_repeats(sections[: max(1, max_sections)])
     omitted = len(sections) - len(shown)
     # Panics neither answered nor a repeat of an answered record: the ones the catalog lacks.
@@ -170,6 +174,7 @@ def _section(
     record: Record,
     catalog: CatalogLike,
     history: ReleaseHistory | None,
+    projects: Projects | None = None,
 ) -> Section:
     flags = catalog.flags(record.id)
     flagged = FLAG_MISMATCH in flags
@@ -216,7 +221,9 @@ def _section(
         title=shorten(one_line(record.error_message), TITLE_LIMIT) or texts.NO_MESSAGE,
         confidence=confidence_words(item, best, record),
         source=source_link(record, catalog),
-        version_note=history_note(history, item, record)
+        version_note=dependency_note(projects, item, record)
+        or moved_note(projects, item, record)
+        or history_note(projects.of_repo(record.repo) if projects else history, item, record)
         or removed_note(record)
         or (version_note(item.panic, record) if "location" in best.evidence else None),
         caution=caution,

@@ -20,6 +20,8 @@ class ScanContext:
     constants: dict[str, str] = field(default_factory=dict)  # NAME -> text of a const &str
     macros: dict[str, list[MacroRule]] = field(default_factory=dict)
     builders: tuple[Builder, ...] = ()
+    # Declared assertion macros (`ndassert` -> `assert`), read as the std macro they act as.
+    like: dict[str, str] = field(default_factory=dict)
     # Names defined twice with different texts, in any file: they cannot be told apart.
     ambiguous: set[str] = field(default_factory=set)
 

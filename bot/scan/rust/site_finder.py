@@ -246,7 +246,7 @@ def scan_source(
         if "name" in captures:
             name_node = captures["name"][0]
             name = macro_name(name_node)
-            index = MESSAGE_ARGUMENT.get(name)
+            index = MESSAGE_ARGUMENT.get(context.like.get(name, name))
             if index is None:
                 rules = context.macros.get(name)
                 if rules and (include_tests or not tests.is_test(name_node)):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
 from bot.scan.rust.definitions import ScanContext, collect_definitions
@@ -56,12 +56,14 @@ def scan_tree(
     include_tests: bool = False,
     progress: ProgressFn | None = None,
     builders: Iterable = (),
+    macros: Mapping[str, str] | None = None,
 ) -> list[PanicSite]:
     """Every panic site under `root`, ordered by file, then line, then column.
 
     A first pass reads every `const`/`static` `&str` and panicking `macro_rules!` of the tree,
     so a message held in a const or built by the crate's macro is found where it is used.
-    `builders`: the catalog author's builder functions (`bot.scan.builders`).
+    `builders`: the catalog author's builder functions (`bot.scan.builders`); `macros`: the
+    declared assertion macros (name -> the std macro each acts as).
     """
     root = Path(root)
     if root.is_file():
@@ -72,7 +74,7 @@ def scan_tree(
     total = len(files)
     sites: list[PanicSite] = []
     test_paths: list[str] = []
-    context = ScanContext(builders=tuple(builders))
+    context = ScanContext(builders=tuple(builders), like=dict(macros or {}))
     for path in files:
         data = path.read_bytes()
         if _DEFINES_SOMETHING.search(data):
