@@ -90,7 +90,7 @@ def test_first_view_is_the_panic_its_meaning_the_fix_and_the_source(case, catalo
     assert shown.startswith("") and f"### `{root.panic_message}`" in shown
     assert f"**{texts.FIRST_MEANING}**" in shown
     assert f"**{texts.SOURCE}:** [`{root.source.label}`]({root.source.url})" in shown
-    if root.best_solution:
+    if root.first_step:
         assert f"**{texts.FIRST_SOLUTION}**" in shown
     # Everything else is folded: no full section headings before the first click.
     for heading in (texts.SOLUTIONS, texts.EXAMPLE_FIX, texts.RELATED_ERRORS):
@@ -176,7 +176,7 @@ def test_a_record_contradicting_its_family_leads_with_the_family(seed, catalog):
     family = catalog.family(section.record_id)
     assert section.documentation == family.documentation
     assert section.meaning_text == family.summary
-    assert section.best_solution == family.solutions[0]
+    assert section.first_step == family.solutions[0]
     assert section.folded is not None
     assert section.folded.documentation == section.record.documentation
     body = render_comment(answer)

@@ -132,8 +132,13 @@ def _section(section: Section, style: _Style) -> str:
         head.append(f"{texts.FIRST_MEANING} {term_clean(one_line(section.meaning_text))}")
     elif section.meaning_words:
         head.append(f"{texts.FIRST_MEANING} {_words(section.meaning_words)}")
-    if section.best_solution:
-        head.append(f"{texts.FIRST_SOLUTION} {term_clean(one_line(section.best_solution))}")
+    if section.first_step:
+        head.append(f"{texts.FIRST_SOLUTION} {term_clean(one_line(section.first_step))}")
+    if section.call_site:
+        head.append(f"{texts.CALLED_AT}: {term_clean(section.call_site.label)}")
+        url = safe_url(section.call_site.url)
+        if url:
+            head.append(INDENT + style.link(url))
     head.append(_words(section.confidence))
     if section.source:
         url = safe_url(section.source.url)

@@ -217,30 +217,22 @@ def enclosing(record: Record) -> tuple[str | None, str | None]:
     return function or scanned, impl
 
 
-def bare_facts(record: Record) -> tuple[Words, ...]:
+def bare_facts(record: Record, *, raised_by: bool = True) -> tuple[Words, ...]:
+    """What the catalog knows of a bare site that the Source line does not show."""
     out: list[Words] = []
     function, impl = enclosing(record)
+    impl = impl or (
+        shorten(one_line(record.site_check["impl"]), SHORT_LIMIT)
+        if "impl" in record.site_check
+        else None
+    )
     if function and impl:
         out.append(words(texts.FACT_IN_FN_IMPL, function=function, impl=impl))
     elif function:
         out.append(words(texts.FACT_IN_FN, function=function))
-    if record.error_type:
+    if record.error_type and raised_by:
         kind = _RAISED_BY.get(record.error_type, record.error_type)
         out.append(words(texts.FACT_RAISED_BY, kind=shorten(one_line(kind), SHORT_LIMIT)))
-    if record.file_path:
-        path = shorten(one_line(record.file_path), LOCATION_LIMIT)
-        if record.line_number:
-            out.append(words(texts.FACT_FILE, file=path, line=record.line_number))
-        else:
-            out.append(words(texts.FACT_FILE_NO_LINE, file=path))
-    if record.crate:
-        out.append(words(texts.FACT_CRATE, crate=shorten(record.crate, SHORT_LIMIT)))
-    if record.analyzed_sha:
-        sha = short_sha(one_line(record.analyzed_sha))
-        date = ""
-        if record.analyzed_at:
-            date = texts.VERSION_NOTE_DATE.format(date=one_line(record.analyzed_at)[:10])
-        out.append(words(texts.FACT_ANALYSED, sha=sha, date=date))
     return tuple(out)
 
 
@@ -265,6 +257,19 @@ def verdict_words(verdict: Verdict, panics: Iterable[Panic], record_ids: Iterabl
     for item in items:
         listed = join_words(listed, item, sep="; ")
     return join_words(head, listed)
+
+
+def not_found_words(panic: Panic) -> Words:
+    """Which panic was not found, where, and in which crate when the path names one."""
+    message = shorten(one_line(panic.message), TITLE_LIMIT)
+    location = panic.location
+    if location is None:
+        return words(texts.NOT_FOUND_NO_LOCATION, message=message)
+    where = pasted_location(location)
+    if location.crate:
+        crate = shorten(one_line(location.crate), SHORT_LIMIT)
+        return words(texts.NOT_FOUND_CRATE, message=message, location=where, crate=crate)
+    return words(texts.NOT_FOUND, message=message, location=where)
 
 
 def panic_words(panic: Panic) -> Words:
