@@ -403,12 +403,14 @@ def test_bare_site_says_only_what_the_catalog_knows(catalog):
         assert f"#### {heading}" not in body
     assert texts.BARE_SITE in body
     assert section.record.github_url in body
-    # What can be known without a write-up: the kind of check, from the macro and message.
-    assert (
-        f"**{texts.FIRST_MEANING}** "
-        + texts.KIND_PANIC.replace("{macro}", "panic!").replace("{crate}", "burn-autodiff")
-        in body
-    )
+    # What can be known without a write-up: what the code checks there, from the scan.
+    check = section.record.site_check
+    assert check["kind"] and check["code"]
+    assert f"**{texts.FIRST_MEANING}** Raised by `" in body
+    assert f"`{check['code']}`" in body.split("<details>", 1)[0]
+    assert "the code stops on a state it does not handle" not in body
+    # Nothing the Source line says is repeated below the fold.
+    assert body.count(f"line {section.record.line_number}") == 0
 
 
 def test_multi_panic_root_first_capped_and_counted(catalog):

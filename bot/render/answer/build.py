@@ -259,11 +259,14 @@ def _section(
 def _facts(
     record: Record, kind: Words, meaning_text: str | None, specific: Words | None
 ) -> tuple[Words, ...]:
-    """Below the fold: the kind of check when the first view said something else, and what
-    the Source line does not already say (the function; how it is raised, unless it is a
-    tensor check's reason, which one generic `panic!` raises for all of them)."""
-    lead = (kind,) if (meaning_text or specific) and not is_check_reason(record) else ()
-    return lead + bare_facts(record, raised_by=not is_check_reason(record))
+    """Below the fold, only what the first view does not say: the kind of check under a
+    family's explanation (unless it is the generic one), the function unless the first view's
+    sentence names it, and the macro unless it is a tensor check's reason (one generic
+    `panic!` raises all of them)."""
+    generic = kind == check_kind_words(record.with_changes(error_message="", error_type="panic"))
+    lead = (kind,) if meaning_text and not generic and not is_check_reason(record) else ()
+    facts = bare_facts(record, raised_by=not is_check_reason(record), function=specific is None)
+    return lead + facts
 
 
 def _panic_message(item: PanicMatch, best: Candidate, record: Record) -> str:

@@ -217,19 +217,22 @@ def enclosing(record: Record) -> tuple[str | None, str | None]:
     return function or scanned, impl
 
 
-def bare_facts(record: Record, *, raised_by: bool = True) -> tuple[Words, ...]:
-    """What the catalog knows of a bare site that the Source line does not show."""
+def bare_facts(
+    record: Record, *, raised_by: bool = True, function: bool = True
+) -> tuple[Words, ...]:
+    """What the catalog knows of a bare site that the Source line does not show (and, with
+    `function=False`, that the first view's sentence does not name)."""
     out: list[Words] = []
-    function, impl = enclosing(record)
+    function_name, impl = enclosing(record) if function else (None, None)
     impl = impl or (
         shorten(one_line(record.site_check["impl"]), SHORT_LIMIT)
         if "impl" in record.site_check
         else None
     )
-    if function and impl:
-        out.append(words(texts.FACT_IN_FN_IMPL, function=function, impl=impl))
-    elif function:
-        out.append(words(texts.FACT_IN_FN, function=function))
+    if function_name and impl:
+        out.append(words(texts.FACT_IN_FN_IMPL, function=function_name, impl=impl))
+    elif function_name:
+        out.append(words(texts.FACT_IN_FN, function=function_name))
     if record.error_type and raised_by:
         kind = _RAISED_BY.get(record.error_type, record.error_type)
         out.append(words(texts.FACT_RAISED_BY, kind=shorten(one_line(kind), SHORT_LIMIT)))
