@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import load_bundled
+from bot.app import Triage, load_bundled
 from bot.catalog.loader import Catalog
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.panic import Frame, Location, Panic
@@ -227,6 +227,20 @@ def case_removed_site(catalog) -> Answer:
     return answer_of(analysis(matched(panic, record.id, evidence)), changed)
 
 
+CORPUS = Path(__file__).parent / "corpus" / "cases"
+
+
+def case_from_corpus(name: str):
+    """A real text of the corpus, analysed by the bundled catalog's matcher."""
+
+    def build(catalog) -> Answer:
+        loaded = load_bundled()
+        text = (CORPUS / name).read_text(encoding="utf-8")
+        return answer_of(Triage.of(loaded).analyse(text), catalog)
+
+    return build
+
+
 def case_uncatalogued(catalog) -> Answer:
     panic = make_panic(
         "index out of bounds: the len is 3 but the index is 7",
@@ -257,6 +271,9 @@ CASES = {
     "bare_site": case_bare_site,
     "removed_site": case_removed_site,
     "uncatalogued": case_uncatalogued,
+    # Real texts: a tensor check with the user's values, a site of a crate that moved out.
+    "tensor_check": case_from_corpus("078_check-matmul-tensor-op-error.md"),
+    "moved_crate": case_from_corpus("157_import-out-dir-0191.md"),
 }
 
 RENDERINGS = {

@@ -18,7 +18,7 @@ from bot.core.panic import Panic
 from bot.render import texts
 from bot.render.answer.build import build_answer
 from bot.render.answer.parts import Answer, CatalogLike, Extra, RelatedError, Section, SourceLink
-from bot.render.answer.words import answer_verdict, not_found_words
+from bot.render.answer.words import answer_verdict, not_found_words, says_more
 from bot.render.markup import (
     Block,
     Words,
@@ -367,6 +367,7 @@ def _section_parts(section: Section) -> list[Block]:
         if section.meaning_words:  # the kind of check, when it is all there is to say
             head.append(f"**{texts.FIRST_MEANING}** " + dc_words(section.meaning_words))
         facts = "\n".join("- " + dc_words(f) for f in section.facts)
+    if section.bare and says_more(section):
         head.append(
             dc_words(section.bare_intro or words(texts.BARE_SITE)) + ("\n" + facts if facts else "")
         )

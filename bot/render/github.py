@@ -6,7 +6,7 @@ import re
 
 from bot.render import texts
 from bot.render.answer.parts import Answer, Extra, RelatedError, Section, SourceLink
-from bot.render.answer.words import answer_verdict, not_found_words
+from bot.render.answer.words import answer_verdict, not_found_words, says_more
 from bot.render.markup import (
     Block,
     Words,
@@ -222,7 +222,7 @@ def _section_blocks(
     head.append(md_words(section.confidence))
     if section.version_note and not (root and section.record.removed_at):
         head.append(md_words(section.version_note))
-    if section.bare:
+    if says_more(section):
         facts = "\n".join("- " + md_words(f) for f in section.facts)
         head.append(
             md_words(section.bare_intro or words(texts.BARE_SITE))

@@ -12,7 +12,7 @@ import textwrap
 from bot.core.analysis import Analysis
 from bot.render import texts
 from bot.render.answer.parts import Answer, CatalogLike, Extra, Section
-from bot.render.answer.words import analysis_verdict, answer_verdict, panic_words
+from bot.render.answer.words import analysis_verdict, answer_verdict, panic_words, says_more
 from bot.render.markup import Words, one_line, plain, safe_url, term_clean, words
 
 WIDTH = 88
@@ -148,7 +148,7 @@ def _section(section: Section, style: _Style) -> str:
     if section.version_note:
         head.append(_words(section.version_note))
     parts = ["\n".join(head)]
-    if section.bare:
+    if says_more(section):
         facts = [_words(words_) for words_ in section.facts]
         intro = _words(section.bare_intro) if section.bare_intro else texts.BARE_SITE
         parts.append(intro + "\n" + "\n".join(_item("-", f) for f in facts))

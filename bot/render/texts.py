@@ -17,6 +17,10 @@ MATCH_MESSAGE_NO_LOCATION = "The message matches; the location was not pasted."
 MATCH_MESSAGE_OTHER_LOCATION = (
     "The message matches; the pasted location `{location}` is not the catalogued one."
 )
+MATCH_CHECK_REASON = (
+    "The message matches this tensor check's reason; Rust prints where the check was called, "
+    "`{location}`."
+)
 MATCH_MESSAGE_AND_CRATE = (
     "The message matches and `{crate}` is on the pasted stack; the location was not pasted."
 )
@@ -308,6 +312,10 @@ STEP_WHEN = (
 STEP_MISSING = (
     "Find the call of yours that reaches `{subject}` (`RUST_BACKTRACE=1` shows it) and why "
     "`{code}` has no value there."
+)
+STEP_ENV = (
+    "The environment variable `{name}` is not set where `{subject}` runs: set it for the "
+    "process that runs this code."
 )
 # A config's own check (`self` is the config the user built).
 STEP_CONFIG_UNLESS = "Change the `{type}` you build so that `{code}` holds."

@@ -39,6 +39,7 @@ _DIRECTIVE = re.compile(
     r"forget|consider|try)\b[^;!?]*?(?:[.!?](?=\s|$)|$))",
     re.I,
 )
+_ENV_VAR = re.compile(r"(?:std::)?env::var(?:_os)?\(\"(?P<name>[A-Za-z_][A-Za-z0-9_]*)\"\)")
 _SELF = re.compile(r"\bself\b")
 
 
@@ -105,7 +106,14 @@ def _literals(message: str) -> list[str]:
 def _type_name(header: str) -> tuple[str, str | None]:
     """(`Candle`, `FloatTensorOps<Self>`) from `impl FloatTensorOps<Self> for Candle<F, I>`:
     the type without its parameters, the trait with them (`From<i32>` is not `From<i64>`)."""
-    body = header[len("impl ") :] if header.startswith("impl ") else header
+    body = header[len("impl") :].lstrip() if header.startswith("impl") else header
+    if body.startswith("<"):  # the impl's own parameters: `impl<B: Backend<X>> ...`
+        depth = 0
+        for at, char in enumerate(body):
+            depth += {"<": 1, ">": -1}.get(char, 0)
+            if depth == 0:
+                body = body[at + 1 :].lstrip()
+                break
     trait, _, kind = body.partition(" for ")
     if not kind:
         trait, kind = "", body
@@ -196,6 +204,9 @@ def first_step(record: Record, message: str) -> str | None:
             if config:
                 return texts.STEP_CONFIG_WHEN.format(type=config, **values)
             return texts.STEP_WHEN.format(**values)
+        env = _ENV_VAR.fullmatch(code)
+        if kind in ("mismatch", "expect") and env:
+            return texts.STEP_ENV.format(name=env["name"], **values)
         if kind in ("mismatch", "expect"):
             return texts.STEP_MISSING.format(**values)
         if kind == "arm" and pattern and _CATCH_ALL.match(pattern):

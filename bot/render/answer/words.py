@@ -8,12 +8,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from bot.catalog.model import Record
+from bot.catalog.model import RAISED_AT_TAG_PREFIX, Record
 from bot.core.analysis import Analysis, Candidate, PanicMatch, Verdict
 from bot.core.panic import Location, Panic
 from bot.render import texts
 from bot.render.answer.links import short_sha
-from bot.render.answer.parts import LOCATION_LIMIT, SHORT_LIMIT, TITLE_LIMIT, Answer, CatalogLike
+from bot.render.answer.parts import (
+    LOCATION_LIMIT,
+    SHORT_LIMIT,
+    TITLE_LIMIT,
+    Answer,
+    CatalogLike,
+    Section,
+)
 from bot.render.markup import Words, join_words, one_line, shorten, words
 
 # `errorType` of a record -> how the panic is raised in the code, for bare panic sites.
@@ -135,6 +142,8 @@ def confidence_words(item: PanicMatch, best: Candidate, record: Record) -> Words
             if "crate" in evidence and record.crate and record.crate in crates:
                 return words(texts.MATCH_MESSAGE_AND_CRATE, crate=record.crate)
             return words(texts.MATCH_MESSAGE_NO_LOCATION)
+        if any(tag.startswith(RAISED_AT_TAG_PREFIX) for tag in record.tags):
+            return words(texts.MATCH_CHECK_REASON, location=pasted)
         return words(texts.MATCH_MESSAGE_OTHER_LOCATION, location=pasted)
     if fuzzy:
         if same_line:
@@ -215,6 +224,14 @@ def enclosing(record: Record) -> tuple[str | None, str | None]:
                 impl = shorten(one_line("impl" + found.group(1)), SHORT_LIMIT)
                 break
     return function or scanned, impl
+
+
+def says_more(section: Section) -> bool:
+    """Whether a bare section's part below the fold has anything to say: facts, or an intro
+    that names the family whose advice follows (not the plain "no write-up" line alone)."""
+    if not section.bare:
+        return False
+    return bool(section.facts) or section.bare_intro not in (None, words(texts.BARE_SITE))
 
 
 def bare_facts(
