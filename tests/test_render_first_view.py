@@ -90,7 +90,7 @@ def test_first_view_is_the_panic_its_meaning_the_fix_and_the_source(case, catalo
     assert shown.startswith("") and f"### `{root.panic_message}`" in shown
     assert f"**{texts.FIRST_MEANING}**" in shown
     assert f"**{texts.SOURCE}:** [`{root.source.label}`]({root.source.url})" in shown
-    if root.best_solution:
+    if root.first_step:
         assert f"**{texts.FIRST_SOLUTION}**" in shown
     # Everything else is folded: no full section headings before the first click.
     for heading in (texts.SOLUTIONS, texts.EXAMPLE_FIX, texts.RELATED_ERRORS):
@@ -176,7 +176,7 @@ def test_a_record_contradicting_its_family_leads_with_the_family(seed, catalog):
     family = catalog.family(section.record_id)
     assert section.documentation == family.documentation
     assert section.meaning_text == family.summary
-    assert section.best_solution == family.solutions[0]
+    assert section.first_step == family.solutions[0]
     assert section.folded is not None
     assert section.folded.documentation == section.record.documentation
     body = render_comment(answer)
@@ -214,10 +214,17 @@ def test_discord_buttons_vote_only_on_records_the_message_shows(catalog):
 def test_uncatalogued_says_what_was_not_found_and_the_next_step(catalog):
     answer = CASES["uncatalogued"](catalog)
     body = render_comment(answer)
-    assert "Not in the catalog: `index out of bounds: the len is 3 but the index is 7`" in body
+    said = (
+        "The panic `index out of bounds: the len is 3 but the index is 7` at "
+        "`crates/my-app/src/main.rs:40`, raised in `my-app`, is outside the catalog."
+    )
+    assert said in body
+    assert said in render_message(answer)["content"]
     assert f"`{SEED_002}` `Can't differentiate avg pool 2d backward.` (62% confidence" in body
-    assert "`triage-bot catalog draft GROUP`" in body
-    assert "`triage-bot catalog draft GROUP`" in render_message(answer)["content"]
+    # What a maintainer runs is not for the reporter: only the terminal names the commands.
+    assert "triage-bot" not in body.split("\n", 1)[1]
+    assert "triage-bot" not in render_message(answer)["content"]
+    assert "`triage-bot catalog draft GROUP`" in render_text(answer, color=False)
 
 
 def kind(error_type: str, message: str) -> str:

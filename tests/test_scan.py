@@ -162,6 +162,11 @@ def test_skeletons_share_ids_with_the_panic_site_import() -> None:
         "githubUrl": pinned_url(REPO, SHA1, "src/data.rs", 14),
         "tags": ["rust", "panic-site"],
         "analyzedSha": SHA1,
+        "check": {
+            "kind": "expect",
+            "code": "self.items.get(key).map(|v| v.as_slice())",
+            "impl": "impl Store",
+        },
     }
 
 

@@ -56,6 +56,9 @@ FIELDS: tuple[tuple[str, str, str], ...] = (
     ("analyzedAt", "analyzed_at", "str"),
     ("contentChangedAt", "content_changed_at", "str"),
     ("schemaVersion", "schema_version", "int"),
+    # What the code checks at a scanned site (bot.scan.rust.checks): {"kind", "code",
+    # "pattern", "impl"}, all optional texts; derived by the scan, never written by hand.
+    ("check", "check", "any"),
 )
 REQUIRED = ("id", "repo", "errorMessage")
 ATTR_BY_KEY = {key: attr for key, attr, _ in FIELDS}
@@ -147,6 +150,7 @@ class Record:
     analyzed_at: str | None = None
     content_changed_at: str | None = None
     schema_version: int | None = None
+    check: Any = None  # read it through `site_check`: a file may hold anything here
     # Fields the file had that this version does not know; kept so a rewrite loses nothing.
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
     # Keys present in the source document (nulls included), so writing back is faithful.
@@ -189,6 +193,14 @@ class Record:
         if len(parts) > 2 and parts[0] == "crates":
             return parts[1]
         return None
+
+    @property
+    def site_check(self) -> dict[str, str]:
+        """`check`'s text values (kind, code, pattern, impl); {} when absent or malformed."""
+        value = self.check
+        if not isinstance(value, dict):
+            return {}
+        return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
 
     def with_changes(self, **changes: Any) -> Record:
         return replace(self, **changes)

@@ -17,7 +17,6 @@ from bot.catalog.model import Record
 from bot.core.analysis import Analysis
 from bot.github.duplicates import (
     DuplicateConfig,
-    add_line,
     also_reported_line,
     duplicate_label,
     related_issues,
@@ -75,7 +74,8 @@ def decide(facts: Facts, labels: LabelConfig, duplicates: DuplicateConfig) -> De
         related = related_issues(
             facts.history, facts.number, answer.record_ids, analysis.fingerprint
         )
-        body = add_line(render_comment(answer), also_reported_line(related, duplicates.max_listed))
+        also = also_reported_line(related, duplicates.max_listed)
+        body = render_comment(answer, also_reported=also)
         duplicate = duplicate_label(duplicates, related)
         if duplicate and duplicate not in wanted:
             wanted.append(duplicate)

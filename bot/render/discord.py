@@ -17,8 +17,8 @@ from bot.core.match.releases import ReleaseHistory
 from bot.core.panic import Panic
 from bot.render import texts
 from bot.render.answer.build import build_answer
-from bot.render.answer.parts import Answer, CatalogLike, Extra, RelatedError, Section
-from bot.render.answer.words import answer_verdict, pasted_location
+from bot.render.answer.parts import Answer, CatalogLike, Extra, RelatedError, Section, SourceLink
+from bot.render.answer.words import answer_verdict, not_found_words, says_more
 from bot.render.markup import (
     Block,
     Words,
@@ -105,12 +105,7 @@ def _uncatalogued(answer: Answer) -> str:
         return dc_words(answer_verdict(answer))
     lines = []
     for item in answer.uncatalogued:
-        message = shorten(one_line(item.panic.message), 200)
-        if item.panic.location:
-            where = pasted_location(item.panic.location)
-            lines.append(dc_words(words(texts.NOT_FOUND, message=message, location=where)))
-        else:
-            lines.append(dc_words(words(texts.NOT_FOUND_NO_LOCATION, message=message)))
+        lines.append(dc_words(not_found_words(item.panic)))
         if item.nearest:
             lines.append(dc_words(words(texts.NEAREST)))
             for n in item.nearest:
@@ -118,7 +113,7 @@ def _uncatalogued(answer: Answer) -> str:
                     texts.NEAREST_ITEM, id=n.record_id, message=n.message, percent=n.percent
                 )
                 lines.append("- " + dc_words(near))
-    lines.append(dc_words(words(texts.DRAFT_HINT)))
+    lines.append(dc_words(words(texts.UNCATALOGUED_HINT)))
     return "\n".join(lines)
 
 
@@ -172,12 +167,12 @@ def _first_view_with(
                 lines.append(meaning or "")
             elif section.meaning_words:
                 lines.append(label + dc_words(section.meaning_words))
-            if section.best_solution:
+            if section.first_step:
                 label = f"**{texts.FIRST_SOLUTION}** "
-                best = one_line(section.best_solution)
+                best = one_line(section.first_step)
                 lines.append(fit_clause(best, solution_max, _prose_after(label)) or "")
-            elif section.bare and not section.solutions:
-                lines.append(dc_words(words(texts.FIRST_NO_SOLUTION_DISCORD)))
+            if section.call_site:
+                lines.append(f"{texts.CALLED_AT}: {_link(section.call_site)}")
             if section.folded:
                 lines.append("⚠️ " + dc_words(_short_caution(section)))
             if section.record.removed_at and section.version_note:
@@ -211,6 +206,12 @@ def fit_clause(raw: str, limit: int, render: Callable[[str], str]) -> str | None
         if len(clause) > 40 and ulen(render(clause)) <= limit:
             return render(clause)
     return fit(raw, limit, render)
+
+
+def _link(source: SourceLink) -> str:
+    url = safe_url(source.url, limit=URL_MAX)
+    label = md_inline_code(source.label)
+    return f"[{label}]({url})" if url else label
 
 
 def _short_caution(section: Section) -> Words:
@@ -366,6 +367,7 @@ def _section_parts(section: Section) -> list[Block]:
         if section.meaning_words:  # the kind of check, when it is all there is to say
             head.append(f"**{texts.FIRST_MEANING}** " + dc_words(section.meaning_words))
         facts = "\n".join("- " + dc_words(f) for f in section.facts)
+    if section.bare and says_more(section):
         head.append(
             dc_words(section.bare_intro or words(texts.BARE_SITE)) + ("\n" + facts if facts else "")
         )

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import re
 
-from bot.core.panic import Panic
 from bot.render import texts
-from bot.render.answer.parts import TITLE_LIMIT, Answer, Extra, RelatedError, Section
-from bot.render.answer.words import answer_verdict, pasted_location
+from bot.render.answer.parts import Answer, Extra, RelatedError, Section, SourceLink
+from bot.render.answer.words import answer_verdict, not_found_words, says_more
 from bot.render.markup import (
     Block,
     Words,
@@ -17,7 +16,6 @@ from bot.render.markup import (
     md_words,
     one_line,
     safe_url,
-    shorten,
     trim_blocks,
     ulen,
     words,
@@ -54,17 +52,22 @@ def parse_marker(body: str) -> dict | None:
     return out
 
 
-def render_comment(answer: Answer) -> str:
+def render_comment(answer: Answer, *, also_reported: str | None = None) -> str:
     """The comment body; its first line is the marker.
 
     The first view (what shows without a click) is the panic as pasted, one line on what it
-    means, the best solution and the pinned source; everything else is inside `<details>`.
+    means, the first step, the other issues that hit the same record (`also_reported`, the
+    line bot.github.duplicates writes) and the pinned source; everything else is inside
+    `<details>`.
     """
     head = marker(KIND_ANSWER, answer.record_ids, answer.fingerprint)
     if not answer.sections:
         return _bounded(f"{head}\n{_uncatalogued(answer)}")
 
-    sections = [_section_blocks(s, root=n == 0) for n, s in enumerate(answer.sections)]
+    sections = [
+        _section_blocks(s, root=n == 0, also_reported=also_reported if n == 0 else None)
+        for n, s in enumerate(answer.sections)
+    ]
     several = len(answer.sections) > 1
 
     def assemble(kept: list[list[Block]], trimmed: bool) -> str:
@@ -103,7 +106,7 @@ def _uncatalogued(answer: Answer) -> str:
         return md_words(answer_verdict(answer))
     parts = []
     for item in answer.uncatalogued:
-        parts.append(md_words(_not_found(item.panic)))
+        parts.append(md_words(not_found_words(item.panic)))
         if item.nearest:
             lines = [md_words(words(texts.NEAREST))]
             lines += [
@@ -116,15 +119,8 @@ def _uncatalogued(answer: Answer) -> str:
             parts.append("\n".join(lines))
         else:
             parts.append(md_words(words(texts.NO_NEAREST)))
-    parts.append(md_words(words(texts.UNCATALOGUED_HINT)) + " " + md_words(words(texts.DRAFT_HINT)))
+    parts.append(md_words(words(texts.UNCATALOGUED_HINT)))
     return "\n\n".join(parts)
-
-
-def _not_found(panic: Panic) -> Words:
-    message = shorten(one_line(panic.message), TITLE_LIMIT)
-    if panic.location:
-        return words(texts.NOT_FOUND, message=message, location=pasted_location(panic.location))
-    return words(texts.NOT_FOUND_NO_LOCATION, message=message)
 
 
 def render_no_longer(answer: Answer | None) -> str:
@@ -146,10 +142,12 @@ def _footer(answer: Answer) -> Words:
 
 
 def _source_link(section: Section) -> str:
-    if not section.source:
-        return ""
-    label = md_inline_code(section.source.label)
-    url = safe_url(section.source.url)
+    return _link(section.source) if section.source else ""
+
+
+def _link(source: SourceLink) -> str:
+    label = md_inline_code(source.label)
+    url = safe_url(source.url)
     return f"[{label}]({url})" if url else label
 
 
@@ -158,7 +156,9 @@ def _source_line(section: Section) -> str:
     return f"**{texts.SOURCE}:** {link}" if link else ""
 
 
-def first_view_lines(section: Section, *, root: bool) -> list[str]:
+def first_view_lines(
+    section: Section, *, root: bool, also_reported: str | None = None
+) -> list[str]:
     """The panic as pasted, what it means, the best solution, the pinned source. A later panic
     is one line, the panic and its source, so three of them still fit the first screen."""
     panic = md_inline_code(section.panic_message)
@@ -176,12 +176,14 @@ def first_view_lines(section: Section, *, root: bool) -> list[str]:
             body.append(f"**{texts.FIRST_MEANING}** {md_prose(section.meaning_text)}")
         elif section.meaning_words:
             body.append(f"**{texts.FIRST_MEANING}** {md_words(section.meaning_words)}")
-        if section.best_solution:
-            body.append(f"**{texts.FIRST_SOLUTION}** {md_prose(one_line(section.best_solution))}")
-        elif section.bare and not section.solutions:
-            body.append(md_words(words(texts.FIRST_NO_SOLUTION)))
+        if section.first_step:
+            body.append(f"**{texts.FIRST_SOLUTION}** {md_prose(one_line(section.first_step))}")
         if section.record.removed_at and section.version_note:
             body.append(md_words(section.version_note))  # the link shows older code
+    if also_reported:
+        body.append(one_line(also_reported))
+    if section.call_site:
+        body.append(f"**{texts.CALLED_AT}:** {_link(section.call_site)}")
     source = _source_line(section)
     if source:
         body.append(source)
@@ -206,8 +208,11 @@ def _folded(section: Section) -> str | None:
     return _details(md_words(folded.caution), "\n\n".join(inner))
 
 
-def _section_blocks(section: Section, *, root: bool = True) -> list[Block]:
-    blocks = [Block(_P_HEAD, "\n\n".join(first_view_lines(section, root=root)), tag="head")]
+def _section_blocks(
+    section: Section, *, root: bool = True, also_reported: str | None = None
+) -> list[Block]:
+    head_lines = first_view_lines(section, root=root, also_reported=also_reported)
+    blocks = [Block(_P_HEAD, "\n\n".join(head_lines), tag="head")]
     folded = _folded(section)
     if folded and root:
         blocks.append(Block(_P_HEAD, folded, tag="fold"))
@@ -217,7 +222,7 @@ def _section_blocks(section: Section, *, root: bool = True) -> list[Block]:
     head.append(md_words(section.confidence))
     if section.version_note and not (root and section.record.removed_at):
         head.append(md_words(section.version_note))
-    if section.bare:
+    if says_more(section):
         facts = "\n".join("- " + md_words(f) for f in section.facts)
         head.append(
             md_words(section.bare_intro or words(texts.BARE_SITE))

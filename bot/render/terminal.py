@@ -12,7 +12,7 @@ import textwrap
 from bot.core.analysis import Analysis
 from bot.render import texts
 from bot.render.answer.parts import Answer, CatalogLike, Extra, Section
-from bot.render.answer.words import analysis_verdict, answer_verdict, panic_words
+from bot.render.answer.words import analysis_verdict, answer_verdict, panic_words, says_more
 from bot.render.markup import Words, one_line, plain, safe_url, term_clean, words
 
 WIDTH = 88
@@ -132,8 +132,13 @@ def _section(section: Section, style: _Style) -> str:
         head.append(f"{texts.FIRST_MEANING} {term_clean(one_line(section.meaning_text))}")
     elif section.meaning_words:
         head.append(f"{texts.FIRST_MEANING} {_words(section.meaning_words)}")
-    if section.best_solution:
-        head.append(f"{texts.FIRST_SOLUTION} {term_clean(one_line(section.best_solution))}")
+    if section.first_step:
+        head.append(f"{texts.FIRST_SOLUTION} {term_clean(one_line(section.first_step))}")
+    if section.call_site:
+        head.append(f"{texts.CALLED_AT}: {term_clean(section.call_site.label)}")
+        url = safe_url(section.call_site.url)
+        if url:
+            head.append(INDENT + style.link(url))
     head.append(_words(section.confidence))
     if section.source:
         url = safe_url(section.source.url)
@@ -143,7 +148,7 @@ def _section(section: Section, style: _Style) -> str:
     if section.version_note:
         head.append(_words(section.version_note))
     parts = ["\n".join(head)]
-    if section.bare:
+    if says_more(section):
         facts = [_words(words_) for words_ in section.facts]
         intro = _words(section.bare_intro) if section.bare_intro else texts.BARE_SITE
         parts.append(intro + "\n" + "\n".join(_item("-", f) for f in facts))

@@ -17,6 +17,10 @@ MATCH_MESSAGE_NO_LOCATION = "The message matches; the location was not pasted."
 MATCH_MESSAGE_OTHER_LOCATION = (
     "The message matches; the pasted location `{location}` is not the catalogued one."
 )
+MATCH_CHECK_REASON = (
+    "The message matches this tensor check's reason; Rust prints where the check was called, "
+    "`{location}`."
+)
 MATCH_MESSAGE_AND_CRATE = (
     "The message matches and `{crate}` is on the pasted stack; the location was not pasted."
 )
@@ -130,8 +134,6 @@ FIRST_MEANING = "What it means:"
 LATER_PANIC = "### {panic} · {source}"  # a later panic's first view: one line (GitHub)
 SAME_AS_ABOVE = "Same explanation and solutions as for `{message}` above."
 FIRST_SOLUTION = "Try first:"
-FIRST_NO_SOLUTION = "No write-up yet for this panic site; the details below say what is known."
-FIRST_NO_SOLUTION_DISCORD = "No write-up yet for this panic site; Show more says what is known."
 MORE = "More: how it was matched, every solution and the details"
 MORE_DISCORD = "Show more"
 MORE_DISCORD_HINT = "Press “Show more” for every solution and the details."
@@ -189,10 +191,6 @@ FAMILY_SITE = (
 FACT_RAISED_BY = "Raised by `{kind}`"
 FACT_IN_FN = "In `fn {function}`"
 FACT_IN_FN_IMPL = "In `fn {function}` of `{impl}`"
-FACT_FILE = "File `{file}`, line {line}"
-FACT_FILE_NO_LINE = "File `{file}`"
-FACT_CRATE = "Crate `{crate}`"
-FACT_ANALYSED = "Analysed at commit `{sha}`{date}"
 
 # --- several panics, and the rest --------------------------------------------------------------
 SEVERAL_PANICS = "Found {count} catalogued panics; the likely root cause comes first."
@@ -229,6 +227,9 @@ MORE_PANICS = "and {count} more"
 UNCATALOGUED_HINT = "The bot answers only panics that are in its catalog."
 NOT_FOUND = "Not in the catalog: `{message}` at `{location}`."
 NOT_FOUND_NO_LOCATION = "Not in the catalog: `{message}` (no location pasted)."
+NOT_FOUND_CRATE = (
+    "The panic `{message}` at `{location}`, raised in `{crate}`, is outside the catalog."
+)
 NEAREST = "Nearest records:"
 NEAREST_ITEM = "`{id}` `{message}` ({percent}% confidence, too low to answer with)"
 NO_NEAREST = "No catalog record comes close."
@@ -314,3 +315,62 @@ FIRST_NOT_CATALOGUED = (
     "The first panic in this text, `{message}`, is not in the catalog; the answer is for a "
     "later panic."
 )
+
+# --- what the code checks at a bare site (bot/render/answer/meaning.py, from the scan) ----------
+# Who raises it: `Tensor::reshape`, `float_erf` of `FloatTensorOps` for `Candle`, `fn load`.
+# (Shown as code, so plain: the templates put it between backticks.)
+SUBJECT_METHOD = "{type}::{function}"
+SUBJECT_TRAIT = "<{type} as {trait}>::{function}"
+SUBJECT_FN = "{path}"  # burn_nn::loss::mse::forward
+MEANS_UNLESS = "Raised by `{subject}` when `{code}` does not hold."
+MEANS_WHEN = "Raised by `{subject}` when `{code}`."
+MEANS_MISMATCH = "Raised by `{subject}` when `{code}` is not `{pattern}`."
+MEANS_ARM = "Raised by `{subject}` when `{code}` is `{pattern}`."
+MEANS_ARM_OTHER = "Raised by `{subject}` when `{code}` is none of the cases its `match` handles."
+MEANS_MISSING = "Raised by `{subject}` when `{code}` is `None` or an error."
+MEANS_NOT_IMPLEMENTED = "`{subject}` is not implemented: it raises `{macro}`."
+MEANS_UNREACHABLE = "Raised by `{subject}` at a point its code marks as unreachable."
+MEANS_RAISED_IN = "Raised by a `{macro}` in `{subject}`, in `{crate}`."
+# First steps (plain text): each names the record's own condition or function.
+# Plain text: code is quoted with backticks as a reader would type it.
+STEP_UNLESS = (
+    "Find the call of yours that reaches `{subject}` (`RUST_BACKTRACE=1` shows it) and why "
+    "`{code}` does not hold there."
+)
+STEP_WHEN = (
+    "Find the call of yours that reaches `{subject}` (`RUST_BACKTRACE=1` shows it) and what "
+    "makes `{code}` true there."
+)
+STEP_MISSING = (
+    "Find the call of yours that reaches `{subject}` (`RUST_BACKTRACE=1` shows it) and why "
+    "`{code}` has no value there."
+)
+STEP_ENV = (
+    "The environment variable `{name}` is not set where `{subject}` runs: set it for the "
+    "process that runs this code."
+)
+# A config's own check (`self` is the config the user built).
+STEP_CONFIG_UNLESS = "Change the `{type}` you build so that `{code}` holds."
+STEP_CONFIG_WHEN = "Change the `{type}` you build so that `{code}` is false."
+STEP_ARM_OTHER = "Pass `{subject}` a `{code}` that one of its `match` arms handles."
+STEP_NOT_IMPLEMENTED = (
+    "`{function}` is not implemented for `{type}`: run that operation on another backend, or "
+    "look for a newer {crate} that implements it."
+)
+STEP_DIRECTIVE = "The message says what to do: “{clause}”"
+STEP_DIRECTIVE_OF = "The message of `{subject}` says what to do: “{clause}”"
+# A tensor check (`=== Tensor Operation Error ===`): burn-tensor rejected the user's input.
+MEANS_TENSOR_CHECK = (
+    "`{crate}` checks the arguments of `{operation}` before running it, and rejected yours for "
+    "the reason above."
+)
+MEANS_TENSOR_CHECK_MANY = (
+    "`{crate}` checks the arguments of `{operation}` before running it, and rejected yours for "
+    "{count} reasons; the first is above."
+)
+STEP_TENSOR_CHECK = (
+    "Change the tensors or arguments you pass to `{operation}` so that the check's `{code}` "
+    "is false for them."
+)
+CALLED_AT = "Raised at"  # the pasted location of a tensor check, in the user's release
+CALLED_AT_LABEL = "{crate} {version} {file}:{line}"

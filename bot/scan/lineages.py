@@ -82,6 +82,8 @@ class SiteAt:
     function: str | None = None  # the enclosing fn's name, when there is one
     # how the printed location relates (`track-caller`, `macro-body`), from the scanner
     tags: tuple[str, ...] = ()
+    # what the code checks there (bot.scan.rust.checks), from the scanner
+    check: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
     def key(self) -> str:
@@ -462,7 +464,15 @@ def scan_checkout(
     for path, sites in by_file.items():
         functions = enclosing_functions((root / path).read_bytes(), (s.line for s in sites))
         out.extend(
-            SiteAt(s.file_path, s.line, s.kind, s.message_format, functions.get(s.line), s.tags)
+            SiteAt(
+                s.file_path,
+                s.line,
+                s.kind,
+                s.message_format,
+                functions.get(s.line),
+                s.tags,
+                s.check,
+            )
             for s in sites
         )
     out.sort(key=lambda s: (s.file_path, s.line, s.message))
@@ -642,6 +652,8 @@ def lineage_records(history: History) -> tuple[list[dict[str, Any]], list[dict[s
         record = with_enclosing_fn(record, state.function)
         if state.tags:
             record["tags"] = [*record["tags"], *state.tags]
+        if state.check:
+            record["check"] = dict(state.check)
         if last == newest:
             live.append(record)
             continue

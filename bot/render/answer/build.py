@@ -18,6 +18,15 @@ from bot.core.match.projects import Projects
 from bot.core.match.releases import ReleaseHistory
 from bot.render import texts
 from bot.render.answer.links import full_sha, source_link
+from bot.render.answer.meaning import (
+    filled_message,
+    first_step,
+    is_check_reason,
+    meaning_words,
+    tensor_check_step,
+    tensor_check_words,
+    user_call_site,
+)
 from bot.render.answer.parts import (
     SHORT_LIMIT,
     TITLE_LIMIT,
@@ -215,10 +224,20 @@ def _section(
     elif not (caution and family is None):
         meaning_text = _first_sentence(documentation)
     kind = check_kind_words(record)
+    message = _panic_message(item, best, record)
+    specific = None
+    if meaning_text is None and not (caution and family is None):
+        specific = tensor_check_words(record, item.panic) or meaning_words(record)
+    step = None if caution and family is None else (solutions[0] if solutions else None)
+    if step is None and not caution:
+        step = tensor_check_step(record, item.panic) or first_step(record, message)
+    call_site = None
+    if is_check_reason(record):
+        call_site = user_call_site(item.panic, history, record.repo)
     return Section(
         record=record,
         match=item,
-        title=shorten(one_line(record.error_message), TITLE_LIMIT) or texts.NO_MESSAGE,
+        title=message,
         confidence=confidence_words(item, best, record),
         source=source_link(record, catalog),
         version_note=dependency_note(projects, item, record)
@@ -233,23 +252,36 @@ def _section(
         related=tuple(_related(record, catalog)),
         extras=_extras(write_up, bare),
         bare=bare,
-        # The kind of check leads the facts unless it is already the first view's meaning.
-        facts=((kind,) if meaning_text else ()) + bare_facts(record) if bare else (),
+        facts=_facts(record, kind, meaning_text, specific) if bare else (),
         bare_intro=intro,
-        panic_message=_panic_message(item, best, record),
+        panic_message=message,
         meaning_text=meaning_text,
-        meaning_words=None if meaning_text else kind,
-        best_solution=None if caution and family is None else (solutions[0] if solutions else None),
+        meaning_words=None if meaning_text else (specific or kind),
         folded=folded,
+        first_step=step,
+        call_site=call_site,
     )
+
+
+def _facts(
+    record: Record, kind: Words, meaning_text: str | None, specific: Words | None
+) -> tuple[Words, ...]:
+    """Below the fold, only what the first view does not say: the kind of check under a
+    family's explanation (unless it is the generic one), the function unless the first view's
+    sentence names it, and the macro unless it is a tensor check's reason (one generic
+    `panic!` raises all of them)."""
+    generic = kind == check_kind_words(record.with_changes(error_message="", error_type="panic"))
+    lead = (kind,) if meaning_text and not generic and not is_check_reason(record) else ()
+    facts = bare_facts(record, raised_by=not is_check_reason(record), function=specific is None)
+    return lead + facts
 
 
 def _panic_message(item: PanicMatch, best: Candidate, record: Record) -> str:
     """The message as the user's panic filled it in, when the match rests on the message; the
-    catalogued one when it does not (a record a maintainer chose)."""
-    by_message = {"pattern", "prefix", "fuzzy"} & set(best.evidence)
-    pasted = shorten(one_line(item.panic.message), TITLE_LIMIT) if by_message else ""
-    return pasted or shorten(one_line(record.error_message), TITLE_LIMIT) or texts.NO_MESSAGE
+    catalogued one with `…` for its values when it does not (a location match, a record a
+    maintainer chose): never a raw format string."""
+    by_message = bool({"pattern", "prefix", "fuzzy"} & set(best.evidence))
+    return filled_message(record, item.panic, by_message) or texts.NO_MESSAGE
 
 
 def _family_with_write_up(catalog: CatalogLike, record: Record) -> Family | None:

@@ -109,16 +109,18 @@ class Section:
     # For a bare site: what the catalog knows, or that its family's advice follows.
     bare_intro: Words | None = None
     # The first view: the pasted (filled-in) message, one line on what it means (catalog prose,
-    # or words built from the kind of check for a bare site), and the best solution.
+    # or words built from what the code checks for a bare site); `first_step` below.
     panic_message: str = ""
     meaning_text: str | None = None
     meaning_words: Words | None = None
-    best_solution: str | None = None
     folded: FoldedWriteUp | None = None
     # The write-up is the one an earlier section shows (same family): said, not repeated.
     same_as: Words | None = None
-    # What to try first, when the kind of check makes it clear (issue 24).
+    # What to try first, plain text: the write-up's first solution, else one built from what
+    # the code checks (bot.render.answer.meaning); None when neither says anything specific.
     first_step: str | None = None
+    # A tensor check: where it was raised in the user's release (their call into burn-tensor).
+    call_site: SourceLink | None = None
 
     @property
     def record_id(self) -> str:

@@ -8,12 +8,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from bot.catalog.model import Record
+from bot.catalog.model import RAISED_AT_TAG_PREFIX, Record
 from bot.core.analysis import Analysis, Candidate, PanicMatch, Verdict
 from bot.core.panic import Location, Panic
 from bot.render import texts
 from bot.render.answer.links import short_sha
-from bot.render.answer.parts import LOCATION_LIMIT, SHORT_LIMIT, TITLE_LIMIT, Answer, CatalogLike
+from bot.render.answer.parts import (
+    LOCATION_LIMIT,
+    SHORT_LIMIT,
+    TITLE_LIMIT,
+    Answer,
+    CatalogLike,
+    Section,
+)
 from bot.render.markup import Words, join_words, one_line, shorten, words
 
 # `errorType` of a record -> how the panic is raised in the code, for bare panic sites.
@@ -135,6 +142,8 @@ def confidence_words(item: PanicMatch, best: Candidate, record: Record) -> Words
             if "crate" in evidence and record.crate and record.crate in crates:
                 return words(texts.MATCH_MESSAGE_AND_CRATE, crate=record.crate)
             return words(texts.MATCH_MESSAGE_NO_LOCATION)
+        if any(tag.startswith(RAISED_AT_TAG_PREFIX) for tag in record.tags):
+            return words(texts.MATCH_CHECK_REASON, location=pasted)
         return words(texts.MATCH_MESSAGE_OTHER_LOCATION, location=pasted)
     if fuzzy:
         if same_line:
@@ -217,30 +226,33 @@ def enclosing(record: Record) -> tuple[str | None, str | None]:
     return function or scanned, impl
 
 
-def bare_facts(record: Record) -> tuple[Words, ...]:
+def says_more(section: Section) -> bool:
+    """Whether a bare section's part below the fold has anything to say: facts, or an intro
+    that names the family whose advice follows (not the plain "no write-up" line alone)."""
+    if not section.bare:
+        return False
+    return bool(section.facts) or section.bare_intro not in (None, words(texts.BARE_SITE))
+
+
+def bare_facts(
+    record: Record, *, raised_by: bool = True, function: bool = True
+) -> tuple[Words, ...]:
+    """What the catalog knows of a bare site that the Source line does not show (and, with
+    `function=False`, that the first view's sentence does not name)."""
     out: list[Words] = []
-    function, impl = enclosing(record)
-    if function and impl:
-        out.append(words(texts.FACT_IN_FN_IMPL, function=function, impl=impl))
-    elif function:
-        out.append(words(texts.FACT_IN_FN, function=function))
-    if record.error_type:
+    function_name, impl = enclosing(record) if function else (None, None)
+    impl = impl or (
+        shorten(one_line(record.site_check["impl"]), SHORT_LIMIT)
+        if "impl" in record.site_check
+        else None
+    )
+    if function_name and impl:
+        out.append(words(texts.FACT_IN_FN_IMPL, function=function_name, impl=impl))
+    elif function_name:
+        out.append(words(texts.FACT_IN_FN, function=function_name))
+    if record.error_type and raised_by:
         kind = _RAISED_BY.get(record.error_type, record.error_type)
         out.append(words(texts.FACT_RAISED_BY, kind=shorten(one_line(kind), SHORT_LIMIT)))
-    if record.file_path:
-        path = shorten(one_line(record.file_path), LOCATION_LIMIT)
-        if record.line_number:
-            out.append(words(texts.FACT_FILE, file=path, line=record.line_number))
-        else:
-            out.append(words(texts.FACT_FILE_NO_LINE, file=path))
-    if record.crate:
-        out.append(words(texts.FACT_CRATE, crate=shorten(record.crate, SHORT_LIMIT)))
-    if record.analyzed_sha:
-        sha = short_sha(one_line(record.analyzed_sha))
-        date = ""
-        if record.analyzed_at:
-            date = texts.VERSION_NOTE_DATE.format(date=one_line(record.analyzed_at)[:10])
-        out.append(words(texts.FACT_ANALYSED, sha=sha, date=date))
     return tuple(out)
 
 
@@ -265,6 +277,19 @@ def verdict_words(verdict: Verdict, panics: Iterable[Panic], record_ids: Iterabl
     for item in items:
         listed = join_words(listed, item, sep="; ")
     return join_words(head, listed)
+
+
+def not_found_words(panic: Panic) -> Words:
+    """Which panic was not found, where, and in which crate when the path names one."""
+    message = shorten(one_line(panic.message), TITLE_LIMIT)
+    location = panic.location
+    if location is None:
+        return words(texts.NOT_FOUND_NO_LOCATION, message=message)
+    where = pasted_location(location)
+    if location.crate:
+        crate = shorten(one_line(location.crate), SHORT_LIMIT)
+        return words(texts.NOT_FOUND_CRATE, message=message, location=where, crate=crate)
+    return words(texts.NOT_FOUND, message=message, location=where)
 
 
 def panic_words(panic: Panic) -> Words:

@@ -32,6 +32,7 @@ from bot.catalog.model import MACRO_BODY_TAG, TRACK_CALLER_TAG
 from bot.scan.builders import Builder
 from bot.scan.rust.bindings import constants_at
 from bot.scan.rust.cfg import TestContext, inner_attributes_mark_test, test_module_paths
+from bot.scan.rust.checks import site_check
 from bot.scan.rust.definitions import ScanContext, collect_definitions
 from bot.scan.rust.grammar import (
     COMMENTS,
@@ -65,6 +66,8 @@ class PanicSite:
     message_pattern: str = ""
     # The innermost `fn` around the site ("" outside any): `catalog update` pairs by it
     function: str = field(default="", compare=False)
+    # What the code checks there (bot.scan.rust.checks): the record's `check` object
+    check: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def as_panic_site(self, commit: str) -> dict[str, object]:
         """The panic-site list form (the fields of /work/shared/burn/panic_sites.jsonl)."""
@@ -220,7 +223,14 @@ def scan_source(
             return scan
         scan.test_module_paths = test_module_paths(root, file_path, tests)
 
-    def add(anchor: Node, kind: str, message: str, *extra_tags: str, pattern: str = "") -> None:
+    def add(
+        anchor: Node,
+        kind: str,
+        message: str,
+        *extra_tags: str,
+        pattern: str = "",
+        args: Node | None = None,
+    ) -> None:
         if not message.strip():
             return  # `unreachable!("")` says nothing; a record needs a message
         point = anchor.start_point
@@ -236,6 +246,7 @@ def scan_source(
                 tags,
                 pattern,
                 enclosing_function(anchor),
+                tuple(site_check(anchor, kind, args, source, reparser).items()),
             )
         )
 
@@ -284,7 +295,7 @@ def scan_source(
             message = message_from_args(source, args, index, reparser, constants)
         if message is None:
             continue
-        add(anchor, kind, message)
+        add(anchor, kind, message, args=args)
     for builder in context.builders:
         for anchor, message in _builder_messages(
             builder, root, source, reparser, context.constants

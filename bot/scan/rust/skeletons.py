@@ -22,6 +22,8 @@ def skeletons(sites: Iterable[PanicSite], *, repo: str, commit: str) -> list[dic
             record["tags"] = [*record["tags"], *site.tags]
         if site.message_pattern:
             record["messagePattern"] = site.message_pattern
+        if site.check:
+            record["check"] = dict(site.check)
     return [
         with_enclosing_fn(record, site.function)
         for site, record in zip(ordered, records, strict=True)

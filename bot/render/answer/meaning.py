@@ -1,0 +1,291 @@
+"""What a bare site means and what to try first, from what the scan read in its code (the
+record's `check`: bot.scan.rust.checks) and from the pasted panic; and the title with the
+user's values.
+
+Every sentence is a template from texts.py filled with code, names and values the record or
+the paste holds: nothing claims more than the code shows. A first step names the record's own
+condition, function or message, so two records of different families never get the same one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bot.catalog.model import RAISED_AT_TAG_PREFIX, Record
+from bot.catalog.patterns import parse_format
+from bot.core.match.releases import ReleaseHistory
+from bot.core.panic import Location, Panic
+from bot.render import texts
+from bot.render.answer.parts import SHORT_LIMIT, TITLE_LIMIT, SourceLink
+from bot.render.markup import Words, one_line, shorten, words
+
+CODE_LIMIT = 160
+UNKNOWN = "…"  # a value the paste did not show
+
+# `=== Tensor Operation Error ===  Operation: 'Cat'  Reason:  1. text 2. text`
+_TENSOR_CHECK = re.compile(
+    r"=== Tensor Operation Error ===\s*Operation:\s*'(?P<op>[^']*)'\s*Reason:\s*(?P<reasons>.*)",
+    re.S,
+)
+_REASON = re.compile(r"(?:^|\s)\d+\.\s+(.*?)(?=\s+\d+\.\s|\s*$)", re.S)
+# A catch-all match arm: a binding or `_`, which takes whatever the earlier arms did not.
+_CATCH_ALL = re.compile(r"^(?:_|[a-z_][a-z0-9_]*)$")
+_MISSING = re.compile(r"^(?:None|Err\(.*\))$")  # an arm taken when a value is missing
+_GENERICS = re.compile(r"<.*>$")
+# The clause of a message that tells the reader what to do.
+_DIRECTIVE = re.compile(
+    r"(?:^|(?<=[.:;!?]\s))(?P<clause>[^.;!?]*?\b(?:must|should|make sure|please|did you "
+    r"forget|consider|try)\b[^;!?]*?(?:[.!?](?=\s|$)|$))",
+    re.I,
+)
+_ENV_VAR = re.compile(r"(?:std::)?env::var(?:_os)?\(\"(?P<name>[A-Za-z_][A-Za-z0-9_]*)\"\)")
+_SELF = re.compile(r"\bself\b")
+
+
+def _config_type(impl: str | None, code: str) -> str | None:
+    """`DropoutConfig` when the check reads `self` in a method of a `...Config` type: the
+    config the user built."""
+    if not impl or not _SELF.search(code):
+        return None
+    kind, trait = _type_name(one_line(impl))
+    return kind if not trait and kind.endswith("Config") else None
+
+
+@dataclass(frozen=True, slots=True)
+class TensorCheck:
+    """A pasted `=== Tensor Operation Error ===`: the operation and its reasons as printed."""
+
+    operation: str
+    reasons: tuple[str, ...]
+
+
+def tensor_check(panic: Panic) -> TensorCheck | None:
+    found = _TENSOR_CHECK.search(panic.message)
+    if not found:
+        return None
+    reasons = tuple(one_line(r) for r in _REASON.findall(found["reasons"]) if r.strip())
+    return TensorCheck(one_line(found["op"]), reasons or (one_line(found["reasons"]),))
+
+
+def is_check_reason(record: Record) -> bool:
+    return any(tag.startswith(RAISED_AT_TAG_PREFIX) for tag in record.tags)
+
+
+def filled_message(record: Record, panic: Panic | None, by_message: bool) -> str:
+    """The message as the user saw it: the pasted one when the match rests on the message,
+    else the record's with each placeholder shown as `…` (never a raw format string)."""
+    if panic is not None:
+        check = tensor_check(panic) if is_check_reason(record) else None
+        if check is not None:
+            reason = _reason_for(record, check)
+            return shorten(f"{check.operation}: {reason}", TITLE_LIMIT)
+        pasted = shorten(one_line(panic.message), TITLE_LIMIT) if by_message else ""
+        if pasted:
+            return pasted
+    filled = "".join(
+        UNKNOWN if s.is_placeholder else s.text for s in parse_format(record.error_message or "")
+    )
+    return shorten(one_line(filled), TITLE_LIMIT)
+
+
+def _reason_for(record: Record, check: TensorCheck) -> str:
+    """The pasted reason this record is about: the one that shares its first literal words."""
+    fragments = [f.strip() for f in _literals(record.error_message) if f.strip()]
+    head = fragments[0][:30].lower() if fragments else ""
+    for reason in check.reasons:
+        if head and head in reason.lower():
+            return reason
+    return check.reasons[0]
+
+
+def _literals(message: str) -> list[str]:
+    return [s.text for s in parse_format(message or "") if not s.is_placeholder]
+
+
+def _type_name(header: str) -> tuple[str, str | None]:
+    """(`Candle`, `FloatTensorOps<Self>`) from `impl FloatTensorOps<Self> for Candle<F, I>`:
+    the type without its parameters, the trait with them (`From<i32>` is not `From<i64>`)."""
+    body = header[len("impl") :].lstrip() if header.startswith("impl") else header
+    if body.startswith("<"):  # the impl's own parameters: `impl<B: Backend<X>> ...`
+        depth = 0
+        for at, char in enumerate(body):
+            depth += {"<": 1, ">": -1}.get(char, 0)
+            if depth == 0:
+                body = body[at + 1 :].lstrip()
+                break
+    trait, _, kind = body.partition(" for ")
+    if not kind:
+        trait, kind = "", body
+    return _GENERICS.sub("", kind.strip()), (trait.strip() or None)
+
+
+def _module_path(file_path: str | None, function: str) -> str:
+    """`burn_cubecl_fusion::optim::reduce::tune::create_key` from the file and the fn."""
+    parts = (file_path or "").split("/")
+    if len(parts) > 2 and parts[0] == "crates":
+        parts = parts[1:]
+    if "src" in parts:
+        at = parts.index("src")
+        crate = parts[at - 1] if at else ""
+        parts = [crate, *parts[at + 1 :]]
+    if parts and parts[-1].endswith(".rs"):
+        last = parts[-1][: -len(".rs")]
+        parts = parts[:-1] + ([] if last in ("mod", "lib", "main") else [last])
+    names = [p.replace("-", "_") for p in parts if p]
+    return "::".join([*names, function]) if names else f"fn {function}"
+
+
+def subject(record: Record) -> str | None:
+    """`Tensor::reshape`, `float_erf of FloatTensorOps for Candle`, `fn load`: who raises it."""
+    check = record.site_check
+    function = one_line(record.enclosing_fn) if record.enclosing_fn else None
+    impl = check.get("impl")
+    if function and impl:
+        kind, trait = _type_name(one_line(impl))
+        if trait:
+            return texts.SUBJECT_TRAIT.format(function=function, trait=trait, type=kind)
+        return texts.SUBJECT_METHOD.format(function=function, type=kind)
+    if function:
+        return texts.SUBJECT_FN.format(path=_module_path(record.file_path, function))
+    return None
+
+
+def _code(value: str | None) -> str | None:
+    text = one_line(value) if value else ""
+    return text if text and len(text) <= CODE_LIMIT else None
+
+
+def meaning_words(record: Record) -> Words | None:
+    """One sentence on what raises the panic, from the check the scan read; None when the
+    scan read nothing specific (the kind-of-check sentence then stands in)."""
+    who = subject(record)
+    if who is None:
+        return None
+    check = record.site_check
+    kind, code, pattern = check.get("kind"), _code(check.get("code")), _code(check.get("pattern"))
+    macro = (record.error_type or "panic").strip()
+    values = {"subject": who, "code": code or "", "pattern": pattern or ""}
+    if is_check_reason(record):
+        return None  # said by the tensor-check sentence, with the user's values
+    if kind in ("assert", "else") and code:
+        return words(texts.MEANS_UNLESS, **values)
+    if kind == "if" and code:
+        return words(texts.MEANS_WHEN, **values)
+    if kind == "mismatch" and code and pattern:
+        return words(texts.MEANS_MISMATCH, **values)
+    if kind == "arm" and code and pattern:
+        if _CATCH_ALL.match(pattern):
+            return words(texts.MEANS_ARM_OTHER, **values)
+        return words(texts.MEANS_ARM, **values)
+    if kind == "expect" and code:
+        return words(texts.MEANS_MISSING, **values)
+    if macro in ("unimplemented", "todo"):
+        return words(texts.MEANS_NOT_IMPLEMENTED, macro=f"{macro}!", **values)
+    if macro == "unreachable":
+        return words(texts.MEANS_UNREACHABLE, **values)
+    crate = shorten(record.crate or record.repo or "", SHORT_LIMIT)
+    return words(texts.MEANS_RAISED_IN, macro=f"{macro}!", crate=crate, **values)
+
+
+def first_step(record: Record, message: str) -> str | None:
+    """What to try first, in plain text, when the kind of check makes it clear; None else."""
+    who = subject(record)
+    check = record.site_check
+    kind, code, pattern = check.get("kind"), _code(check.get("code")), _code(check.get("pattern"))
+    values = {"subject": who or "", "code": code or "", "pattern": pattern or ""}
+    if who and code:
+        config = _config_type(check.get("impl"), code)
+        if kind in ("assert", "else"):
+            if config:
+                return texts.STEP_CONFIG_UNLESS.format(type=config, **values)
+            return texts.STEP_UNLESS.format(**values)
+        if kind == "if":
+            if config:
+                return texts.STEP_CONFIG_WHEN.format(type=config, **values)
+            return texts.STEP_WHEN.format(**values)
+        env = _ENV_VAR.fullmatch(code)
+        if kind in ("mismatch", "expect") and env:
+            return texts.STEP_ENV.format(name=env["name"], **values)
+        if kind in ("mismatch", "expect"):
+            return texts.STEP_MISSING.format(**values)
+        if kind == "arm" and pattern and _CATCH_ALL.match(pattern):
+            return texts.STEP_ARM_OTHER.format(**values)
+        if kind == "arm" and pattern and _MISSING.match(pattern):
+            return texts.STEP_MISSING.format(**values)
+    impl = check.get("impl")
+    if who and impl and (record.error_type or "") in ("unimplemented", "todo"):
+        kind_name, trait = _type_name(one_line(impl))
+        if trait:
+            return texts.STEP_NOT_IMPLEMENTED.format(
+                function=record.enclosing_fn, type=kind_name, crate=record.crate or record.repo
+            )
+    return directive_step(message, who)
+
+
+def directive_step(message: str, who: str | None) -> str | None:
+    """The message's own instruction (`... must be called from the context of a runtime`)."""
+    found = _DIRECTIVE.search(one_line(message))
+    if not found:
+        return None
+    clause = found["clause"].strip().rstrip("'\",` ")
+    if len(clause) < 12:
+        return None
+    if who:
+        return texts.STEP_DIRECTIVE_OF.format(subject=who, clause=shorten(clause, 240))
+    return texts.STEP_DIRECTIVE.format(clause=shorten(clause, 240))
+
+
+# --- tensor checks: the operation, the reason with the user's values, where it was called ------
+
+
+def user_call_site(panic: Panic, history: ReleaseHistory | None, repo: str) -> SourceLink | None:
+    """The pasted location in the user's release (`burn-tensor 0.18.0 base.rs:1445`: the
+    function of theirs, or of the crate they called, that the check stopped), linked at that
+    release's commit when the history knows it."""
+    location = panic.location
+    if location is None or location.line is None:
+        return None
+    name = location.path.rsplit("/", 1)[-1]
+    label = texts.CALLED_AT_LABEL.format(
+        crate=location.crate or "",
+        version=location.crate_version or "",
+        file=name,
+        line=location.line,
+    )
+    label = shorten(" ".join(label.split()), SHORT_LIMIT)
+    url = release_url(location, history, repo)
+    return SourceLink(label=label, url=url, path=location.path, line=location.line)
+
+
+def release_url(location: Location, history: ReleaseHistory | None, repo: str) -> str | None:
+    if history is None or not location.crate or not location.crate_version:
+        return None
+    if not location.crate_path or not location.line:
+        return None
+    commit = next((r.commit for r in history.releases if r.version == location.crate_version), None)
+    if commit is None or not re.fullmatch(r"[0-9a-f]{40}", commit):
+        return None
+    path = f"crates/{location.crate}/{location.crate_path}"
+    return f"https://github.com/{repo}/blob/{commit}/{path}#L{location.line}"
+
+
+def tensor_check_words(record: Record, panic: Panic) -> Words | None:
+    check = tensor_check(panic)
+    if check is None or not is_check_reason(record):
+        return None
+    crate = shorten(record.crate or "burn-tensor", SHORT_LIMIT)
+    operation = shorten(check.operation, SHORT_LIMIT)
+    count = len(check.reasons)
+    template = texts.MEANS_TENSOR_CHECK if count == 1 else texts.MEANS_TENSOR_CHECK_MANY
+    return words(template, crate=crate, operation=operation, count=count)
+
+
+def tensor_check_step(record: Record, panic: Panic) -> str | None:
+    check = tensor_check(panic)
+    if check is None or not is_check_reason(record):
+        return None
+    code = _code(record.site_check.get("code"))
+    if record.site_check.get("kind") != "if" or not code:
+        return None
+    return texts.STEP_TENSOR_CHECK.format(operation=check.operation, code=code)

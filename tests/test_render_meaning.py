@@ -1,0 +1,115 @@
+"""What a bare site means and what to try first, from the scan's `check` object, word for word;
+and tensor checks answered with the user's operation, values and call site."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.app import Triage, load_bundled
+from bot.catalog.model import Record
+from bot.render import texts
+from bot.render.answer.build import build_answer
+from bot.render.answer.meaning import filled_message, first_step, meaning_words
+from bot.render.github import render_comment
+from bot.render.markup import plain
+
+CASES = Path(__file__).parent / "corpus" / "cases"
+
+
+def site(check: dict, *, fn: str = "forward", error_type: str = "panic", **fields) -> Record:
+    return Record(
+        id="r",
+        repo="tracel-ai/burn",
+        error_message=fields.pop("message", "Bad input {}"),
+        error_type=error_type,
+        file_path=fields.pop("file_path", "crates/burn-nn/src/modules/x.rs"),
+        enclosing_fn=fn,
+        check=check,
+        **fields,
+    )
+
+
+def test_each_kind_of_check_gives_its_own_sentence() -> None:
+    impl = {"impl": "impl<B: Backend> BatchNorm<B>"}
+    said = {
+        "if": "Raised by `BatchNorm::forward` when `D < 2`.",
+        "assert": "Raised by `BatchNorm::forward` when `D < 2` does not hold.",
+        "expect": "Raised by `BatchNorm::forward` when `D < 2` is `None` or an error.",
+    }
+    for kind, sentence in said.items():
+        words = meaning_words(site({"kind": kind, "code": "D < 2", **impl}))
+        assert words is not None and plain(words) == sentence
+    arm = site({"kind": "arm", "code": "dtype", "pattern": "other", **impl})
+    assert plain(meaning_words(arm) or ()) == (
+        "Raised by `BatchNorm::forward` when `dtype` is none of the cases its `match` handles."
+    )
+    todo = site({"impl": "impl FloatTensorOps<Self> for Candle"}, fn="float_erf", error_type="todo")
+    assert plain(meaning_words(todo) or ()) == (
+        "`<Candle as FloatTensorOps<Self>>::float_erf` is not implemented: it raises `todo!`."
+    )
+    assert first_step(todo, "") == (
+        "`float_erf` is not implemented for `Candle`: run that operation on another backend, "
+        "or look for a newer burn-nn that implements it."
+    )
+    plain_fn = site({}, fn="save", file_path="crates/burn-train/src/checkpoint/file.rs")
+    assert plain(meaning_words(plain_fn) or ()) == (
+        "Raised by a `panic!` in `burn_train::checkpoint::file::save`, in `burn-train`."
+    )
+
+
+def test_first_steps_name_the_check_and_fit_its_kind() -> None:
+    config = site(
+        {"kind": "if", "code": "self.prob < 0.0 || self.prob > 1.0", "impl": "impl DropoutConfig"},
+        fn="init",
+    )
+    assert first_step(config, "") == (
+        "Change the `DropoutConfig` you build so that `self.prob < 0.0 || self.prob > 1.0` is "
+        "false."
+    )
+    env = site({"kind": "expect", "code": 'env::var("OUT_DIR")', "impl": "impl ModelGen"})
+    assert first_step(env, "") == (
+        "The environment variable `OUT_DIR` is not set where `ModelGen::forward` runs: set it "
+        "for the process that runs this code."
+    )
+    # No check the scan could read, and a message that gives no instruction: no first step.
+    assert first_step(site({}), "Killing training from user input.") is None
+    # A message that says what to do is quoted, with who raises it.
+    step = first_step(site({}), "there is no reactor running, must be called from a runtime")
+    assert step == (
+        "The message of `burn_nn::modules::x::forward` says what to do: “there is no reactor "
+        "running, must be called from a runtime”"
+    )
+
+
+def test_a_title_never_shows_a_raw_format_string() -> None:
+    record = site({}, message="Should have handle for tensor {id:?}")
+    assert filled_message(record, None, False) == "Should have handle for tensor …"
+
+
+def test_a_tensor_check_names_the_operation_the_values_and_the_users_release() -> None:
+    loaded = load_bundled()
+    text = (CASES / "078_check-matmul-tensor-op-error.md").read_text(encoding="utf-8")
+    answer = build_answer(Triage.of(loaded).analyse(text), loaded.catalog, history=loaded.history)
+    section = answer.sections[0]
+    assert section.panic_message.startswith(
+        "Matmul: The inner dimension of matmul should be the same, but got shapes [32, 784] "
+        "and [512, 10]."
+    )
+    assert plain(section.meaning_words or ()) == (
+        "`burn-tensor` checks the arguments of `Matmul` before running it, and rejected yours "
+        "for the reason above."
+    )
+    assert section.call_site is not None
+    assert section.call_site.label == "burn-tensor 0.20.1 float.rs:246"
+    release = next(r for r in loaded.history.releases if r.version == "0.20.1")
+    assert section.call_site.url == (
+        f"https://github.com/tracel-ai/burn/blob/{release.commit}/crates/burn-tensor/src/"
+        "tensor/api/float.rs#L246"
+    )
+    body = render_comment(answer)
+    assert (
+        f"**{texts.CALLED_AT}:** [`burn-tensor 0.20.1 float.rs:246`]({section.call_site.url})"
+        in body
+    )
+    assert "not the catalogued one" not in body
+    assert "Raised by `panic!`" not in body
