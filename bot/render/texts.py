@@ -330,7 +330,7 @@ MEANS_ARM_OTHER = "Raised by `{subject}` when `{code}` is none of the cases its 
 MEANS_MISSING = "Raised by `{subject}` when `{code}` is `None` or an error."
 MEANS_NOT_IMPLEMENTED = "`{subject}` is not implemented: it raises `{macro}`."
 MEANS_UNREACHABLE = "Raised by `{subject}` at a point its code marks as unreachable."
-MEANS_RAISED_IN = "Raised by a `{macro}` in `{subject}`, in `{crate}`."
+MEANS_RAISED_IN = "Raised by `{macro}` in `{subject}`, in `{crate}`."
 # First steps (plain text): each names the record's own condition or function.
 # Plain text: code is quoted with backticks as a reader would type it.
 STEP_UNLESS = (

@@ -43,6 +43,9 @@ _ENV_VAR = re.compile(r"(?:std::)?env::var(?:_os)?\(\"(?P<name>[A-Za-z_][A-Za-z0
 _SELF = re.compile(r"\bself\b")
 
 
+_METHODS = frozenset({"expect", "unwrap", "expect_err", "unwrap_err"})
+
+
 def _config_type(impl: str | None, code: str) -> str | None:
     """`DropoutConfig` when the check reads `self` in a method of a `...Config` type: the
     config the user built."""
@@ -185,7 +188,9 @@ def meaning_words(record: Record) -> Words | None:
     if macro == "unreachable":
         return words(texts.MEANS_UNREACHABLE, **values)
     crate = shorten(record.crate or record.repo or "", SHORT_LIMIT)
-    return words(texts.MEANS_RAISED_IN, macro=f"{macro}!", crate=crate, **values)
+    # `.expect`/`.unwrap` are methods, not macros: say them as the code writes them
+    called = f".{macro}" if macro in _METHODS else f"{macro}!"
+    return words(texts.MEANS_RAISED_IN, macro=called, crate=crate, **values)
 
 
 def first_step(record: Record, message: str) -> str | None:
