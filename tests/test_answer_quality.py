@@ -25,16 +25,34 @@ from bot.render.markup import plain
 PLACEHOLDER = re.compile(r"\{[A-Za-z_0-9]*(?::[^{}]*)?\}")
 
 
+PASTED: dict[str, str] = {}  # case -> its text, whitespace collapsed
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _is_raw(title: str, case: str) -> bool:
+    """A placeholder the reporter did not paste: `groups: {}` in a Debug dump is the user's text."""
+    if not PLACEHOLDER.search(title):
+        return False
+    return _words(title.rstrip("…")) not in PASTED.get(case, "")
+
+
 def _answered() -> list[tuple[str, Section, str | None]]:
     """(case, root section, its family id) for every answered text of the tuned corpora."""
     out = []
-    corpora = [(Triage.from_paths(), read_cases(BURN))]
+    bundled = Triage.from_paths()
+    corpora = [(bundled, read_cases(BURN))]
     for project in sorted(PROJECTS.iterdir()):
         if (project / "labels.jsonl").is_file():
-            triage = Triage(load_catalog([project / "catalog.jsonl"]))
+            # cubecl's and burn-onnx's texts have no catalog of their own: the bundled one has theirs
+            own = project / "catalog.jsonl"
+            triage = Triage(load_catalog([own])) if own.is_file() else bundled
             corpora.append((triage, read_cases(project)))
     for triage, cases in corpora:
         for case in cases:
+            PASTED[case["case"]] = _words(case["text"])
             answer = build_answer(
                 triage.analyse(case["text"]), triage.catalog, history=triage.history
             )
@@ -61,7 +79,7 @@ def test_every_answered_title_is_free_of_placeholders(answered) -> None:
     raw = [
         (case, s.panic_message)
         for case, s, _ in answered
-        if PLACEHOLDER.search(s.panic_message) or PLACEHOLDER.search(s.title)
+        if _is_raw(s.panic_message, case) or _is_raw(s.title, case)
     ]
     assert raw == []
 
@@ -104,13 +122,20 @@ def _site_group(record) -> str:
 def test_one_first_step_is_never_given_for_records_of_different_families() -> None:
     catalog = Triage.from_paths().catalog
     owners: dict[str, set[str]] = defaultdict(set)
+    # Families are scoped to burn; the same function moved to burn-onnx keeps its burn family here.
+    family_of_site = {
+        _site_group(record): family.id
+        for record in catalog
+        if (family := catalog.family(record.id)) is not None
+    }
     for record in catalog:
         if record.has_write_up:
             continue
         step = first_step(record, record.error_message)
         if step:
             family = catalog.family(record.id)
-            owners[step].add(family.id if family else _site_group(record))
+            group = _site_group(record)
+            owners[step].add(family.id if family else family_of_site.get(group, group))
     shared = {step: sorted(ids) for step, ids in owners.items() if len(ids) > 1}
     print(f"{len(owners)} first steps; shared across families: {len(shared)}")
     assert shared == {}
