@@ -46,7 +46,7 @@ def _answered() -> list[tuple[str, Section, str | None]]:
     corpora = [(bundled, read_cases(BURN))]
     for project in sorted(PROJECTS.iterdir()):
         if (project / "labels.jsonl").is_file():
-            # cubecl's and burn-onnx's texts have no catalog of their own: the bundled one has theirs
+            # cubecl's and burn-onnx's texts have no catalog of their own: the bundled one has
             own = project / "catalog.jsonl"
             triage = Triage(load_catalog([own])) if own.is_file() else bundled
             corpora.append((triage, read_cases(project)))
