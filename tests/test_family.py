@@ -243,8 +243,16 @@ def test_burn_imports_site_that_lives_on_is_answered_in_burn_onnx(triage: Triage
     answer = build_answer(
         analysis, triage.catalog, history=triage.history, projects=triage.projects
     )
-    note = "".join(span.text for span in answer.sections[0].version_note or ())
-    assert note == "This site moved to tracel-ai/burn-onnx; it is answered from there."
+    spans = answer.sections[0].version_note or ()
+    note = "".join(span.text for span in spans)
+    # burn's history knows the commit that moved the crate: its PR, linked, and the release.
+    assert note == (
+        "This code moved to tracel-ai/burn-onnx with #4393, released in burn 0.21.0: upgrading "
+        "burn does not change it; it is answered from there."
+    )
+    assert [getattr(span, "url", None) for span in spans if span.text == "#4393"] == [
+        "https://github.com/tracel-ai/burn/pull/4393"
+    ]
 
 
 # -- real texts of cubecl's and burn-onnx's trackers, labelled before the bot ran -------------

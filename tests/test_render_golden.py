@@ -236,7 +236,8 @@ def case_from_corpus(name: str):
     def build(catalog) -> Answer:
         loaded = load_bundled()
         text = (CORPUS / name).read_text(encoding="utf-8")
-        return answer_of(Triage.of(loaded).analyse(text), catalog)
+        triage = Triage.of(loaded)
+        return answer_of(triage.analyse(text), catalog, projects=triage.projects)
 
     return build
 

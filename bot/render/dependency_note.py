@@ -10,7 +10,9 @@ from __future__ import annotations
 from bot.catalog.model import Record
 from bot.core.analysis import PanicMatch
 from bot.core.match.projects import Projects
+from bot.core.match.releases import HistoryEvent, history_events, project_name
 from bot.render import texts
+from bot.render.history_note import change_link
 from bot.render.markup import Words, words
 
 
@@ -105,4 +107,34 @@ def moved_note(projects: Projects | None, item: PanicMatch, record: Record) -> W
     version = location.crate_version if location else None
     if history is None or not version or any(r.version == version for r in history.releases):
         return None
+    moved = _move_event(projects, record)
+    if moved is not None:
+        event, project = moved
+        if event.version is None:
+            return words(
+                texts.MOVED_NOTE_CHANGE_UNRELEASED,
+                repo=record.repo,
+                change=change_link(event),
+                project=project,
+            )
+        return words(
+            texts.MOVED_NOTE_CHANGE,
+            repo=record.repo,
+            change=change_link(event),
+            project=project,
+            released=event.version,
+        )
     return words(texts.MOVED_NOTE, repo=record.repo)
+
+
+def _move_event(projects: Projects, record: Record) -> tuple[HistoryEvent, str] | None:
+    """The old project's `moved` event of a site now answered from `record` (burn's #4393), and
+    that project's name."""
+    for old, new in projects.moved.items():
+        if new != record.id:
+            continue
+        for history in projects.histories:
+            for event in history_events(history, old):
+                if event.event == "moved":
+                    return event, project_name(history)
+    return None

@@ -129,6 +129,14 @@ DEPENDENCY_CHECK_VALIDATION_CALLER = (
 DEPENDENCY_CHECK_ASSERTION = "a check inside {name} on the arguments it was given"
 DEPENDENCY_CHECK = "a panic inside {name}"
 MOVED_NOTE = "This site moved to {repo}; it is answered from there."
+# The same, when the old project's history knows the commit that moved it (burn-import, #4393).
+MOVED_NOTE_CHANGE = (
+    "This code moved to {repo} with {change}, released in {project} {released}: upgrading "
+    "{project} does not change it; it is answered from there."
+)
+MOVED_NOTE_CHANGE_UNRELEASED = (
+    "This code moved to {repo} with {change} on {project}'s main branch: it is answered from there."
+)
 # --- the first view: what a reporter reads first ------------------------------------------------
 FIRST_MEANING = "What it means:"
 LATER_PANIC = "### {panic} · {source}"  # a later panic's first view: one line (GitHub)
