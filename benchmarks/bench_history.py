@@ -47,11 +47,12 @@ def bench_build(repo_dir: str, since: str | None, head: bool) -> None:
 def bench_load(repeats: int) -> None:
     code = (
         "import time; t = time.perf_counter();"
-        "from bot.catalog.loader import load_bundled_catalog; c = load_bundled_catalog();"
+        "from bot.catalog.loader import bundled_catalog_path, load_catalog;"
+        "c = load_catalog([bundled_catalog_path()]);"
         "t1 = time.perf_counter();"
-        "from bot.core.match.releases import history_of; h = history_of(c);"
+        "from bot.app import load_projects; p = load_projects(c);"
         "t2 = time.perf_counter();"
-        "print(len(c), len(h.lineages), t1 - t, t2 - t1)"
+        "print(len(c), sum(len(h.lineages) for h in p.histories), t1 - t, t2 - t1)"
     )
     records = history = []
     for _ in range(repeats):

@@ -52,11 +52,11 @@ def peak_rss_mb() -> float:
 
 def write_synthetic(path: Path, size: int, seed: int = 7) -> None:
     """`size` records in all with the bundled catalog: the synthetic ones, as JSON lines."""
-    from bot.catalog.loader import load_bundled_catalog
+    from bot.app import load_bundled
     from bot.catalog.sites import skeleton_record
 
     rng = random.Random(seed)
-    bundled = load_bundled_catalog()
+    bundled = load_bundled().catalog
     templates = [r.error_message for r in bundled if len(r.error_message) > 15]
     seen = {r.error_message for r in bundled}
     count = size - len(bundled)
@@ -143,7 +143,8 @@ def run_size(size: str, synthetic: Path | None, repeat: int, naive_seconds: floa
     from corpus_padding import pad
     from corpus_scoring import accepted, load_cases
 
-    from bot.catalog.loader import bundled_catalog_path, load_bundled_catalog, load_catalog
+    from bot.app import load_bundled
+    from bot.catalog.loader import bundled_catalog_path, load_catalog
     from bot.catalog.patterns import compile_safe, format_to_regex
     from bot.core.extract.scanner import extract_panics
     from bot.core.match.matcher import Matcher
@@ -151,7 +152,7 @@ def run_size(size: str, synthetic: Path | None, repeat: int, naive_seconds: floa
     rss_start = peak_rss_mb()
     started, cpu = time.perf_counter(), time.process_time()
     if synthetic is None:
-        catalog = load_bundled_catalog()  # from the cache the parent filled
+        catalog = load_bundled().catalog  # from the cache the parent filled
     else:
         catalog = load_catalog([bundled_catalog_path(), synthetic])
     matcher = Matcher(catalog)
@@ -340,7 +341,7 @@ def main() -> int:
     # The bundled catalog's cache (bot.app.index_cache), filled before anything is measured:
     # what every start after the first one reads.
     subprocess.run(
-        [sys.executable, "-c", "from bot.catalog.loader import load_bundled_catalog as f; f()"],
+        [sys.executable, "-c", "from bot.app import load_bundled as f; f()"],
         cwd=ROOT,
         check=True,
     )
