@@ -275,6 +275,8 @@ CASES = {
     # Real texts: a tensor check with the user's values, a site of a crate that moved out.
     "tensor_check": case_from_corpus("078_check-matmul-tensor-op-error.md"),
     "moved_crate": case_from_corpus("157_import-out-dir-0191.md"),
+    # One message at three sites, pasted without a location: said to be a tie.
+    "tie": case_from_corpus("077_ce-weights-no-location.md"),
 }
 
 RENDERINGS = {

@@ -175,8 +175,8 @@ def _first_view_with(
                 lines.append(f"{texts.CALLED_AT}: {_link(section.call_site)}")
             if section.folded:
                 lines.append("⚠️ " + dc_words(_short_caution(section)))
-            if section.record.removed_at and section.version_note:
-                lines.append(dc_words(section.version_note))  # the link shows older code
+            if section.note_up_front and section.version_note:
+                lines.append(dc_words(section.version_note))  # older code, or one of several
         if section.source:
             # The title links to the source too; below the root, the label alone is enough.
             link = safe_url(section.source.url, limit=URL_MAX) if root else None

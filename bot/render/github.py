@@ -178,8 +178,8 @@ def first_view_lines(
             body.append(f"**{texts.FIRST_MEANING}** {md_words(section.meaning_words)}")
         if section.first_step:
             body.append(f"**{texts.FIRST_SOLUTION}** {md_prose(one_line(section.first_step))}")
-        if section.record.removed_at and section.version_note:
-            body.append(md_words(section.version_note))  # the link shows older code
+        if section.note_up_front and section.version_note:
+            body.append(md_words(section.version_note))  # older code, or one of several sites
     if also_reported:
         body.append(one_line(also_reported))
     if section.call_site:
@@ -220,7 +220,7 @@ def _section_blocks(
     if section.caution and not root:
         head.append("> " + md_words(section.caution))
     head.append(md_words(section.confidence))
-    if section.version_note and not (root and section.record.removed_at):
+    if section.version_note and not (root and section.note_up_front):
         head.append(md_words(section.version_note))
     if says_more(section):
         facts = "\n".join("- " + md_words(f) for f in section.facts)

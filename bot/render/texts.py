@@ -129,6 +129,15 @@ DEPENDENCY_CHECK_VALIDATION_CALLER = (
 DEPENDENCY_CHECK_ASSERTION = "a check inside {name} on the arguments it was given"
 DEPENDENCY_CHECK = "a panic inside {name}"
 MOVED_NOTE = "This site moved to {repo}; it is answered from there."
+# One message at several sites and nothing in the paste to tell them apart (issue 24): said, with
+# the others linked, rather than one picked in silence.
+TIE_NOTE = (
+    "The same message is raised at {count} sites and the paste has no `panicked at` location to "
+    "tell which; shown: {why}. The others:"
+)
+TIE_WHY_WRITTEN_UP = "the one with a write-up"
+TIE_WHY_FIRST = "the first in the catalog"
+TIE_MORE = "and {count} more"
 # The same, when the old project's history knows the commit that moved it (burn-import, #4393).
 MOVED_NOTE_CHANGE = (
     "This code moved to {repo} with {change}, released in {project} {released}: upgrading "

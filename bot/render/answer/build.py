@@ -46,6 +46,7 @@ from bot.render.answer.words import (
     confidence_words,
     count_words,
     removed_note,
+    tie_note,
     version_note,
 )
 from bot.render.dependency_note import dependency_note, moved_note
@@ -234,17 +235,22 @@ def _section(
     call_site = None
     if is_check_reason(record):
         call_site = user_call_site(item.panic, history, record.repo)
+    version = (
+        dependency_note(projects, item, record)
+        or moved_note(projects, item, record)
+        or history_note(projects.of_repo(record.repo) if projects else history, item, record)
+        or removed_note(record)
+        or (version_note(item.panic, record) if "location" in best.evidence else None)
+    )
+    tie = tie_note(item, record, catalog) if version is None else None
     return Section(
         record=record,
         match=item,
         title=message,
         confidence=confidence_words(item, best, record),
         source=source_link(record, catalog),
-        version_note=dependency_note(projects, item, record)
-        or moved_note(projects, item, record)
-        or history_note(projects.of_repo(record.repo) if projects else history, item, record)
-        or removed_note(record)
-        or (version_note(item.panic, record) if "location" in best.evidence else None),
+        version_note=version or tie,
+        tie=version is None and tie is not None,
         caution=caution,
         documentation=documentation,
         solutions=solutions,

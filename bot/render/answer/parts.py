@@ -121,10 +121,18 @@ class Section:
     first_step: str | None = None
     # A tensor check: where it was raised in the user's release (their call into burn-tensor).
     call_site: SourceLink | None = None
+    # The version note is a same-message tie: the reader must see it before trusting the site.
+    tie: bool = False
 
     @property
     def record_id(self) -> str:
         return self.record.id
+
+    @property
+    def note_up_front(self) -> bool:
+        """The version note belongs in the first view: the shown source is older code (a removed
+        site) or only one of several sites raising the message (a tie)."""
+        return bool(self.version_note) and (bool(self.record.removed_at) or self.tie)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from bot.catalog.model import RAISED_AT_TAG_PREFIX, Record
 from bot.core.analysis import Analysis, Candidate, PanicMatch, Verdict
 from bot.core.panic import Location, Panic
 from bot.render import texts
-from bot.render.answer.links import short_sha
+from bot.render.answer.links import short_sha, source_link
 from bot.render.answer.parts import (
     LOCATION_LIMIT,
     SHORT_LIMIT,
@@ -21,7 +21,7 @@ from bot.render.answer.parts import (
     CatalogLike,
     Section,
 )
-from bot.render.markup import Words, join_words, one_line, shorten, words
+from bot.render.markup import Link, Span, Words, join_words, one_line, shorten, words
 
 # `errorType` of a record -> how the panic is raised in the code, for bare panic sites.
 _RAISED_BY = {
@@ -310,3 +310,48 @@ def analysis_verdict(analysis: Analysis, catalog: CatalogLike | None = None) -> 
         if item.best and (catalog is None or catalog.get(item.best.record_id)):
             ids.append(item.best.record_id)
     return verdict_words(analysis.verdict, (p.panic for p in analysis.panics), ids)
+
+
+# Evidence that the paste's location chose the site: then same-message sites are not a tie.
+_LOCATION_EVIDENCE = frozenset({"location", "line", "release"})
+TIE_LINKS_SHOWN = 4
+
+
+def tie_note(item: PanicMatch, record: Record, catalog: CatalogLike | None) -> Words | None:
+    """The other live sites of the same project that raise the best record's very message,
+    when nothing pasted tells them apart."""
+    best = item.best
+    if best is None or catalog is None or _LOCATION_EVIDENCE & set(best.evidence):
+        return None
+    others = []
+    for candidate in item.candidates[1:]:
+        other = catalog.get(candidate.record_id)
+        if (
+            other is not None
+            and other.repo == record.repo
+            and other.error_message == record.error_message
+            and other.removed_at is None
+            and candidate.message_score >= best.message_score
+        ):
+            others.append(other)
+    if not others:
+        return None
+    why = (
+        texts.TIE_WHY_WRITTEN_UP
+        if record.has_write_up and not any(o.has_write_up for o in others)
+        else texts.TIE_WHY_FIRST
+    )
+    links = [
+        words("{site}", site=Link(link.label, link.url))
+        for other in others[:TIE_LINKS_SHOWN]
+        if (link := source_link(other, catalog)) is not None
+    ]
+    rest = len(others) - len(links)
+    if rest > 0:
+        links.append(words(texts.TIE_MORE, count=rest))
+    return join_words(words(texts.TIE_NOTE, count=len(others) + 1, why=why), *_commas(links))
+
+
+def _commas(groups: list[Words]) -> list[Words]:
+    """`a,` `b,` `c.`: a comma after each but the last, a full stop after the last."""
+    return [(*group, Span("," if i < len(groups) - 1 else ".")) for i, group in enumerate(groups)]
