@@ -267,6 +267,12 @@ def cmd_update(args: argparse.Namespace) -> int:
     except CatalogError as exc:
         _err(f"error: the catalog has problems; fix them first:\n{exc}")
         return 2
+    if scan_path.is_dir():
+        found = _scan_in_folder(scan_path)
+        if isinstance(found, str):
+            _err(f"error: {found}")
+            return 2
+        scan_path = found
     try:
         catalog = read_catalog(catalog_path)
         scan = read_records_file(scan_path)
@@ -312,6 +318,20 @@ def cmd_update(args: argparse.Namespace) -> int:
     for warning in result.warnings:
         _err(f"warning: {warning}")
     return 0
+
+
+def _scan_in_folder(folder: Path) -> Path | str:
+    """The one scan-<commit>.jsonl that `catalog scan --out FOLDER` wrote, or what is wrong."""
+    scans = sorted(folder.glob("scan-*.jsonl"))
+    if len(scans) == 1:
+        return scans[0]
+    if not scans:
+        return (
+            f"{folder}: no scan-<commit>.jsonl here; give the folder `catalog scan --out` "
+            "wrote, or the scan file itself"
+        )
+    names = ", ".join(p.name for p in scans)
+    return f"{folder} holds {len(scans)} scans ({names}); give --scan the file of the one to use"
 
 
 def cmd_history(args: argparse.Namespace) -> int:
