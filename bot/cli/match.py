@@ -7,6 +7,7 @@ empty, 3 (only with --fail-on-match, and when every input was read) a catalogued
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -116,11 +117,14 @@ def run(args: argparse.Namespace) -> int:
                 stdin = getattr(sys.stdin, "buffer", None)
                 if stdin is None:  # `triage-bot match <&-`: Python sets sys.stdin to None
                     raise OSError("it is closed; give a file, or pipe the text in")
-                if not args.paths and sys.stdin.isatty():  # else it looks hung
-                    print(
-                        "triage-bot: reading the paste from stdin (end it with Ctrl-D)",
-                        file=sys.stderr,
-                    )
+                if sys.stdin.isatty():
+                    if not args.paths:  # else it looks hung
+                        print(
+                            "triage-bot: reading the paste from stdin (end it with Ctrl-D)",
+                            file=sys.stderr,
+                        )
+                    # read whole first: the windows read twice, and one Ctrl-D ends one read
+                    stdin = io.BytesIO(stdin.read())
                 analysis, text_version = analyse_input(triage, stdin)
             else:
                 with open(path, "rb") as stream:
