@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import pty
+import re
 import select
 import shutil
 import socket
@@ -398,3 +399,48 @@ def test_verbose_and_quiet_set_the_log_level(tmp_path, scanned):
     assert level("-q") == "LOG_LEVEL=ERROR"
     both = cli(tmp_path, "-v", "-q", "doctor")
     assert both.returncode == 2 and "not allowed with" in both.stderr
+
+
+# -- 15. no paths of the machine the project was built on ----------------------------------------
+
+MACHINE_PATHS = ("/work/", "/tmp/", "/home/")
+
+
+def test_no_machine_paths_in_the_code():
+    """bot/ names no folder of a build machine; a `/home/...` in a comment is a pasted path
+    (what users' panics print), so only /work/ and /tmp/ are refused there."""
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted((ROOT / "bot").rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if any(prefix in line for prefix in MACHINE_PATHS[:2])
+    ]
+    assert not found, found
+
+
+def test_no_machine_path_as_a_test_default():
+    default = re.compile(r"environ\.get\(\s*[\"'](\w+)[\"']\s*,\s*[^)]*[\"'](/[^\"']*)")
+    found = [
+        f"{path.name}: {match.group(1)} defaults to {match.group(2)}"
+        for path in sorted((ROOT / "tests").glob("*.py"))
+        for match in default.finditer(path.read_text(encoding="utf-8"))
+        if match.group(1) != "PATH" and match.group(2).startswith(MACHINE_PATHS)
+    ]
+    assert not found, found
+
+
+def test_burn_history_comes_from_the_setting_alone(tmp_path):
+    probe = "import burn_repo; print(burn_repo.BURN_REPO); print(burn_repo.SKIP_REASON)"
+    env = {k: v for k, v in os.environ.items() if k != "TRIAGE_TEST_BURN_REPO"}
+    env["PYTHONPATH"] = str(ROOT / "tests")
+    unset = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert unset.stdout.splitlines()[0] == "None"
+    assert "TRIAGE_TEST_BURN_REPO is not set" in unset.stdout
+    env["TRIAGE_TEST_BURN_REPO"] = str(tmp_path / "burn")
+    set_ = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert set_.stdout.splitlines()[0] == str(tmp_path / "burn")
+    assert f"not at {tmp_path / 'burn'}" in set_.stdout
