@@ -444,3 +444,38 @@ def test_burn_history_comes_from_the_setting_alone(tmp_path):
     )
     assert set_.stdout.splitlines()[0] == str(tmp_path / "burn")
     assert f"not at {tmp_path / 'burn'}" in set_.stdout
+
+
+# -- 10/11/12. what the README and the Docker build promise ---------------------------------------
+
+
+def test_root_dockerignore_is_the_dockerfiles():
+    """The legacy builder reads only the context's root .dockerignore (BuildKit the one beside
+    the Dockerfile): both must keep .venv and .env out."""
+    root = (ROOT / ".dockerignore").read_text().splitlines()
+    assert root == (ROOT / "deploy" / "Dockerfile.dockerignore").read_text().splitlines()
+    assert root[1:2] == ["*"]  # everything out, then what the build needs back in
+
+
+def test_readme_action_snippet_has_the_example_workflows_concurrency():
+    import yaml
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("#### The Action\n", 1)[1]
+    snippet = yaml.safe_load(section.split("```yaml\n", 1)[1].split("```", 1)[0])
+    example = yaml.safe_load((ROOT / "deploy/github-action/example-workflow.yml").read_text())
+    assert snippet["concurrency"] == example["concurrency"]
+    assert example["concurrency"]["group"] == "panic-triage-${{ github.event.issue.number }}"
+
+
+def test_readme_names_the_test_prerequisites():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### Test prerequisites\n", 1)[1].split("\n### ", 1)[0]
+    for needed in (
+        "127.0.0.1:5432",
+        "`test`",
+        "TRIAGE_TEST_POSTGRES",
+        "TRIAGE_TEST_BURN_REPO",
+        "Chromium",
+    ):
+        assert needed in section, needed
