@@ -479,3 +479,69 @@ def test_readme_names_the_test_prerequisites():
         "Chromium",
     ):
         assert needed in section, needed
+
+
+# -- 2. catalog history on a single-crate repository ---------------------------------------------
+
+BUILD_RS = """fn main() {
+    let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR for build scripts");
+    println!("cargo:rerun-if-changed=build.rs {out}");
+}
+"""
+BIN_RS = """fn main() {
+    let size: usize = std::env::args().nth(1).expect("usage: ringctl SIZE").parse().unwrap();
+    if size > 1024 {
+        panic!("ringctl: size {} is too large", size);
+    }
+}
+"""
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done.stdout.strip()
+
+
+def _sites(path: Path) -> set[tuple[str, int, str]]:
+    rows = (json.loads(line) for line in path.read_text().splitlines() if line.strip())
+    return {(r["filePath"], r["lineNumber"], r["errorMessage"]) for r in rows}
+
+
+def test_history_of_a_single_crate_repo_finds_what_scan_finds(tmp_path):
+    """A root `src/` (and a root build.rs, and src/bin/) over two tags: each release's sites
+    are the ones `catalog scan` finds in that release's checkout."""
+    repo = tmp_path / "ringbuf-lite"
+    shutil.copytree(CRATE, repo)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "first release")
+    _git(repo, "tag", "v0.1.0")
+    lib = repo / "src" / "lib.rs"
+    lib.write_text(lib.read_text().replace("ring is full", "ring buffer is full"))
+    (repo / "build.rs").write_text(BUILD_RS)
+    (repo / "src" / "bin").mkdir()
+    (repo / "src" / "bin" / "ringctl.rs").write_text(BIN_RS)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "second release")
+    _git(repo, "tag", "v0.2.0")
+    head = _git(repo, "rev-parse", "HEAD")
+
+    history = cli(tmp_path, "catalog", "history", str(repo), "--repo", REPO, "--out", "hist")
+    assert history.returncode == 0, history.stderr
+    assert "0.1.0 (" in history.stderr and ": 3 sites" in history.stderr
+    assert "0.2.0 (" in history.stderr and ": 6 sites" in history.stderr
+    scan = cli(
+        tmp_path, "catalog", "scan", str(repo), "--repo", REPO, "--commit", head, "--out", "scan"
+    )
+    assert scan.returncode == 0, scan.stderr
+    scanned = _sites(tmp_path / "scan" / f"scan-{head[:12]}.jsonl")
+    assert len(scanned) == 6
+    assert _sites(tmp_path / "hist" / "panic_sites.jsonl") == scanned
+    header = json.loads((tmp_path / "hist" / "history.ndjson").read_text().splitlines()[0])
+    assert [r["version"] for r in header["releases"]] == ["0.1.0", "0.2.0"]
