@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from typing import Any, TextIO
 
 COLOR_CHOICES = ("auto", "always", "never")
@@ -80,9 +81,7 @@ def github_failure(exc: BaseException) -> str | None:
         exc, GithubException | requests.exceptions.RequestException | ConnectionError | TimeoutError
     ):
         return None
-    import time
-
-    from bot.github.worker import RetryPolicy, classify
+    from bot.github.worker import RetryPolicy, classify  # why: PyGithub only on failure
 
     return classify(exc, 1, RetryPolicy(), time.time()).reason
 
