@@ -281,9 +281,23 @@ def test_no_color_and_term_dumb_switch_off_escapes(tmp_path):
 
 
 def test_every_command_that_colours_has_color():
-    """Only `match` prints escapes (bot.render.terminal); it is the one with --color."""
-    parser = build_parser()
-    assert "--color" in subcommands(parser)["match"]._option_string_actions
+    """Escapes are written only by bot.render.terminal (bot.core.extract strips pasted ones),
+    and only `match` prints through it: so `match` is the command that needs --color. A new
+    colouring module or caller fails here until its command gets --color too."""
+    writers = {
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "bot").rglob("*.py")
+        if "\\x1b[" in path.read_text(encoding="utf-8")
+    }
+    assert writers == {"bot/render/terminal.py", "bot/core/extract/clean.py"}
+    callers = {
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "bot").rglob("*.py")
+        if "bot.render.terminal import" in path.read_text(encoding="utf-8")
+    }
+    assert callers == {"bot/cli/match.py"}
+    commands = subcommands(build_parser())
+    assert "--color" in commands["match"]._option_string_actions
 
 
 # -- 14. conventions ---------------------------------------------------------------------------
