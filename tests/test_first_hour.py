@@ -550,6 +550,7 @@ def test_history_of_a_single_crate_repo_finds_what_scan_finds(tmp_path):
     assert history.returncode == 0, history.stderr
     assert "0.1.0 (" in history.stderr and ": 3 sites" in history.stderr
     assert "0.2.0 (" in history.stderr and ": 6 sites" in history.stderr
+    assert "[1/2 releases, about " in history.stderr and "[2/2 releases]" in history.stderr
     scan = cli(
         tmp_path, "catalog", "scan", str(repo), "--repo", REPO, "--commit", head, "--out", "scan"
     )

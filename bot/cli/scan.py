@@ -320,6 +320,11 @@ def cmd_update(args: argparse.Namespace) -> int:
     return 0
 
 
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
+
+
 def _scan_in_folder(folder: Path) -> Path | str:
     """The one scan-<commit>.jsonl that `catalog scan --out FOLDER` wrote, or what is wrong."""
     scans = sorted(folder.glob("scan-*.jsonl"))
@@ -367,8 +372,17 @@ def cmd_history(args: argparse.Namespace) -> int:
             _err(f"error: {exc}")
             return 2
 
+    total = len(tags) + (1 if args.include_head else 0)
+    done = [0]
+
     def progress(release: Release, sites: int, seconds: float) -> None:
-        _err(f"history: {release.version} ({release.commit[:12]}): {sites} sites in {seconds:.1f}s")
+        done[0] += 1
+        left = (time.monotonic() - started) / done[0] * (total - done[0])
+        eta = f", about {_duration(left)} left" if done[0] < total else ""
+        _err(
+            f"history: {release.version} ({release.commit[:12]}): {sites} sites in "
+            f"{seconds:.1f}s [{done[0]}/{total} releases{eta}]"
+        )
 
     started = time.monotonic()
     try:
