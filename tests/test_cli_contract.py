@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from burn_repo import BURN_REPO, SKIP_REASON, burn_repo_present
+from burn_repo import SKIP_REASON, burn_repo, burn_repo_present
 from harness import PANIC, REPO, bot_comments, fake_github
 
 from bot.cli import build_parser, main, subcommands
@@ -389,7 +389,7 @@ def test_catalog_regeneration_recipe_works_from_a_clone(tmp_path):
     shutil.copytree(ROOT / "tests" / "fixtures", clone / "tests" / "fixtures")
     # $BURN as a user has it: a clone with its tags, HEAD checked out (its Rust files suffice)
     burn = tmp_path / "burn"
-    subprocess.run(["git", "clone", "-q", "--no-checkout", str(BURN_REPO), str(burn)], check=True)
+    subprocess.run(["git", "clone", "-q", "--no-checkout", str(burn_repo()), str(burn)], check=True)
     archive = subprocess.run(
         ["git", "-C", str(burn), "archive", "HEAD", "--", "*.rs", "*Cargo.toml"],
         check=True,

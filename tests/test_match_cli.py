@@ -100,7 +100,9 @@ def test_unreadable_input_is_named_and_others_still_answered(tmp_path, capsys):
     captured = capsys.readouterr()
     assert status == 1
     assert f"cannot read {tmp_path / 'missing.txt'}" in captured.err
-    assert json.loads(captured.out)["verdict"] == "match"
+    error, answer = (json.loads(line) for line in captured.out.splitlines())
+    assert error["input"] == str(tmp_path / "missing.txt") and "error" in error  # issue 29
+    assert answer["verdict"] == "match"
 
 
 def test_invalid_catalog_is_named(tmp_path, capsys):

@@ -1,7 +1,7 @@
 """`catalog update` on the history's linking rules, and the scan -> update -> validate loop.
 
 The loop runs twice in a row on the fixture crates always, and on burn's HEAD when burn's
-repository is on this machine (CI runs where /work/.mirror/tracel-ai+burn/repo exists).
+repository is on this machine (TRIAGE_TEST_BURN_REPO names its clone).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from burn_repo import BURN_REPO, SKIP_REASON, burn_repo_present
+from burn_repo import SKIP_REASON, burn_repo, burn_repo_present
 
 from bot.catalog.sites import skeleton_record
 from bot.cli import main
@@ -21,7 +21,6 @@ from bot.scan.update import update_catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
-BURN_MIRROR = BURN_REPO
 REPO = "acme/widgets"
 OLD, NEW = "a" * 40, "b" * 40
 
@@ -122,8 +121,8 @@ def test_scan_update_validate_twice_on_the_fixture_crates(tmp_path, capsys):
 @pytest.mark.skipif(not burn_repo_present(), reason=SKIP_REASON)
 def test_scan_update_validate_twice_on_burn_head(tmp_path, capsys):
     tree = tmp_path / "burn"
-    extract_tree(BURN_MIRROR, "HEAD", tree)
-    commit = git(BURN_MIRROR, "rev-parse", "HEAD").strip()
+    extract_tree(burn_repo(), "HEAD", tree)
+    commit = git(burn_repo(), "rev-parse", "HEAD").strip()
     catalog = tmp_path / "catalog"
     shutil.copytree(ROOT / "catalog", catalog)
     # with burn's builder setting, as the bundled check.rs reasons were scanned

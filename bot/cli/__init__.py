@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import bot
+from bot.cli.output import add_verbosity_options, apply_verbosity
 
 # top-level command -> module whose `register(subparsers)` adds it
 COMMAND_MODULES: dict[str, str] = {
@@ -131,6 +132,7 @@ def build_parser(only: str | None = None, action: str | None = None) -> argparse
         formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
+    add_verbosity_options(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules = dict.fromkeys(COMMAND_MODULES.values())
     if only in COMMAND_MODULES:
@@ -160,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
     line on stderr and exit status 2; command bodies just raise them."""
     from bot.config.settings import SettingsError  # why: `--version` must not pay for it
 
+    apply_verbosity(args)
     try:
         return int(args.handler(args) or 0)
     except SettingsError as exc:

@@ -9,9 +9,8 @@ import argparse
 import sys
 from datetime import UTC, datetime
 
-from github import GithubException
-
 from bot.app import load_triage
+from bot.cli.output import github_failure, report_github_failure
 from bot.config.logs import configure_logging
 from bot.config.settings import Settings, SettingsError
 from bot.github.auth import GitHubClients
@@ -26,7 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Reads past issues (oldest first, resumable) so the first answers already "
         "know which earlier issues hit the same record.",
     )
-    parser.add_argument("--repo", required=True, metavar="OWNER/NAME")
+    parser.add_argument(
+        "--repo", required=True, metavar="OWNER/NAME", help="the repository whose issues to read"
+    )
     parser.add_argument(
         "--since",
         metavar="DATE",
@@ -67,11 +68,11 @@ def cmd_backfill(args: argparse.Namespace) -> int:
                 since=since,
                 progress=lambda text: print(text, file=sys.stderr, flush=True),
             )
-    except GithubException as exc:
-        print(
-            f"triage-bot: backfill stopped: HTTP {exc.status}; run it again to go on",
-            file=sys.stderr,
-        )
+    except Exception as exc:
+        reason = github_failure(exc)
+        if reason is None:  # not GitHub's nor the network's: a bug, keep its traceback
+            raise
+        report_github_failure(f"{reason}; run it again to go on", "backfill stopped")
         return 1
     finally:
         clients.close()

@@ -10,6 +10,7 @@ returns the process exit code.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -30,6 +31,7 @@ from bot.catalog.lint import WARNING, lint_catalog
 from bot.catalog.loader import Catalog, CatalogError, load_catalog
 from bot.catalog.model import record_from_dict, record_to_dict
 from bot.catalog.validate import DRAFT_TEXT, check_record
+from bot.cli.output import add_json_option, print_json
 
 FORMATS = ("auto", "json", "page", "panic-sites")
 PANIC_SITES_FILE = "panic_sites.jsonl"
@@ -91,6 +93,7 @@ def register_catalog(sub: argparse._SubParsersAction) -> None:
     lint.add_argument("paths", nargs="*", metavar="PATH", help="catalog file or folder")
     lint.add_argument("--all", action="store_true", help="also print informational findings")
     lint.add_argument("--strict", action="store_true", help="exit 1 when there is any warning")
+    add_json_option(lint, "the findings (record, file, code, level, message) and counts")
     lint.set_defaults(handler=cmd_lint)
 
     show = sub.add_parser(
@@ -116,7 +119,12 @@ def register_catalog(sub: argparse._SubParsersAction) -> None:
         f"record; panic-site lists give one DIR/{PANIC_SITES_FILE}. Nothing is written if "
         "any input has a problem.",
     )
-    imp.add_argument("files", nargs="+", metavar="FILE")
+    imp.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="JSON documents, rendered pages or panic-site lists (.jsonl) to import",
+    )
     imp.add_argument("--out", required=True, metavar="DIR", help="folder to write into")
     imp.add_argument(
         "--format",
@@ -174,6 +182,17 @@ def cmd_lint(args: argparse.Namespace) -> int:
     findings = lint_catalog(catalog)
     warnings = [f for f in findings if f.level == WARNING]
     infos = [f for f in findings if f.level != WARNING]
+    if args.json:
+        shown = findings if args.all else warnings
+        print_json(
+            {
+                "records": len(catalog),
+                "warnings": len(warnings),
+                "infos": len(infos),
+                "findings": [dataclasses.asdict(f) for f in shown],
+            }
+        )
+        return 1 if args.strict and warnings else 0
     for finding in warnings:
         print(finding)
     if args.all:

@@ -1,13 +1,21 @@
-"""`triage-bot match`: answer the panics in files (or stdin) from the catalog."""
+"""`triage-bot match`: answer the panics in files (or stdin) from the catalog.
+
+Exit status: 0 answered, 1 an input could not be read, 2 the catalog is invalid, missing or
+empty, 3 (only with --fail-on-match, and when every input was read) a catalogued panic found.
+"""
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from bot.catalog.loader import CatalogError
+from bot.cli.output import add_color_option, color_wanted
 from bot.core.analysis import Analysis
 
 if TYPE_CHECKING:
@@ -28,16 +36,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--catalog",
         action="append",
         metavar="PATH",
-        help="catalog file or folder (repeatable; default: the bundled catalog)",
+        help="catalog file or folder (repeatable; replaces TRIAGE_CATALOG; default: "
+        "TRIAGE_CATALOG, else the bundled catalog)",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per input, per line")
+    add_color_option(parser)
     parser.add_argument(
-        "--color",
-        choices=("auto", "always", "never"),
-        default="auto",
-        help="colours in the text output (auto: only on a terminal)",
+        "--fail-on-match",
+        action="store_true",
+        help=f"exit {FOUND_STATUS} when a catalogued panic was found (for CI gates)",
     )
     parser.set_defaults(handler=run)
+
+
+FOUND_STATUS = 3  # --fail-on-match: 1 and 2 already mean an unreadable input, a bad catalog
+
+
+def configured_catalogs() -> list[str] | None:
+    """TRIAGE_CATALOG (the environment over ./.env, as the other commands read it), or None for
+    the bundled catalog. A path that does not exist is a SettingsError (exit 2), never the
+    bundled catalog in its place."""
+    from bot.config.settings import catalog_paths, read_env_file  # see the top
+
+    value = os.environ.get("TRIAGE_CATALOG")
+    if value is None and Path(".env").is_file():
+        value = read_env_file(".env").get("TRIAGE_CATALOG")
+    return [str(path) for path in catalog_paths(value)] or None
 
 
 def analyse_input(triage: Triage, stream: BinaryIO) -> tuple[Analysis, str | None]:
@@ -65,8 +89,9 @@ def analyse_input(triage: Triage, stream: BinaryIO) -> tuple[Analysis, str | Non
 def run(args: argparse.Namespace) -> int:
     from bot.app import Triage  # imported here so `--help` stays instant
 
+    catalogs = args.catalog or configured_catalogs()
     try:
-        triage = Triage.from_paths(args.catalog)
+        triage = Triage.from_paths(catalogs)
     except CatalogError as exc:
         count = len(exc.problems)
         print(
@@ -76,29 +101,44 @@ def run(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(f"  {problem}", file=sys.stderr)
         return 2
+    if not len(triage.catalog):  # as `catalog validate`: an empty catalog answers nothing
+        print(
+            f"triage-bot: the catalog is invalid: no records in {', '.join(catalogs or [])} "
+            "(a catalog is .json and .jsonl record files; folders are read recursively)",
+            file=sys.stderr,
+        )
+        return 2
     paths = args.paths or ["-"]
-    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
-    failed = False
+    color = color_wanted(args.color, sys.stdout)
+    failed = caught = False
     for index, path in enumerate(paths):
         try:
             if path == "-":
                 stdin = getattr(sys.stdin, "buffer", None)
                 if stdin is None:  # `triage-bot match <&-`: Python sets sys.stdin to None
-                    print(
-                        "triage-bot: cannot read stdin: it is closed; give a file, "
-                        "or pipe the text in",
-                        file=sys.stderr,
-                    )
-                    failed = True
-                    continue
+                    raise OSError("it is closed; give a file, or pipe the text in")
+                if sys.stdin.isatty():
+                    if not args.paths:  # else it looks hung
+                        print(
+                            "triage-bot: reading the paste from stdin (end it with Ctrl-D)",
+                            file=sys.stderr,
+                        )
+                    # read whole first: the windows read twice, and one Ctrl-D ends one read
+                    stdin = io.BytesIO(stdin.read())
                 analysis, text_version = analyse_input(triage, stdin)
             else:
                 with open(path, "rb") as stream:
                     analysis, text_version = analyse_input(triage, stream)
         except OSError as exc:
-            print(f"triage-bot: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+            reason = exc.strerror or str(exc)
+            where = "stdin" if path == "-" else path
+            print(f"triage-bot: cannot read {where}: {reason}", file=sys.stderr)
+            if args.json:
+                print(json.dumps({"input": path, "error": f"cannot read {where}: {reason}"}))
+                sys.stdout.flush()
             failed = True
             continue
+        caught = caught or analysis.verdict == "match"
         if args.json:
             from bot.app.match_report import analysis_json  # see the top
 
@@ -109,7 +149,9 @@ def run(args: argparse.Namespace) -> int:
                 print()
             print(render_for_terminal(path, analysis, triage, color=color, many=len(paths) > 1))
         sys.stdout.flush()
-    return 1 if failed else 0
+    if failed:
+        return 1
+    return FOUND_STATUS if args.fail_on_match and caught else 0
 
 
 def render_for_terminal(

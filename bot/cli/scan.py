@@ -267,6 +267,12 @@ def cmd_update(args: argparse.Namespace) -> int:
     except CatalogError as exc:
         _err(f"error: the catalog has problems; fix them first:\n{exc}")
         return 2
+    if scan_path.is_dir():
+        found = _scan_in_folder(scan_path)
+        if isinstance(found, str):
+            _err(f"error: {found}")
+            return 2
+        scan_path = found
     try:
         catalog = read_catalog(catalog_path)
         scan = read_records_file(scan_path)
@@ -314,6 +320,25 @@ def cmd_update(args: argparse.Namespace) -> int:
     return 0
 
 
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
+
+
+def _scan_in_folder(folder: Path) -> Path | str:
+    """The one scan-<commit>.jsonl that `catalog scan --out FOLDER` wrote, or what is wrong."""
+    scans = sorted(folder.glob("scan-*.jsonl"))
+    if len(scans) == 1:
+        return scans[0]
+    if not scans:
+        return (
+            f"{folder}: no scan-<commit>.jsonl here; give the folder `catalog scan --out` "
+            "wrote, or the scan file itself"
+        )
+    names = ", ".join(p.name for p in scans)
+    return f"{folder} holds {len(scans)} scans ({names}); give --scan the file of the one to use"
+
+
 def cmd_history(args: argparse.Namespace) -> int:
     if not _REPO.match(args.repo):
         _err(f"error: --repo must be OWNER/NAME, not `{args.repo}`")
@@ -347,8 +372,17 @@ def cmd_history(args: argparse.Namespace) -> int:
             _err(f"error: {exc}")
             return 2
 
+    total = len(tags) + (1 if args.include_head else 0)
+    done = [0]
+
     def progress(release: Release, sites: int, seconds: float) -> None:
-        _err(f"history: {release.version} ({release.commit[:12]}): {sites} sites in {seconds:.1f}s")
+        done[0] += 1
+        left = (time.monotonic() - started) / done[0] * (total - done[0])
+        eta = f", about {_duration(left)} left" if done[0] < total else ""
+        _err(
+            f"history: {release.version} ({release.commit[:12]}): {sites} sites in "
+            f"{seconds:.1f}s [{done[0]}/{total} releases{eta}]"
+        )
 
     started = time.monotonic()
     try:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import load_triage
+from bot.cli.output import add_json_option, github_failure, print_json, report_github_failure
 from bot.config.logs import configure_logging
 from bot.config.settings import Settings
 from bot.github import webhook
@@ -27,6 +28,7 @@ from bot.github.labels import load_label_config
 from bot.github.pipeline import IssuePipeline, pipeline_from_settings
 from bot.github.poll import poll_once
 from bot.github.worker import RetryPolicy, Worker, classify
+from bot.store.interface import Job
 from bot.store.open import TriageStore, is_postgres, open_store, store_errors
 
 log = logging.getLogger(__name__)
@@ -115,6 +117,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="only jobs in this state (default: dead, queued and running)",
     )
+    add_json_option(listing, "the store and its jobs")
     listing.set_defaults(handler=cmd_jobs_list)
     retry = jobs_sub.add_parser(
         "retry",
@@ -182,8 +185,15 @@ def cmd_poll(args: argparse.Namespace) -> int:
         print("triage-bot: --repo must be OWNER/NAME", file=sys.stderr)
         return 2
     _check_github(settings)
-    with store_errors(settings.store_location):
-        return asyncio.run(_poll(settings, args))
+    try:
+        with store_errors(settings.store_location):
+            return asyncio.run(_poll(settings, args))
+    except Exception as exc:
+        reason = github_failure(exc)  # as `handle-event`: one line, not a traceback
+        if reason is None:
+            raise
+        report_github_failure(reason, f"poll {args.repo} failed")
+        return 1
 
 
 async def _poll(settings: Settings, args: argparse.Namespace) -> int:
@@ -215,34 +225,58 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _open_existing(settings: Settings) -> TriageStore | None:
-    """The existing store, None when there is none yet (not created: reading makes no file)."""
+    """The existing store, None when there is none yet (not created: reading makes no file).
+    `jobs list` and `jobs retry` both take a missing store for an empty one: no jobs."""
     location = settings.store_location
     if not is_postgres(location) and not Path(location).exists():
-        print(
-            f"no store yet at {location} (TRIAGE_DB): the bot has not run here, "
-            "so there are no jobs"
-        )
         return None
     return open_store(settings)
+
+
+def _no_store(settings: Settings) -> str:
+    return f"no store yet at {settings.store_description} (TRIAGE_DB): the bot has not run here"
+
+
+def _job_json(job: Job) -> dict[str, Any]:
+    return {
+        "id": job.id,
+        "state": job.state,
+        "attempts": job.attempts,
+        "repo": job.repo,
+        "number": job.number,
+        "kind": job.kind,
+        "last_error": job.last_error,
+        "received_at": job.received_at,
+        "updated_at": job.updated_at,
+    }
 
 
 def cmd_jobs_list(args: argparse.Namespace) -> int:
     settings = _settings()
     store = _open_existing(settings)
-    if store is None:
+    jobs: list[Job] = []
+    if store is not None:
+        with store, store_errors(settings.store_location):
+            jobs = store.list_jobs(JOB_STATES.get(args.state, (args.state,)))
+    if args.json:
+        print_json(
+            {
+                "store": str(settings.store_description),
+                "exists": store is not None,
+                "jobs": [_job_json(job) for job in jobs],
+            }
+        )
         return 0
-    with store, store_errors(settings.store_location):
-        jobs = store.list_jobs(JOB_STATES.get(args.state, (args.state,)))
-        if not jobs:
-            print("no jobs")
-            return 0
-        print(f"{'ID':>6}  {'STATE':<8} {'TRIES':>5}  {'ISSUE':<40} LAST ERROR")
-        for job in jobs:
-            issue = f"{job.repo}#{job.number}"
-            print(
-                f"{job.id:>6}  {job.state:<8} {job.attempts:>5}  {issue:<40} "
-                f"{(job.last_error or '').splitlines()[0] if job.last_error else ''}"
-            )
+    if not jobs:
+        print("no jobs" + (f" ({_no_store(settings)})" if store is None else ""))
+        return 0
+    print(f"{'ID':>6}  {'STATE':<8} {'TRIES':>5}  {'ISSUE':<40} LAST ERROR")
+    for job in jobs:
+        issue = f"{job.repo}#{job.number}"
+        print(
+            f"{job.id:>6}  {job.state:<8} {job.attempts:>5}  {issue:<40} "
+            f"{(job.last_error or '').splitlines()[0] if job.last_error else ''}"
+        )
     return 0
 
 
@@ -252,7 +286,12 @@ def cmd_jobs_retry(args: argparse.Namespace) -> int:
         return 2
     settings = _settings()
     store = _open_existing(settings)
-    if store is None:
+    if store is None:  # as an empty store: nothing to replay
+        print(
+            "no dead-lettered job to replay"
+            + (f" with id {args.id}" if args.id else "")
+            + f" ({_no_store(settings)})"
+        )
         return 1
     with store, store_errors(settings.store_location):
         count = store.requeue_dead(None if args.all else args.id)
@@ -309,7 +348,7 @@ async def _handle_event(settings: Settings, job: dict[str, Any], attempts: int) 
             except Exception as exc:
                 failure = classify(exc, attempt, policy, time.time())
                 if not failure.retry or attempt == attempts or failure.delay > 600:
-                    print(f"triage-bot: GitHub call failed: {failure.reason}", file=sys.stderr)
+                    report_github_failure(failure.reason)
                     return 1
                 log.warning("attempt %d failed: %s; retrying", attempt, failure.reason)
                 await asyncio.sleep(failure.delay * policy.scale)

@@ -8,12 +8,14 @@ figures come from bot.stats.report; reports go to stdout, problems to stderr.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
 from pathlib import Path
 
 from bot.app import Triage, load_triage
+from bot.cli.output import add_json_option, print_json
 from bot.config.settings import Settings, SettingsError
 from bot.server.stats_page import gather
 from bot.stats.report import (
@@ -44,6 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="first read the 👍/👎 reactions on the bot's GitHub comments (needs GitHub settings)",
     )
+    add_json_option(stats, "the figures (answers per week and record, precision, gaps)")
     stats.set_defaults(handler=cmd_stats)
 
 
@@ -91,6 +94,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
         _err(f"--since: {exc}")
         return 2
     if store is None:
+        if args.json:  # as an empty store: nothing answered yet
+            print_json({"store": settings.store_description, "exists": False, "stats": None})
+            return 0
         print(
             f"no store yet at {settings.triage_db} (TRIAGE_DB): the bot has not answered "
             "anything here, so there are no statistics"
@@ -115,7 +121,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
         except ValueError as exc:
             _err(f"--since: {exc}")
             return 2
-        sys.stdout.write(render_text(stats))
+        if args.json:
+            figures = dataclasses.asdict(stats)
+            figures["names"] = dict(stats.names)
+            print_json({"store": settings.store_description, "exists": True, "stats": figures})
+        else:
+            sys.stdout.write(render_text(stats))
         if args.html:
             Path(args.html).write_text(render_html(stats, generated_at=time.time()))
             print(f"wrote {args.html}", file=sys.stderr)

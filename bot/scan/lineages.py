@@ -333,9 +333,9 @@ def is_runtime_path(file_path: str) -> bool:
     """Whether a site's file is a crate's runtime code: under `crates/` (or a top-level crate
     folder of an old layout), and not a test-helper crate (burn-no-std-tests, *-testgen)."""
     crate, inner = crate_and_inner(file_path)
-    if crate is None and inner.startswith("src/"):
-        return True  # a single-crate repository (ndarray): its crate is at the root
     # A build script runs on the user's machine too: its panics reach issues.
+    if crate is None and (inner.startswith("src/") or inner == "build.rs"):
+        return True  # a single-crate repository (ndarray): its crate is at the root
     if crate is None or not (inner.startswith("src/") or inner == "build.rs"):
         return False
     return not is_test_helper_crate(crate)

@@ -37,6 +37,7 @@ from bot.cli.doctor.discord_check import check_discord
 from bot.cli.doctor.github_check import check_github
 from bot.cli.doctor.settings_check import check_settings, collect_settings
 from bot.cli.doctor.store_check import check_store
+from bot.cli.output import add_json_option, print_json
 from bot.config.redact import Redactor
 
 
@@ -63,6 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--offline", action="store_true", help="skip the GitHub and Discord checks (no network)"
     )
+    add_json_option(parser, "the checks (name, status, summary, details, fix) and `ok`")
     parser.set_defaults(handler=cmd_doctor)
 
 
@@ -72,11 +74,29 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         args.env_file or ".env",
         repos=args.repo,
         offline=args.offline,
-        out=sys.stdout,
+        out=None if args.json else sys.stdout,
         env_file_required=args.env_file is not None,
     )
     failed = [c.name for c in checks if c.failed]
     warned = [c.name for c in checks if c.status == WARN]
+    if args.json:
+        redact = Redactor()  # as print_check: no token-shaped text in the output
+        print_json(
+            {
+                "ok": not failed,
+                "checks": [
+                    {
+                        "name": c.name,
+                        "status": c.status,
+                        "summary": redact(c.summary),
+                        "details": [redact(line) for line in c.details],
+                        "fix": redact(c.fix) if c.fix else None,
+                    }
+                    for c in checks
+                ],
+            }
+        )
+        return 1 if failed else 0
     if failed:
         print(f"\n{len(failed)} check(s) failed: {', '.join(failed)}")
         return 1

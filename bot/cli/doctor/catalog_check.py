@@ -30,6 +30,15 @@ def check_catalog(settings: Settings) -> Check:
             f"run `triage-bot catalog validate {str(path).replace(',', ' ')}` and fix each problem"
             + (", or unset TRIAGE_CATALOG to use the bundled catalog" if custom else ""),
         )
+    if not len(catalog):  # as `catalog validate` and `match`: a catalog that answers nothing
+        return Check(
+            "catalog",
+            FAIL,
+            f"{label}: no records; the catalog cannot be used",
+            [],
+            "point TRIAGE_CATALOG at a folder of .json/.jsonl records (`triage-bot catalog "
+            "scan --out` writes one), or unset it to use the bundled catalog",
+        )
     findings = lint_catalog(catalog)
     warnings = [f for f in findings if f.level == WARNING]
     by_code: dict[str, int] = {}

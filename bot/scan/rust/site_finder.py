@@ -70,7 +70,8 @@ class PanicSite:
     check: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def as_panic_site(self, commit: str) -> dict[str, object]:
-        """The panic-site list form (the fields of /work/shared/burn/panic_sites.jsonl)."""
+        """The panic-site list form: file_path, line, kind, message_format, commit (the
+        lines `catalog import --format panic-sites` reads)."""
         row: dict[str, object] = {
             "file_path": self.file_path,
             "line": self.line,
