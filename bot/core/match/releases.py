@@ -35,6 +35,7 @@ from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, Evidence, PanicMatch
 from bot.core.extract.paths import normalise_path
 from bot.core.match.crates import repo_crate_names
+from bot.core.match.std_messages import is_std_message
 
 HISTORY_FILE_SUFFIX = ".ndjson"
 # Confidence of an exact (crate, version, file, line) hit whose message is consistent.
@@ -517,6 +518,11 @@ def _revise_one(
     if rid is None:
         return match
     existing = next((c for c in match.candidates if c.record_id == rid), None)
+    # Only the crate held it, not the pasted file: not enough for a message any code prints,
+    # nor against a rule that refused the candidate.
+    weak = hit.how == "crate" and not _printed_elsewhere(records[rid], pasted[0])
+    if weak and (is_std_message(panic.core_message) or (existing and existing.refused)):
+        return match
     state = lineage.state(hit.release)
     distance = abs(state[1] - location.line) if state and location.line is not None else None
     evidence: list[Evidence] = (
@@ -533,7 +539,9 @@ def _revise_one(
     }[hit.how]
     if existing is not None:
         merged = tuple(dict.fromkeys((*existing.evidence, *evidence)))
-        chosen = replace(existing, confidence=max(existing.confidence, floor), evidence=merged)
+        chosen = replace(
+            existing, confidence=max(existing.confidence, floor), evidence=merged, refused=None
+        )
     else:
         chosen = _candidate(rid, floor, tuple(evidence), distance if hit.how != "crate" else None)
     rest = tuple(c for c in match.candidates if c.record_id != rid)
