@@ -428,6 +428,26 @@ def find_hit(
     return ReleaseHit(index, release, "crate")
 
 
+def line_contradicted(
+    history: ReleaseHistory, record_id: str, line: int | None, version: str | None
+) -> bool:
+    """Whether the pasted version's lineage of the record puts the site at another line.
+
+    Only a version the history knows counts (`releases_for` falls back to every release);
+    a version without the site says nothing about its line.
+    """
+    index = history.by_record.get(record_id)
+    if index is None or line is None or not version:
+        return False
+    series = ".".join(version.split(".")[:2])
+    wanted = [
+        r for r in history.releases_for(version) if history.releases[r].version.startswith(series)
+    ]
+    lineage = history.lineages[index]
+    lines = [state[1] for state in map(lineage.state, wanted) if state is not None]
+    return bool(lines) and all(abs(found - line) > NEAR_LINES for found in lines)
+
+
 def _crate_in_release(history: ReleaseHistory, crate: str, version: str | None) -> bool:
     """Whether the crate had runtime sites in the pasted release (so the scan saw it)."""
     releases = set(history.releases_for(version))
@@ -497,7 +517,21 @@ def _revise_one(
         return _prefer_existing(history, match, records, version)
     best = match.best
     if best is not None and match.matched and "location" in best.evidence:
-        return match  # the pasted file is the record's own: the catalog already agrees
+        # The pasted file is the record's own: the catalog agrees, but on the line only if
+        # the pasted release had the site there (issue 29.7).
+        if "line" in best.evidence and line_contradicted(
+            history, best.record_id, location.line, version
+        ):
+            unlined = replace(
+                best,
+                confidence=round(max(best.confidence - 0.1, 0.0), 4),
+                evidence=tuple(e for e in best.evidence if e != "line"),
+                line_distance=None,
+            )
+            return PanicMatch(
+                panic, (unlined, *match.candidates[1:]), matched=unlined.confidence >= threshold
+            )
+        return match
     hit = find_hit(history, pasted, location.line, panic.core_message, version)
     if hit is None:
         if (
