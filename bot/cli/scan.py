@@ -17,10 +17,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bot.catalog.loader import CatalogError, load_catalog
+from bot.catalog.loader import HOOK_FILE, CatalogError, load_catalog
 from bot.catalog.model import ATTR_BY_KEY, WRITE_UP_ATTRS
 from bot.core.match.releases import crate_and_inner
-from bot.scan.builders import Builder, BuilderConfigError, load_scan_settings
+from bot.scan.builders import (
+    Builder,
+    BuilderConfigError,
+    hooks_toml,
+    load_hooks,
+    load_scan_settings,
+)
 from bot.scan.catalog_io import read_catalog, read_records_file, write_catalog
 from bot.scan.history_facts import lineage_events
 from bot.scan.lineages import (
@@ -220,9 +226,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
         return 2
     builders: list[Builder] = []
     macros: dict[str, str] = {}
+    hooks: list[str] = []
     if args.config:
         try:
             builders, macros = load_scan_settings(args.config)
+            hooks = load_hooks(args.config)
         except BuilderConfigError as exc:
             _err(f"error: {exc}")
             return 2
@@ -249,6 +257,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
         name = "panic_sites" if args.format == "sites" else "scan"
         target = out / f"{name}-{args.commit[:12]}.jsonl"
         target.write_text(text, encoding="utf-8")
+        if hooks:  # the project's panic-hook formats travel with its catalog
+            (out / HOOK_FILE).write_text(hooks_toml(hooks), encoding="utf-8")
         _err(f"scan: {len(rows)} sites in {elapsed:.1f}s, written to {target}")
     else:
         sys.stdout.write(text)

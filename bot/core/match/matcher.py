@@ -18,6 +18,7 @@ from rapidfuzz import fuzz, utils
 from bot.catalog.model import TRACK_CALLER_TAG, Record
 from bot.catalog.patterns import Regex, RegexMatch, normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Refusal, Verdict
+from bot.core.extract.hooks import HookFormat
 from bot.core.extract.quoted import (
     looks_like_change_description,
     quoted_snippets,
@@ -92,6 +93,7 @@ class Matcher:
         index: CatalogIndex | None = None,
         history: ReleaseHistory | None = None,
         projects: Projects | None = None,
+        hooks: tuple[HookFormat, ...] = (),
     ):
         if index is not None and index.catalog is not catalog:
             raise ValueError("the index was built for another catalog")
@@ -99,12 +101,13 @@ class Matcher:
         self.index = index if index is not None else CatalogIndex(catalog)
         self.history = history
         self.projects = projects
+        self.hooks = hooks  # the catalog's declared panic-hook formats
 
     # -- one text ------------------------------------------------------------------------
 
     def analyse(self, text: str) -> Analysis:
         self.index.forget_candidates()
-        panics = extract_panics(text)
+        panics = extract_panics(text, hooks=self.hooks)
         matches = [self.match_panic(panic) for panic in panics]
         if not any(panic.has_header for panic in panics):
             seen = {normalise_message(m.panic.core_message) for m in matches}
