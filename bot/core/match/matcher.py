@@ -201,8 +201,11 @@ class Matcher:
                 elif line_distance <= 60:
                     confidence += 0.05
         elif location is not None and not self._printed_there(record, location, message):
-            confidence = self._weigh_other_location(confidence, message.score, location, record)
-            refusal = self._other_file_refusal(location, entry, message, query.text)
+            in_project = bool(location_path) or self._in_project(location)
+            confidence = self._weigh_other_location(
+                confidence, message.score, location, record, in_project
+            )
+            refusal = self._other_file_refusal(location, entry, message, query.text, in_project)
         if not own_file and (is_std_message(query.text) or entry.std_message):
             # Any program prints it anywhere: only the record's own file (or the release
             # history, later) says it is this site.
@@ -237,7 +240,12 @@ class Matcher:
         )
 
     def _other_file_refusal(
-        self, location: Location, entry: IndexedRecord, message: _MessageScore, query: str
+        self,
+        location: Location,
+        entry: IndexedRecord,
+        message: _MessageScore,
+        query: str,
+        in_project: bool,
     ) -> Refusal | None:
         """Whether a pasted file that is not the record's (nor printed there) rules it out.
 
@@ -252,8 +260,7 @@ class Matcher:
             return None
         if "pattern" not in message.evidence and _changes_words(query, entry):
             return "near-miss"
-        crate = self._pasted_crate(location)
-        if crate is None or not self.index.in_project(crate):
+        if not in_project:
             return None
         if self._history_of(record) is None and location.crate_version:
             # No history to ask, and a release that may predate a move between files.
@@ -280,10 +287,20 @@ class Matcher:
         crate = self._pasted_crate(location)
         return crate is None or self.index.in_project(crate)
 
+    def _in_project(self, location: Location) -> bool:
+        crate = self._pasted_crate(location)
+        return crate is not None and self.index.in_project(crate)
+
     def _weigh_other_location(
-        self, confidence: float, message_score: float, location: Location, record: Record
+        self,
+        confidence: float,
+        message_score: float,
+        location: Location,
+        record: Record,
+        in_project: bool,
     ) -> float:
-        """Confidence given a pasted location that is not the record's file."""
+        """Confidence given a pasted location that is not the record's file (`in_project`:
+        a file of the catalog's projects)."""
         if location.kind == "std":
             return confidence  # old Rust reported unwrap/expect inside the standard library
         record_file = (record.file_path or "").rsplit("/", 1)[-1]
@@ -291,8 +308,7 @@ class Matcher:
         if "/" not in location.path.lstrip("./ "):
             # `... renderer.rs:345`: the user cut the path; the file name is all it says.
             return confidence + (0.1 * message_score if pasted_file == record_file else 0.0)
-        crate = self._pasted_crate(location)
-        if crate and self.index.in_project(crate):
+        if in_project:
             # The panic is the project's own. Code moves between files and crates across
             # versions (burn-core/src/nn/.. became burn-nn/src/modules/..), and #[track_caller]
             # functions report their caller's file, so the message decides; a full pattern
