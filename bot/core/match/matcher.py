@@ -54,6 +54,13 @@ class _Query:
     text: str
     squashed: str
     _drift_form: PastedForm | None = None
+    _std_message: bool | None = None
+
+    @property
+    def std_message(self) -> bool:
+        if self._std_message is None:
+            self._std_message = is_std_message(self.text)
+        return self._std_message
 
     @classmethod
     def of(cls, text: str) -> _Query:
@@ -206,7 +213,7 @@ class Matcher:
                 confidence, message.score, location, record, in_project
             )
             refusal = self._other_file_refusal(location, entry, message, query.text, in_project)
-        if not own_file and (is_std_message(query.text) or entry.std_message):
+        if not own_file and (query.std_message or entry.std_message):
             # Any program prints it anywhere: only the record's own file (or the release
             # history, later) says it is this site.
             refusal = "std-message"
