@@ -288,3 +288,15 @@ def test_a_line_the_release_history_contradicts_is_not_line_evidence() -> None:
     unversioned = text.replace("burn-autodiff-0.18.0/src", "burn-autodiff/src")
     unversioned = unversioned.replace("0.18", "")
     assert "line" in as_json(triage, unversioned)["matches"][0]["evidence"]
+
+
+def test_a_bracketed_ci_timestamp_on_every_line_is_no_part_of_the_message() -> None:
+    stamp = "[2025-01-02T05:12:56.696Z] "
+    text = (
+        f"{stamp}thread 'main' panicked at crates/x/src/env.rs:568:9:\n"
+        f"{stamp}resolver must be in universal mode\n"
+        f"{stamp}{NOTE}\n"
+    )
+    (found,) = extract_panics(text)
+    assert found.core_message == "resolver must be in universal mode"
+    assert found.location is not None and found.location.line == 568
