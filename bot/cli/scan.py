@@ -77,7 +77,11 @@ def register_catalog(catalog_subparsers: argparse._SubParsersAction) -> None:
     )
     scan.add_argument("--repo", required=True, metavar="OWNER/NAME", help="GitHub repository")
     scan.add_argument("--commit", required=True, metavar="SHA", help="the checkout's commit")
-    scan.add_argument("--out", metavar="DIR", help="write DIR/scan-<commit>.jsonl")
+    scan.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write DIR/scan-<commit>.jsonl (and DIR/hooks.toml when --config declares hooks)",
+    )
     scan.add_argument(
         "--include-tests",
         action="store_true",
@@ -87,7 +91,8 @@ def register_catalog(catalog_subparsers: argparse._SubParsersAction) -> None:
         "--config",
         metavar="FILE",
         help="a TOML scan setting declaring builder functions whose string arguments are "
-        "panic messages raised elsewhere ([[builder]] tables; see the README)",
+        "panic messages raised elsewhere ([[builder]] tables), the project's assertion macros "
+        "([[macro]]) and its panic hook's line format ([[hook]] pattern = REGEX); see the README",
     )
     scan.add_argument(
         "--format",
