@@ -147,6 +147,15 @@ def test_another_file_of_the_project_is_evidence_against(scanned) -> None:
     assert best(triage, header("crates/sheet/src/old/cells.rs", 80, MERGE))[2] is not None
 
 
+def test_a_name_every_crate_has_is_no_sign_the_file_moved(scanned) -> None:
+    triage = scanned("other_file")
+    message = "sheet format version zero is reserved for drafts"
+    # An older layout's `sheet/src/lib.rs` is the same file; a `lib.rs` in another folder is not.
+    assert best(triage, header("sheet/src/lib.rs", 7, message))[2] == "crates/sheet/src/lib.rs"
+    _, top, file = best(triage, header("crates/sheet/src/legacy/lib.rs", 7, message))
+    assert file is None and top is not None and top.refused == "other-file"
+
+
 def test_a_record_reported_at_its_caller_stays_answered(scanned) -> None:
     triage = scanned("other_file")
     message = "sheets of different widths cannot be stacked: 4 and 3"

@@ -263,7 +263,7 @@ class Matcher:
         if location.kind == "std":
             return None
         record = entry.record
-        if location.path.rsplit("/", 1)[-1] == (record.file_path or "").rsplit("/", 1)[-1]:
+        if _kept_name(location.path, record.file_path or ""):
             return None
         if "pattern" not in message.evidence and _changes_words(query, entry):
             return "near-miss"
@@ -445,6 +445,20 @@ def _score_message(
     if drifted is not None:
         return _MessageScore(drifted.score, ("fuzzy",) if drifted.kind == "whole" else ("prefix",))
     return _MessageScore(0.0, ())
+
+
+_GENERIC_FILES = frozenset({"lib.rs", "mod.rs", "main.rs", "error.rs", "tests.rs", "utils.rs"})
+
+
+def _kept_name(pasted: str, record_file: str) -> bool:
+    """Whether the pasted file may be the record's, moved: the same name, and for names every
+    crate has (`lib.rs`, `mod.rs`) the same folder name too."""
+    pasted_parts, record_parts = pasted.rsplit("/", 2), record_file.rsplit("/", 2)
+    if pasted_parts[-1] != record_parts[-1]:
+        return False
+    if pasted_parts[-1] not in _GENERIC_FILES:
+        return True
+    return len(pasted_parts) > 1 and len(record_parts) > 1 and pasted_parts[-2] == record_parts[-2]
 
 
 def _changes_words(query: str, entry: IndexedRecord) -> bool:
