@@ -61,8 +61,10 @@ def test_json_contract_for_a_match(tmp_path, capsys):
     assert match["id"] == "8d1d2fa6df3880bd"  # seed 002: its write-up wins over the bare site
     assert match["file_path"] == "crates/burn-autodiff/src/ops/module.rs"
     assert match["error_message"] == "Can't differentiate avg pool 2d backward."
-    assert match["evidence"] == ["pattern", "location", "line", "header"]
-    assert 0.9 <= match["confidence"] <= 1.0
+    # burn 0.18.0 had this site at line 1333: the pasted 1498 is no `line` evidence (29.7).
+    assert match["evidence"] == ["pattern", "location", "header"]
+    assert 0.85 <= match["confidence"] <= 1.0
+    assert result["refused"] == []
 
 
 def test_placeholders_filled_in_match_the_format(tmp_path, capsys):

@@ -93,6 +93,9 @@ def test_known_issues_come_from_the_store_rows(triage):
         (("matches", 0, "answer", "known_issues"), [{"number": "4", "state": "open", "url": "x"}]),
         (("panics", 0, "line"), "1498"),
         (("matches", 0, "unknown_field"), 1),
+        (("refused",), None),
+        (("refused",), [{"id": "x", "reason": "guess", "confidence": 0.6}]),
+        (("refused",), [{"id": "x", "reason": "std-message"}]),
     ],
 )
 def test_a_wrong_type_fails(triage, where, value):
@@ -104,6 +107,18 @@ def test_a_wrong_type_fails(triage, where, value):
     target[where[-1]] = value
     assert not list(VALIDATOR.iter_errors(good))
     assert list(VALIDATOR.iter_errors(bad))
+
+
+def test_refused_is_required_and_lists_each_refused_candidate(triage, outputs):
+    good = _output(triage, ROOT / "examples" / "issue.md")
+    missing = copy.deepcopy(good)
+    del missing["refused"]
+    assert list(VALIDATOR.iter_errors(missing))
+    assert good["refused"] == []
+    # Refused candidates show where a rule held an answer back, each with its reason.
+    reasons = {r["reason"] for o in outputs for r in o["refused"]}
+    assert reasons, "no corpus text has a refused candidate"
+    assert reasons <= {"std-message", "other-file", "near-miss"}
 
 
 def test_a_history_event_is_checked_field_by_field(triage):

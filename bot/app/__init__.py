@@ -16,6 +16,7 @@ from bot.app.index_cache import LoadedCatalog, load_indexed
 from bot.catalog.loader import Catalog, CatalogError, bundled_catalog_path, load_catalog
 from bot.config.settings import Settings, SettingsError
 from bot.core.analysis import Analysis
+from bot.core.extract.hooks import HookFormat
 from bot.core.match.index import CatalogIndex
 from bot.core.match.matcher import Matcher
 from bot.core.match.projects import ProjectInfo, Projects
@@ -44,7 +45,13 @@ class Triage:
         # `history`: the own project's (the first), what single-project callers read.
         self.projects = projects
         self.history = projects.own_history() if projects is not None else history
-        self.matcher = Matcher(catalog, index=index, history=self.history, projects=projects)
+        self.matcher = Matcher(
+            catalog,
+            index=index,
+            history=self.history,
+            projects=projects,
+            hooks=load_hooks(catalog.hook_files),
+        )
 
     @classmethod
     def of(cls, loaded: LoadedCatalog) -> Triage:
@@ -73,6 +80,22 @@ class Triage:
 
     def analyse(self, text: str) -> Analysis:
         return self.matcher.analyse(text)
+
+
+def load_hooks(files: Sequence[Path]) -> tuple[HookFormat, ...]:
+    """The panic-hook formats of the catalog's `hooks.toml` files; a file or pattern that
+    cannot be used is skipped, as an unreadable history file is."""
+    import tomllib  # why: only catalogs of projects with their own panic hook have these
+
+    hooks: list[HookFormat] = []
+    for path in files:
+        try:
+            tables = tomllib.loads(path.read_text(encoding="utf-8")).get("hook", [])
+            for table in tables:
+                hooks.append(HookFormat.of(str(table["pattern"]), str(path)))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+    return tuple(hooks)
 
 
 def load_history(files: Sequence[Path]) -> ReleaseHistory | None:

@@ -94,4 +94,24 @@ def analysis_json(
         "verdict": verdict,
         "panics": panics,
         "matches": matches,
+        "refused": refused_json(analysis),
     }
+
+
+def refused_json(analysis: Analysis) -> list[dict[str, Any]]:
+    """The candidates a rule kept from answering (bot.core.analysis.Refusal), once each."""
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for item in analysis.panics:
+        for candidate in item.candidates:
+            if candidate.refused is None or candidate.record_id in seen:
+                continue
+            seen.add(candidate.record_id)
+            out.append(
+                {
+                    "id": candidate.record_id,
+                    "reason": candidate.refused,
+                    "confidence": candidate.confidence,
+                }
+            )
+    return out

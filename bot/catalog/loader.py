@@ -32,6 +32,7 @@ CATALOG_SUFFIXES = (".json", ".jsonl")
 WRITEUPS_DIR = "writeups"
 # What a catalog folder says of its project: repo, name, whether it is a dependency (issue 25).
 PROJECT_FILE = "project.toml"
+HOOK_FILE = "hooks.toml"
 # A catalog file larger than this is refused rather than read into memory.
 MAX_FILE_BYTES = 256 << 20
 
@@ -64,6 +65,8 @@ class Catalog:
         self.history_files: list[Path] = []
         # Each folder's `project.toml` (issue 25: several projects in one catalog).
         self.project_files: list[Path] = []
+        # `hooks.toml`: the project's panic-hook formats, from its scan settings (issue 30).
+        self.hook_files: list[Path] = []
 
     def __len__(self) -> int:
         return len(self.records)
@@ -272,6 +275,7 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
     history_files: list[Path] = []
     overlays: list[Path] = []
     project_files: list[Path] = []
+    hook_files: list[Path] = []
     for given in paths:
         path = Path(given)
         if not path.exists():
@@ -283,6 +287,7 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
         if path.is_dir():
             history_files.extend(sorted(path.rglob("*.ndjson")))
             project_files.extend(sorted(path.rglob(PROJECT_FILE)))
+            hook_files.extend(sorted(path.rglob(HOOK_FILE)))
         for file in catalog_files(path):
             if path.is_dir() and WRITEUPS_DIR in file.relative_to(path).parts[:-1]:
                 overlays.append(file)
@@ -310,6 +315,7 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
     catalog = Catalog(_drop_superseded_skeletons(records, overlaid), warnings, families)
     catalog.history_files = history_files
     catalog.project_files = project_files
+    catalog.hook_files = hook_files
     return catalog
 
 

@@ -17,10 +17,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bot.catalog.loader import CatalogError, load_catalog
+from bot.catalog.loader import HOOK_FILE, CatalogError, load_catalog
 from bot.catalog.model import ATTR_BY_KEY, WRITE_UP_ATTRS
 from bot.core.match.releases import crate_and_inner
-from bot.scan.builders import Builder, BuilderConfigError, load_scan_settings
+from bot.scan.builders import (
+    Builder,
+    BuilderConfigError,
+    hooks_toml,
+    load_hooks,
+    load_scan_settings,
+)
 from bot.scan.catalog_io import read_catalog, read_records_file, write_catalog
 from bot.scan.history_facts import lineage_events
 from bot.scan.lineages import (
@@ -71,7 +77,11 @@ def register_catalog(catalog_subparsers: argparse._SubParsersAction) -> None:
     )
     scan.add_argument("--repo", required=True, metavar="OWNER/NAME", help="GitHub repository")
     scan.add_argument("--commit", required=True, metavar="SHA", help="the checkout's commit")
-    scan.add_argument("--out", metavar="DIR", help="write DIR/scan-<commit>.jsonl")
+    scan.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write DIR/scan-<commit>.jsonl (and DIR/hooks.toml when --config declares hooks)",
+    )
     scan.add_argument(
         "--include-tests",
         action="store_true",
@@ -81,7 +91,8 @@ def register_catalog(catalog_subparsers: argparse._SubParsersAction) -> None:
         "--config",
         metavar="FILE",
         help="a TOML scan setting declaring builder functions whose string arguments are "
-        "panic messages raised elsewhere ([[builder]] tables; see the README)",
+        "panic messages raised elsewhere ([[builder]] tables), the project's assertion macros "
+        "([[macro]]) and its panic hook's line format ([[hook]] pattern = REGEX); see the README",
     )
     scan.add_argument(
         "--format",
@@ -220,9 +231,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
         return 2
     builders: list[Builder] = []
     macros: dict[str, str] = {}
+    hooks: list[str] = []
     if args.config:
         try:
             builders, macros = load_scan_settings(args.config)
+            hooks = load_hooks(args.config)
         except BuilderConfigError as exc:
             _err(f"error: {exc}")
             return 2
@@ -249,6 +262,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
         name = "panic_sites" if args.format == "sites" else "scan"
         target = out / f"{name}-{args.commit[:12]}.jsonl"
         target.write_text(text, encoding="utf-8")
+        if hooks:  # the project's panic-hook formats travel with its catalog
+            (out / HOOK_FILE).write_text(hooks_toml(hooks), encoding="utf-8")
         _err(f"scan: {len(rows)} sites in {elapsed:.1f}s, written to {target}")
     else:
         sys.stdout.write(text)

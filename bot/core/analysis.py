@@ -22,6 +22,13 @@ Evidence = Literal[
     "release",  # the release history places the pasted crate/version/file at the record's site
 ]
 
+# Why a candidate whose score reached the threshold was not answered with, in the JSON's words.
+Refusal = Literal[
+    "std-message",  # a message std prints itself, not pasted at the record's own file
+    "other-file",  # pasted at another file of the same project, which never held the site
+    "near-miss",  # a fuzzy or older wording, pasted at another file
+]
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -32,6 +39,9 @@ class Candidate:
     evidence: tuple[Evidence, ...]
     message_score: float  # how well the message alone matched, in [0, 1]
     line_distance: int | None  # |pasted line - record line| when the file matched
+    # Why a rule kept a candidate that scored enough from answering ("std-message",
+    # "other-file", "near-miss"); None when none did.
+    refused: Refusal | None = None
 
 
 @dataclass(frozen=True, slots=True)

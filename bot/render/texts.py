@@ -300,6 +300,15 @@ WHY_CANDIDATE = (
     "  {rank}. {record} confidence {confidence:.2f}, message {message:.2f}, evidence {evidence}"
 )
 WHY_NO_CANDIDATES = "  no catalog record comes close"
+# Under a candidate a rule refused (bot.core.analysis.Refusal), by reason.
+WHY_REFUSED = {
+    "std-message": "     refused (std-message): Rust's standard library prints this message "
+    "itself, and it was not pasted at this record's file",
+    "other-file": "     refused (other-file): pasted at another file of the project, which "
+    "the release history does not place at this site",
+    "near-miss": "     refused (near-miss): the wording only resembles this record's, and it "
+    "was pasted at another file",
+}
 WHY_DECIDED_MATCH = "  decided: the best candidate is confident enough to answer with"
 WHY_DECIDED_NO_MATCH = "  decided: no candidate is confident enough, so this panic is uncatalogued"
 WHY_DECIDED_REPEAT = "  decided: same record as an earlier panic, answered once"

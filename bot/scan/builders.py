@@ -1,4 +1,4 @@
-"""Builder functions a catalog author declares for `catalog scan --config FILE`.
+r"""Builder functions a catalog author declares for `catalog scan --config FILE`.
 
 Some projects do not write their messages at the panic: a helper builds the text and one
 generic site raises it (burn's `TensorError::new("reason").details(..)`, raised by
@@ -22,16 +22,26 @@ A project's own assertion macros that pass their arguments on to a std one are d
     [[macro]]
     name = "ndassert"   # ndarray's `ndassert!(cond, "msg {}", x)`
     like = "assert"     # read its arguments as this std macro's
+
+A project whose panic hook prints its own line instead of std's `thread '..' panicked at`
+declares that line's format, a regex with named groups `message` (required), `path`, `line`
+and `col`; `catalog scan --out DIR` writes the hooks to `DIR/hooks.toml`, which the bot reads
+with the catalog:
+
+    [[hook]]
+    pattern = '''^CRASH (?P<path>\S+\.rs):(?P<line>\d+): (?P<message>.+)$'''
 """
 
 from __future__ import annotations
 
+import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.catalog.model import MACRO_BODY_TAG, RAISED_AT_TAG_PREFIX
 from bot.catalog.patterns import PatternError, check_pattern, format_to_regex
+from bot.core.extract.hooks import HookFormat, HookFormatError
 from bot.scan.rust.messages import MESSAGE_ARGUMENT
 
 REPORTED_AT = ("caller", "site")
@@ -95,12 +105,13 @@ def load_scan_settings(path: str | Path) -> tuple[list[Builder], dict[str, str]]
         raise BuilderConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise BuilderConfigError(f"{path}: not valid TOML: {exc}") from None
-    unknown_top = set(data) - {"builder", "macro"}
+    unknown_top = set(data) - {"builder", "macro", "hook"}
     if unknown_top:
         raise BuilderConfigError(
             f"{path}: unknown setting(s) {', '.join(sorted(unknown_top))}; "
-            "only [[builder]] and [[macro]]"
+            "only [[builder]], [[macro]] and [[hook]]"
         )
+    load_hooks(path, data)
     macros = _macros(path, data.get("macro", []))
     tables = data.get("builder", [])
     if not isinstance(tables, list):
@@ -145,6 +156,43 @@ def load_scan_settings(path: str | Path) -> tuple[list[Builder], dict[str, str]]
             )
         )
     return builders, macros
+
+
+def load_hooks(path: str | Path, data: dict[str, object] | None = None) -> list[str]:
+    """The `[[hook]]` patterns of a scan setting (or hooks) file, checked."""
+    path = Path(path)
+    if data is None:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise BuilderConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise BuilderConfigError(f"{path}: not valid TOML: {exc}") from None
+    tables = data.get("hook", [])
+    if not isinstance(tables, list):
+        raise BuilderConfigError(f"{path}: `hook` must be a list of tables ([[hook]])")
+    patterns = []
+    for number, table in enumerate(tables, start=1):
+        where = f"{path}: hook {number}"
+        if not isinstance(table, dict) or set(table) != {"pattern"}:
+            raise BuilderConfigError(f"{where}: needs exactly `pattern`")
+        pattern = table["pattern"]
+        if not isinstance(pattern, str):
+            raise BuilderConfigError(f"{where}: `pattern` must be text")
+        try:
+            HookFormat.of(pattern)
+        except HookFormatError as exc:
+            raise BuilderConfigError(f"{where}: {exc}") from None
+        patterns.append(pattern)
+    return patterns
+
+
+def hooks_toml(patterns: list[str]) -> str:
+    """`hooks.toml` for a catalog folder: the patterns as TOML literal strings."""
+    out = ["# Panic-hook formats, copied by `catalog scan` from its --config file."]
+    for pattern in patterns:
+        out += ["", "[[hook]]", f"pattern = {json.dumps(pattern, ensure_ascii=False)}"]
+    return "\n".join(out) + "\n"
 
 
 def _macros(path: Path, tables: object) -> dict[str, str]:

@@ -58,5 +58,7 @@ def strip_log_prefix(text: str) -> str:
     return text[position:].lstrip() if position else text
 
 
-# GitHub Actions (and most CI) prefix every log line with an ISO timestamp.
-CI_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z ")
+# GitHub Actions (and most CI) prefix every log line with an ISO timestamp; Jenkins'
+# timestamper puts it in brackets (`[2025-01-02T05:12:56.696Z] `).
+_ISO = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z"
+CI_TIMESTAMP = re.compile(rf"(?:{_ISO}|\[{_ISO}\]) ")

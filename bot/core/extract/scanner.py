@@ -22,6 +22,7 @@ from bot.core.extract.frames import (
     parse_at,
     parse_frame,
 )
+from bot.core.extract.hooks import KNOWN_HOOKS, HookFormat, HookLine, read_hook_line
 from bot.core.extract.log_prefixes import CI_TIMESTAMP, LOG_START, strip_log_prefix
 from bot.core.extract.paths import crate_from_function, parse_location, strip_symbol_hash
 from bot.core.extract.wrappers import (
@@ -103,6 +104,9 @@ _MESSAGE_STOPS = (
     "fatal runtime error:",
     "thread caused non-unwinding panic",
 )
+_BANNER = "=== PANIC ==="
+# `MESSAGE Backtrace:    0: ...` printed on one line: the backtrace is no part of the message.
+_GLUED_BACKTRACE = re.compile(r"\s+(?:[Ss]tack )?[Bb]acktrace:\s+0: ")
 _STD_NOTES = ("note: run with `RUST_BACKTRACE", "note: Some details are omitted")
 _BACKTRACE_HEADERS = ("stack backtrace:", "Stack backtrace:", "Backtrace:", "backtrace:")
 _BACKTRACE_AND_NOTE = (*_BACKTRACE_HEADERS, "note:")
@@ -129,8 +133,9 @@ class _View:
 
 
 class _Scanner:
-    def __init__(self, cleaned: Cleaned) -> None:
+    def __init__(self, cleaned: Cleaned, hooks: tuple[HookFormat, ...] = KNOWN_HOOKS) -> None:
         self.cleaned = cleaned
+        self.hooks = hooks
         self.lines = cleaned.raw_lines  # for counts and line ends (clamped later)
         self.views: dict[int, _View] = {}
         self.drafts: list[_Draft] = []
@@ -219,6 +224,19 @@ class _Scanner:
 
     def detect(self, index: int, view: _View) -> tuple[_Draft | None, int]:
         stripped = view.stripped
+        hooked = read_hook_line(view.text, self.hooks)
+        if hooked is not None:
+            result = self.hook_header(index, view, hooked)
+            if result[0] is not None:
+                return result
+        if stripped.startswith(_BANNER):
+            result = self.banner(index, view)
+            if result[0] is not None:
+                return result
+        if stripped.startswith("Message:"):
+            result = self.eyre_report(index - 1, view, headerless=True)
+            if result[0] is not None:
+                return result
         if _PANICKED in stripped:
             result = self.header(index, view)
             if result[0] is not None:
@@ -255,9 +273,60 @@ class _Scanner:
         draft = _Draft(_collapse(message), None, location, False, False, (index, offset), end)
         return draft, index + 1
 
-    def eyre_report(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+    def hook_header(self, index: int, view: _View, hooked: HookLine) -> tuple[_Draft | None, int]:
+        """A panic hook's own header line (bot.core.extract.hooks): the message on it, or on
+        the lines below when it has none."""
+        location = parse_location(hooked.location) if hooked.location else None
+        message, last = hooked.message, index
+        if not message:
+            more, last = self.continuation(index + 1, view.quoted, False)
+            if not more:
+                return None, index + 1
+            message = " ".join(more)
+        start = (index, view.column + hooked.start)
+        end = (last, len(self.lines[last]))
+        draft = _Draft(
+            _collapse(message)[:MAX_MESSAGE_CHARS], None, location, True, False, start, end
+        )
+        return draft, last + 1
+
+    def banner(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+        """`=== PANIC ===`, then the message and maybe `at PATH:LINE:COL` / `Location: ..`,
+        up to a blank line or `===`. A std header below the banner is read as itself."""
+        limit = min(len(self.lines), index + 1 + MAX_MESSAGE_LINES)
+        parts: list[str] = []
+        location = None
+        last = index
+        probe = index + 1
+        while probe < limit:
+            stripped = self.view(probe).stripped
+            if _PANICKED in stripped:
+                return None, index + 1
+            if not stripped or stripped.startswith(("===", *_FENCE_PREFIXES, *_MESSAGE_STOPS)):
+                break
+            for marker in ("Location:", "at ", ""):
+                if stripped.startswith(marker) and location is None:
+                    found = parse_location(stripped[len(marker) :].strip())
+                    if found is not None and found.path.endswith(".rs"):
+                        location = found
+                        break
+            else:
+                parts.append(stripped)
+            last = probe
+            probe += 1
+        if not parts:
+            return None, index + 1
+        start = (index, view.column + len(view.text) - len(view.text.lstrip()))
+        message = _collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
+        end = (last, len(self.lines[last]))
+        return _Draft(message, None, location, True, False, start, end), last + 1
+
+    def eyre_report(
+        self, index: int, view: _View, *, headerless: bool = False
+    ) -> tuple[_Draft | None, int]:
         """color-eyre's hook: `The application panicked (crashed).`, `Message:  ...`,
-        `Location: PATH:LINE`."""
+        `Location: PATH:LINE`; or its `Message:` and `Location:` lines alone (`headerless`,
+        `index` the line above `Message:`), which need the location."""
         limit = min(len(self.lines), index + 4)
         probe = index + 1
         while probe < limit and not self.view(probe).stripped.startswith("Message:"):
@@ -280,9 +349,14 @@ class _Scanner:
             parts.append(stripped)
             last = probe
             probe += 1
-        position = view.text.find(_EYRE_HEADER)
-        if view.text.startswith("The ", position - 4):
-            position -= 4
+        if headerless:
+            if location is None:
+                return None, index + 2
+            index, position = index + 1, len(view.text) - len(view.text.lstrip())
+        else:
+            position = view.text.find(_EYRE_HEADER)
+            if view.text.startswith("The ", position - 4):
+                position -= 4
         start = (index, view.column + position)
         message = _collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
         end = (last, len(self.lines[last]))
@@ -640,13 +714,24 @@ _TRIGGERS = (
     UNREACHABLE[:14],  # "internal error"
     "acktrace:",
     _EYRE_HEADER,
-    ".rs:",  # a location left alone on its line
+    ".rs:",  # a location left alone on its line (and hook headers: `Panicked at P.rs:1:2`)
+    "Message:",
+    _BANNER,
 )
 
 
-def _trigger_lines(decoded: str) -> list[int]:
-    """Indices of the lines holding a trigger, in order, by plain string search."""
-    return _lines_with(decoded, _TRIGGERS)
+def _trigger_lines(decoded: str, hooks: tuple[HookFormat, ...] = ()) -> list[int]:
+    """Indices of the lines holding a trigger, in order, by plain string search; with declared
+    hook formats, the lines one of them matches too."""
+    lines = _lines_with(decoded, _TRIGGERS)
+    if not hooks:
+        return lines
+    hooked = [
+        index
+        for index, line in enumerate(decoded.split("\n"))
+        if any(hook.regex.search(line[:MAX_LINE]) for hook in hooks)
+    ]
+    return sorted(set(lines).union(hooked))
 
 
 def _lines_with(decoded: str, literals: tuple[str, ...]) -> list[int]:
@@ -709,8 +794,12 @@ class _Spans:
         return self.start(index) + len(self.pieces[self.step * index])
 
 
-def extract_panics(text: str, *, max_panics: int = 20) -> list[Panic]:
+def extract_panics(
+    text: str, *, max_panics: int = 20, hooks: tuple[HookFormat, ...] = ()
+) -> list[Panic]:
     """The panics in `text`, in order of appearance, repeats removed, at most `max_panics`.
+
+    `hooks`: a catalog's declared panic-hook formats, read before the known ones.
 
     `start`/`end` are offsets into `text` as given. Where cleaning changed a line (ANSI
     escapes, control characters), they widen to that line's start or end.
@@ -718,7 +807,8 @@ def extract_panics(text: str, *, max_panics: int = 20) -> list[Panic]:
     if not text or max_panics <= 0:
         return []
     cleaned = clean(text)
-    drafts = _Scanner(cleaned).run(_trigger_lines(cleaned.decoded), max_panics)
+    scanner = _Scanner(cleaned, (*hooks, *KNOWN_HOOKS))
+    drafts = scanner.run(_trigger_lines(cleaned.decoded, hooks), max_panics)
     if not drafts:
         return []
     spans = _Spans(text)
@@ -726,6 +816,9 @@ def extract_panics(text: str, *, max_panics: int = 20) -> list[Panic]:
     seen: dict[tuple[object, ...], int] = {}
     result: list[Panic] = []
     for draft in drafts:
+        glued = _GLUED_BACKTRACE.search(draft.message)
+        if glued is not None and glued.start() > 0:
+            draft.message = draft.message[: glued.start()]
         if not draft.has_header and not draft.main_error and draft.message in header_messages:
             continue  # the same message quoted again (an issue title) next to the full panic
         location = draft.location

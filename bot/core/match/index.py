@@ -34,6 +34,7 @@ from bot.core.match.postings import (
     build_array_postings,
     rank_with_arrays,
 )
+from bot.core.match.std_messages import is_std_message
 
 _WORD = re.compile(r"[A-Za-z0-9_']+")
 # Words that say little about which error this is. Kept short: burn's messages are terse.
@@ -117,6 +118,14 @@ class IndexedRecord:
     _regex: Regex | None = None
     _prefix_regex: Regex | None = None
     _drift_form: MessageForm | None = None
+    _std_message: bool | None = None
+
+    @property
+    def std_message(self) -> bool:
+        """The record's message is one std prints itself (worked out when first scored)."""
+        if self._std_message is None:
+            self._std_message = is_std_message(self.message)
+        return self._std_message
 
     @property
     def derived(self) -> bool:

@@ -17,7 +17,8 @@ from rapidfuzz import fuzz, utils
 
 from bot.catalog.model import TRACK_CALLER_TAG, Record
 from bot.catalog.patterns import Regex, RegexMatch, normalise_message, placeholders_fit
-from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Verdict
+from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Refusal, Verdict
+from bot.core.extract.hooks import HookFormat
 from bot.core.extract.quoted import (
     looks_like_change_description,
     quoted_snippets,
@@ -27,10 +28,11 @@ from bot.core.extract.scanner import extract_panics
 from bot.core.match.caller import line_is_evidence, reports_caller
 from bot.core.match.cascade import answers_after_unwrap, is_uncatalogued_unwrap
 from bot.core.match.drift import PastedForm, drift_between
-from bot.core.match.index import CatalogIndex, IndexedRecord, SiteCatalog, squash
+from bot.core.match.index import CatalogIndex, IndexedRecord, SiteCatalog, squash, words
 from bot.core.match.projects import Projects
 from bot.core.match.releases import ReleaseHistory
 from bot.core.match.releases import revise as revise_with_history
+from bot.core.match.std_messages import is_std_message
 from bot.core.panic import PANIC_WRAPPERS, Location, Panic
 
 # Confidence at or above which the bot answers. Set for almost no false matches.
@@ -40,6 +42,8 @@ MIN_SPECIFICITY = 0.15
 # A message quoted without a `panicked at` header must say at least this much on its own.
 QUOTED_MIN_SPECIFICITY = 0.45
 FUZZY_CUTOFF = 88.0
+# A candidate a rule refused (see `Refusal`) keeps at most this: listed, never answered.
+REFUSED_CAP = 0.6
 MAX_QUERY_CHARS = 1_000
 
 
@@ -50,6 +54,13 @@ class _Query:
     text: str
     squashed: str
     _drift_form: PastedForm | None = None
+    _std_message: bool | None = None
+
+    @property
+    def std_message(self) -> bool:
+        if self._std_message is None:
+            self._std_message = is_std_message(self.text)
+        return self._std_message
 
     @classmethod
     def of(cls, text: str) -> _Query:
@@ -89,6 +100,7 @@ class Matcher:
         index: CatalogIndex | None = None,
         history: ReleaseHistory | None = None,
         projects: Projects | None = None,
+        hooks: tuple[HookFormat, ...] = (),
     ):
         if index is not None and index.catalog is not catalog:
             raise ValueError("the index was built for another catalog")
@@ -96,12 +108,13 @@ class Matcher:
         self.index = index if index is not None else CatalogIndex(catalog)
         self.history = history
         self.projects = projects
+        self.hooks = hooks  # the catalog's declared panic-hook formats
 
     # -- one text ------------------------------------------------------------------------
 
     def analyse(self, text: str) -> Analysis:
         self.index.forget_candidates()
-        panics = extract_panics(text)
+        panics = extract_panics(text, hooks=self.hooks)
         matches = [self.match_panic(panic) for panic in panics]
         if not any(panic.has_header for panic in panics):
             seen = {normalise_message(m.panic.core_message) for m in matches}
@@ -153,7 +166,11 @@ class Matcher:
         # `burn-autodiff/src/ops/module.rs`, `/home/u/burn/burn-core/src/..`: old layouts kept
         # crates at the top of the repository; a known crate's folder name in the path says which.
         found = self._crate_in_path(location.path)
-        return self.index.repo_path(*found) if found else None
+        if found:
+            return self.index.repo_path(*found)
+        # `src/lib.rs` of a single-crate project: a relative path that is the catalog's own file.
+        relative = location.path.removeprefix("./")
+        return relative if relative in self.index.by_file else None
 
     def _score(
         self,
@@ -177,8 +194,10 @@ class Matcher:
         record = entry.record
         line_distance = None
         location = panic.location
+        own_file = bool(location_path) and location_path == record.file_path
+        refusal: Refusal | None = None
         # (a location path comes only from a location: `_repo_path`)
-        if location is not None and location_path and location_path == record.file_path:
+        if location is not None and own_file:
             evidence.append("location")
             confidence += 0.2
             if location.line is not None and record.line_number and line_is_evidence(record):
@@ -189,7 +208,15 @@ class Matcher:
                 elif line_distance <= 60:
                     confidence += 0.05
         elif location is not None and not self._printed_there(record, location, message):
-            confidence = self._weigh_other_location(confidence, message.score, location, record)
+            in_project = bool(location_path) or self._in_project(location)
+            confidence = self._weigh_other_location(
+                confidence, message.score, location, record, in_project
+            )
+            refusal = self._other_file_refusal(location, entry, message, query.text, in_project)
+        if not own_file and (query.std_message or entry.std_message):
+            # Any program prints it anywhere: only the record's own file (or the release
+            # history, later) says it is this site.
+            refusal = "std-message"
         if record.crate and record.crate in panic.stack_crates and "location" not in evidence:
             evidence.append("crate")
             confidence += 0.05
@@ -205,13 +232,52 @@ class Matcher:
         if entry.specificity < MIN_SPECIFICITY:
             # Placeholders only (`{}`), or a std phrase: nothing the location can vouch for.
             confidence = min(confidence, 0.5)
+        if refusal is not None:
+            if confidence < MATCH_THRESHOLD:
+                refusal = None  # too weak to answer anyway: nothing was refused
+            else:
+                confidence = min(confidence, REFUSED_CAP)
         return confidence, Candidate(
             record_id=record.id,
             confidence=round(min(confidence, 1.0), 4),
             evidence=tuple(evidence),
             message_score=round(message.score, 4),
             line_distance=line_distance,
+            refused=refusal,
         )
+
+    def _other_file_refusal(
+        self,
+        location: Location,
+        entry: IndexedRecord,
+        message: _MessageScore,
+        query: str,
+        in_project: bool,
+    ) -> Refusal | None:
+        """Whether a pasted file that is not the record's (nor printed there) rules it out.
+
+        A file that kept its name moved (`burn-core/src/nn/conv.rs` to `burn-nn/..`); another
+        file of the project is another site, unless the release history places it there
+        (`revise`, later); a wording that only resembles the record's is another message.
+        """
+        if location.kind == "std":
+            return None
+        record = entry.record
+        if _kept_name(location.path, record.file_path or ""):
+            return None
+        if "pattern" not in message.evidence and _changes_words(query, entry):
+            return "near-miss"
+        if not in_project:
+            return None
+        if self._history_of(record) is None and location.crate_version:
+            # No history to ask, and a release that may predate a move between files.
+            return None
+        return "other-file"
+
+    def _history_of(self, record: Record) -> ReleaseHistory | None:
+        if self.projects is not None:
+            return self.projects.of_repo(record.repo)
+        return self.history
 
     def _printed_there(self, record: Record, location: Location, message: _MessageScore) -> bool:
         """Whether Rust may print this record's panic at the pasted place, another file.
@@ -228,10 +294,20 @@ class Matcher:
         crate = self._pasted_crate(location)
         return crate is None or self.index.in_project(crate)
 
+    def _in_project(self, location: Location) -> bool:
+        crate = self._pasted_crate(location)
+        return crate is not None and self.index.in_project(crate)
+
     def _weigh_other_location(
-        self, confidence: float, message_score: float, location: Location, record: Record
+        self,
+        confidence: float,
+        message_score: float,
+        location: Location,
+        record: Record,
+        in_project: bool,
     ) -> float:
-        """Confidence given a pasted location that is not the record's file."""
+        """Confidence given a pasted location that is not the record's file (`in_project`:
+        a file of the catalog's projects)."""
         if location.kind == "std":
             return confidence  # old Rust reported unwrap/expect inside the standard library
         record_file = (record.file_path or "").rsplit("/", 1)[-1]
@@ -239,8 +315,7 @@ class Matcher:
         if "/" not in location.path.lstrip("./ "):
             # `... renderer.rs:345`: the user cut the path; the file name is all it says.
             return confidence + (0.1 * message_score if pasted_file == record_file else 0.0)
-        crate = self._pasted_crate(location)
-        if crate and self.index.in_project(crate):
+        if in_project:
             # The panic is the project's own. Code moves between files and crates across
             # versions (burn-core/src/nn/.. became burn-nn/src/modules/..), and #[track_caller]
             # functions report their caller's file, so the message decides; a full pattern
@@ -370,6 +445,40 @@ def _score_message(
     if drifted is not None:
         return _MessageScore(drifted.score, ("fuzzy",) if drifted.kind == "whole" else ("prefix",))
     return _MessageScore(0.0, ())
+
+
+_GENERIC_FILES = frozenset({"lib.rs", "mod.rs", "main.rs", "error.rs", "tests.rs", "utils.rs"})
+
+
+def _kept_name(pasted: str, record_file: str) -> bool:
+    """Whether the pasted file may be the record's, moved: the same name, and for names every
+    crate has (`lib.rs`, `mod.rs`) the same folder name too."""
+    pasted_parts, record_parts = pasted.rsplit("/", 2), record_file.rsplit("/", 2)
+    if pasted_parts[-1] != record_parts[-1]:
+        return False
+    if pasted_parts[-1] not in _GENERIC_FILES:
+        return True
+    return len(pasted_parts) > 1 and len(record_parts) > 1 and pasted_parts[-2] == record_parts[-2]
+
+
+def _changes_words(query: str, entry: IndexedRecord) -> bool:
+    """Whether a resembling message changes the record's words, not only drops its tail.
+
+    An older release printing today's message without its last clause (`... ParamSet`, today
+    `... ParamSet. See: URL`) is the same site; a word replaced before the end (`expression
+    should belong to` for `definition should belong to`) is a sibling message.
+    """
+    pasted = words(query)
+    position, dropped = 0, False
+    for word in words(entry.literal):  # the record's words, looked for in order
+        try:
+            position = pasted.index(word, position) + 1
+        except ValueError:
+            dropped = True
+            continue
+        if dropped:
+            return True  # a word missing before one that is there: changed, not cut
+    return False
 
 
 def _fullmatch(regex: Regex, query: str, entry: IndexedRecord) -> RegexMatch | None:

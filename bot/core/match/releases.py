@@ -35,6 +35,7 @@ from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, Evidence, PanicMatch
 from bot.core.extract.paths import normalise_path
 from bot.core.match.crates import repo_crate_names
+from bot.core.match.std_messages import is_std_message
 
 HISTORY_FILE_SUFFIX = ".ndjson"
 # Confidence of an exact (crate, version, file, line) hit whose message is consistent.
@@ -427,6 +428,26 @@ def find_hit(
     return ReleaseHit(index, release, "crate")
 
 
+def line_contradicted(
+    history: ReleaseHistory, record_id: str, line: int | None, version: str | None
+) -> bool:
+    """Whether the pasted version's lineage of the record puts the site at another line.
+
+    Only a version the history knows counts (`releases_for` falls back to every release);
+    a version without the site says nothing about its line.
+    """
+    index = history.by_record.get(record_id)
+    if index is None or line is None or not version:
+        return False
+    series = ".".join(version.split(".")[:2])
+    wanted = [
+        r for r in history.releases_for(version) if history.releases[r].version.startswith(series)
+    ]
+    lineage = history.lineages[index]
+    lines = [state[1] for state in map(lineage.state, wanted) if state is not None]
+    return bool(lines) and all(abs(found - line) > NEAR_LINES for found in lines)
+
+
 def _crate_in_release(history: ReleaseHistory, crate: str, version: str | None) -> bool:
     """Whether the crate had runtime sites in the pasted release (so the scan saw it)."""
     releases = set(history.releases_for(version))
@@ -496,7 +517,21 @@ def _revise_one(
         return _prefer_existing(history, match, records, version)
     best = match.best
     if best is not None and match.matched and "location" in best.evidence:
-        return match  # the pasted file is the record's own: the catalog already agrees
+        # The pasted file is the record's own: the catalog agrees, but on the line only if
+        # the pasted release had the site there (issue 29.7).
+        if "line" in best.evidence and line_contradicted(
+            history, best.record_id, location.line, version
+        ):
+            unlined = replace(
+                best,
+                confidence=round(max(best.confidence - 0.1, 0.0), 4),
+                evidence=tuple(e for e in best.evidence if e != "line"),
+                line_distance=None,
+            )
+            return PanicMatch(
+                panic, (unlined, *match.candidates[1:]), matched=unlined.confidence >= threshold
+            )
+        return match
     hit = find_hit(history, pasted, location.line, panic.core_message, version)
     if hit is None:
         if (
@@ -517,6 +552,11 @@ def _revise_one(
     if rid is None:
         return match
     existing = next((c for c in match.candidates if c.record_id == rid), None)
+    # Only the crate held it, not the pasted file: not enough for a message any code prints,
+    # nor against a rule that refused the candidate.
+    weak = hit.how == "crate" and not _printed_elsewhere(records[rid], pasted[0])
+    if weak and (is_std_message(panic.core_message) or (existing and existing.refused)):
+        return match
     state = lineage.state(hit.release)
     distance = abs(state[1] - location.line) if state and location.line is not None else None
     evidence: list[Evidence] = (
@@ -533,7 +573,9 @@ def _revise_one(
     }[hit.how]
     if existing is not None:
         merged = tuple(dict.fromkeys((*existing.evidence, *evidence)))
-        chosen = replace(existing, confidence=max(existing.confidence, floor), evidence=merged)
+        chosen = replace(
+            existing, confidence=max(existing.confidence, floor), evidence=merged, refused=None
+        )
     else:
         chosen = _candidate(rid, floor, tuple(evidence), distance if hit.how != "crate" else None)
     rest = tuple(c for c in match.candidates if c.record_id != rid)

@@ -201,6 +201,8 @@ def why_section(analysis: Analysis, answered: Sequence[str], controls: Controls)
                     evidence=",".join(cand.evidence) or "-",
                 )
             )
+            if cand.refused is not None:
+                lines.append(texts.WHY_REFUSED[cand.refused])
         best = item.best
         if item.matched and best is not None and best.record_id in seen:
             lines.append(texts.WHY_DECIDED_REPEAT)

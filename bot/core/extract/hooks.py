@@ -1,0 +1,79 @@
+"""Panic hooks that print their own line instead of std's `thread '..' panicked at`.
+
+A project may install a hook (`std::panic::set_hook`) printing, for instance, `Panicked at
+crates/x/src/y.rs:12:5 when checking `file.py`: `MESSAGE``. The shapes known here are read
+in any paste; a catalog declares its own project's format in its scan settings (`[[hook]]
+pattern = '...'`, see bot/scan/builders.py), a regex with named groups: `message` (required),
+`path`, `line` and `col` (optional). A hook line with an empty `message` takes the lines
+below it, as a std header does.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+GROUPS = ("message", "path", "line", "col")
+_MAX_PATTERN = 1000
+
+
+class HookFormatError(ValueError):
+    """A declared hook pattern that cannot be used."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookFormat:
+    """One hook's line: `regex` is searched in a line (markdown and log prefixes left on)."""
+
+    regex: re.Pattern[str]
+    source: str  # where it was declared ("known", or the catalog file)
+
+    @classmethod
+    def of(cls, pattern: str, source: str = "known") -> HookFormat:
+        if len(pattern) > _MAX_PATTERN:
+            raise HookFormatError(f"a hook pattern is at most {_MAX_PATTERN} characters")
+        try:
+            regex = re.compile(pattern)
+        except re.error as exc:
+            raise HookFormatError(f"not a valid regex: {exc}") from None
+        if "message" not in regex.groupindex:
+            raise HookFormatError("a hook pattern needs a named group `message`: (?P<message>.*)")
+        unknown = set(regex.groupindex) - set(GROUPS)
+        if unknown:
+            raise HookFormatError(
+                f"unknown group(s) {', '.join(sorted(unknown))}; known: {', '.join(GROUPS)}"
+            )
+        return cls(regex, source)
+
+
+_PATH = r"(?P<path>[^\s`'\"]{1,500}?\.rs):(?P<line>\d{1,9})(?::(?P<col>\d{1,9}))?"
+KNOWN_HOOKS = (
+    # `Panicked at PATH:L:C when checking `file.py`: `MESSAGE``: capital P, a context clause.
+    HookFormat.of(rf"\bPanicked at {_PATH}(?: [^:]{{1,300}}?)?:(?: (?P<message>.*))?$"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class HookLine:
+    message: str
+    location: str | None  # `PATH:LINE[:COL]`, as a header would print it
+    start: int  # column of the match in the line
+
+
+def read_hook_line(line: str, hooks: tuple[HookFormat, ...]) -> HookLine | None:
+    """The first hook format matching `line`, read."""
+    for hook in hooks:
+        found = hook.regex.search(line)
+        if found is None:
+            continue
+        groups = found.groupdict()
+        message = (groups.get("message") or "").strip()
+        if len(message) > 1 and message[0] == message[-1] == "`":
+            message = message[1:-1].strip()
+        location = None
+        if groups.get("path") and groups.get("line"):
+            location = f"{groups['path']}:{groups['line']}"
+            if groups.get("col"):
+                location += f":{groups['col']}"
+        return HookLine(message, location, found.start())
+    return None
