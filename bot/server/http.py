@@ -71,6 +71,12 @@ class WebhookLimits:
     max_waiting: int = 128
     turn_wait: float = 5.0
     store_wait: float = 5.0  # seconds a delivery waits for the store before a 503
+    # seconds from a request's headers to its last body byte (TRIAGE_READ_TIMEOUT), then 408
+    read_timeout: float = 10.0
+    # bodies up to this size are read before taking a slot: aiohttp buffers about this much of
+    # each connection anyway, so slow senders of small bodies cost no slot a genuine one needs
+    unslotted_body: int = 64 * 1024
+    max_unslotted: int = 1024  # small bodies being read at once (then 503)
 
 
 class InflightBudget:
@@ -126,6 +132,7 @@ class ServerState:
     health: Health = field(default_factory=Health)
     limits: WebhookLimits = field(default_factory=WebhookLimits)
     inflight: InflightBudget = field(default_factory=InflightBudget)
+    unslotted: int = 0  # small bodies being read outside the budget
     discord_status: DiscordStatus | None = None  # while Discord runs
 
 
@@ -162,8 +169,13 @@ def create_app(
         metrics,
         StoreAccess.of(store),
         owns_store=owns_store,
-        limits=limits or WebhookLimits(),
+        limits=limits or WebhookLimits(read_timeout=settings.triage_read_timeout),
     )
+    metrics.counter(
+        "triage_webhook_slow_requests_total",
+        "Webhook requests cut (408) because their body was not in within TRIAGE_READ_TIMEOUT",
+    )
+    metrics.inc("triage_webhook_slow_requests_total", 0)
     metrics.gauge("triage_queue_depth", "Jobs queued or running", store.queue_depth)
     metrics.gauge(
         "triage_dead_jobs", "Jobs in the dead-letter list", lambda: store.job_counts()["dead"]
@@ -364,19 +376,71 @@ async def handle_webhook(request: web.Request) -> web.Response:
     if problem:
         log.error("delivery refused (503): store unavailable: %s", problem)
         return _refuse(state, 503, "store-unavailable", "the store is unavailable", 60)
+    deadline = asyncio.get_running_loop().time() + limits.read_timeout
+    if length is not None and length <= limits.unslotted_body:
+        # small: read first (bounded in time), then take a slot for its bytes
+        if state.unslotted >= limits.max_unslotted:
+            return _refuse(state, 503, "busy", "too many deliveries at once; try again", 5)
+        state.unslotted += 1
+        try:
+            body = await _read_until(request, limits.max_body, deadline)
+        finally:
+            state.unslotted -= 1
+        if isinstance(body, web.Response):
+            return _slow(state, body)
+        reserve = len(body) if body is not None else 0
+        if not await state.inflight.acquire(reserve, limits):
+            return _refuse(state, 503, "busy", "too many deliveries at once; try again", 5)
+        try:
+            return await _accept(request, state, event, signature, received_at, body)
+        finally:
+            await state.inflight.release(reserve)
     reserve = length if length is not None else limits.max_body
     if not await state.inflight.acquire(reserve, limits):
         return _refuse(state, 503, "busy", "too many deliveries at once; try again", 5)
     try:
-        return await _accept(request, state, event, signature, received_at)
+        body = await _read_until(request, limits.max_body, deadline)
+        if isinstance(body, web.Response):
+            return _slow(state, body)
+        return await _accept(request, state, event, signature, received_at, body)
     finally:
         await state.inflight.release(reserve)
 
 
+async def _read_until(
+    request: web.Request, cap: int, deadline: float
+) -> bytearray | None | web.Response:
+    """The body (None over `cap`), or a 408 when it is not all in by `deadline`."""
+    remaining = deadline - asyncio.get_running_loop().time()
+    try:
+        return await asyncio.wait_for(_read_capped(request, cap), max(remaining, 0.001))
+    except TimeoutError:
+        # the rest of the body is unread: the connection cannot carry another request
+        request.protocol.force_close()
+        return web.json_response(
+            {"error": "the body was not sent in time"},
+            status=408,
+            headers={"Connection": "close"},
+        )
+
+
+def _slow(state: ServerState, response: web.Response) -> web.Response:
+    state.metrics.inc("triage_webhook_slow_requests_total")
+    state.metrics.inc("triage_deliveries_refused_total", reason="slow")
+    log.warning(
+        "webhook request cut (408): its body was not in within %g s", state.limits.read_timeout
+    )
+    return response
+
+
 async def _accept(
-    request: web.Request, state: ServerState, event: str, signature: str, received_at: float
+    request: web.Request,
+    state: ServerState,
+    event: str,
+    signature: str,
+    received_at: float,
+    body: bytearray | None,
 ) -> web.Response:
-    body = await _read_capped(request, state.limits.max_body)
     if body is None:
         return _refuse(state, 413, "too-large", "payload exceeds 25 MB")
     if not webhook.verify_signature(state.settings.github_webhook_secrets, body, signature):
@@ -554,4 +618,13 @@ def run(settings: Settings, host: str, port: int) -> None:
             host,
             " and /stats (token-protected) are" if settings.triage_stats_token else " is",
         )
-    web.run_app(app, host=host, port=port, access_log=None, print=None)
+    # aiohttp's keep-alive timer also runs from a connection's start: a request whose headers
+    # are not all in by then is closed, which bounds the time to send headers
+    web.run_app(
+        app,
+        host=host,
+        port=port,
+        access_log=None,
+        print=None,
+        keepalive_timeout=settings.triage_read_timeout,
+    )
