@@ -1,8 +1,12 @@
 """`triage-bot serve`: one aiohttp process for GitHub webhooks, health, metrics, and Discord.
 
 - POST /github/webhook: before reading the body, refuse what cannot be genuine: no signature
-  header (401), a Content-Length over 25 MB (413). At most `WebhookLimits` requests and body
-  bytes are read at once; others wait their turn unread, a bounded while (then 503). Then read
+  header (401), a Content-Length over 25 MB (413). Headers and body must be in within
+  TRIAGE_READ_TIMEOUT seconds (headers: the connection is closed; body: 408, counted in
+  triage_webhook_slow_requests_total). Small bodies (64 KiB) are read before taking a slot, so
+  slow senders cannot hold the slots genuine deliveries need. At most `WebhookLimits` requests
+  and body bytes are read or stored at once; others wait their turn, a bounded while (then
+  503). Then read
   the body with a cap, verify the signature (401, nothing stored), parse (400, never a 500),
   refuse repositories outside TRIAGE_REPOS (403), store the delivery and its job durably (503
   when the store is locked or broken), answer 202, work afterwards in the worker. A delivery id
@@ -409,19 +413,16 @@ async def handle_webhook(request: web.Request) -> web.Response:
 
 async def _read_until(
     request: web.Request, cap: int, deadline: float
-) -> bytearray | None | web.Response:
+) -> bytearray | web.Response | None:
     """The body (None over `cap`), or a 408 when it is not all in by `deadline`."""
     remaining = deadline - asyncio.get_running_loop().time()
     try:
         return await asyncio.wait_for(_read_capped(request, cap), max(remaining, 0.001))
     except TimeoutError:
+        response = web.json_response({"error": "the body was not sent in time"}, status=408)
         # the rest of the body is unread: the connection cannot carry another request
-        request.protocol.force_close()
-        return web.json_response(
-            {"error": "the body was not sent in time"},
-            status=408,
-            headers={"Connection": "close"},
-        )
+        response.force_close()
+        return response
 
 
 def _slow(state: ServerState, response: web.Response) -> web.Response:
