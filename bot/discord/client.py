@@ -242,6 +242,19 @@ class TriageBot(discord.Client):
         except StoreUnavailable:
             return None
 
+    async def _quietly(self, fn: Callable[..., T], *args: Any) -> T | None:
+        """A store call of the background work (the queue, the sweep): None when the store
+        cannot be used, without logging it again or saying it works again (the answers' calls
+        say that)."""
+        if self.db.problem() is not None:
+            return None
+        try:
+            return await self.db.call(fn, *args)
+        except Exception as exc:
+            if not store_unavailable(exc):
+                raise
+            return None
+
     async def _remember_gaps(self, msg: IncomingMessage, analysis: Analysis) -> None:
         """Uncatalogued panics pasted in watched channels feed `stats`' list of records to write."""
         items = uncatalogued_items(analysis, L.answered_ids(analysis))
@@ -631,8 +644,9 @@ class TriageBot(discord.Client):
         """Send what the store holds, due, until the client closes."""
         while True:
             try:
-                writes = await self._store(self.store.claim_discord_writes, outbox.HOLD)
-            except StoreUnavailable:
+                writes = await self._quietly(self.store.claim_discord_writes, outbox.HOLD) or []
+            except Exception:
+                log.exception("discord: could not read the queue of writes")
                 writes = []
             for write in writes:
                 try:
@@ -644,7 +658,7 @@ class TriageBot(discord.Client):
     async def _sweep_orphans(self) -> None:
         """At start: remove the answers whose message was deleted while the bot was away (or
         whose removal Discord refused then)."""
-        rows = await self._remember(self.store.list_discord_replies, outbox.ORPHAN_SWEEP) or []
+        rows = await self._quietly(self.store.list_discord_replies, outbox.ORPHAN_SWEEP) or []
         removed = 0
         for row in rows:
             message_id = int(row["message_id"])

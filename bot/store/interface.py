@@ -739,6 +739,9 @@ class TriageStore(ABC):
         """The writes due now, each held `hold` seconds (not handed out again meanwhile: a
         process that dies mid-write has it tried again once the hold is over)."""
         now = self.clock()
+        # a read first: the queue is polled, and mostly empty; no write lock for that
+        if not self._query("SELECT 1 FROM discord_outbox WHERE next_at <= ? LIMIT 1", (now,)):
+            return []
         with self._tx() as conn:
             rows = self._run(
                 conn,
