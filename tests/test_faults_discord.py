@@ -149,11 +149,16 @@ async def test_an_answer_still_refused_at_its_deadline_is_dropped_and_counted(tm
                     break
                 await asyncio.sleep(0.1)
             text = await metrics(session, base)
+            async with session.get(base + "/healthz") as response:
+                health = (response.status, await response.json())
             tries = len(fake.find("POST", posts))
             await asyncio.sleep(1.5)
             assert len(fake.find("POST", posts)) == tries, "not tried after it was dropped"
     assert metric(text, "triage_discord_answers_dropped_total") == 1
     assert metric(text, 'triage_discord_writes_total{outcome="retried"}') >= 1
+    # still connected and answering others: degraded with the reason, never out of rotation
+    assert health[0] == 200 and health[1]["status"] == "degraded", health
+    assert "1 answer dropped: Discord refused it" in health[1]["discord"]
     assert replies_to(fake, message) == []
     assert tries > 5  # discord.py's own tries, and the queue's
     assert waiting_writes(tmp_path / "serve.sqlite3") == 0
@@ -187,3 +192,29 @@ async def test_an_answer_to_a_message_deleted_while_away_is_removed_at_start(tmp
     with Store(tmp_path / "serve.sqlite3") as store:
         assert store.get_discord_reply(int(gone)) is None
         assert store.get_discord_reply(int(kept["id"])) is not None
+
+
+async def test_an_answer_waiting_for_discord_is_dropped_when_its_message_is_deleted(tmp_path):
+    async with patched_discord() as fake:
+        posts = rf"/channels/{fake.watched['id']}/messages"
+        fake.rate_limit("POST", posts, retry_after=0.05, times=100_000)
+        async with discord_serve(fake, tmp_path) as (base, session):
+            alice = fake.user("alice")
+            message = await fake.send_message(fake.watched, alice, AVG_PANIC)
+            # discord.py's own tries are spent: the answer waits in the store
+            for _ in range(200):
+                text = await metrics(session, base)
+                if metric(text, 'triage_discord_writes_total{outcome="retried"}') >= 1:
+                    break
+                await asyncio.sleep(0.05)
+            fake.rate_limits.clear()
+            await fake.delete_message(message)
+            for _ in range(200):
+                text = await metrics(session, base)
+                if metric(text, 'triage_discord_writes_total{outcome="source-deleted"}') == 1:
+                    break
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(1.5)  # past the backoff: nothing is sent
+    assert metric(text, 'triage_discord_writes_total{outcome="source-deleted"}') == 1
+    assert fake.bot_messages() == []
+    assert waiting_writes(tmp_path / "serve.sqlite3") == 0

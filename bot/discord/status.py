@@ -95,6 +95,19 @@ class DiscordStatus:
             return "degraded", f"not connected ({self.last_error}); retrying in {self.retry_in:g} s"
         return "degraded", f"stopped: {self.last_error}"
 
+    def answers_trouble(self, window: float) -> str | None:
+        """Why answers are not getting through, when one was dropped in the last `window`
+        seconds (for a "degraded" /healthz), else None."""
+        if self.last_dropped_at is None or self.clock() - self.last_dropped_at > window:
+            return None
+        dropped = self.writes.get("dropped", 0)
+        ago = max(0.0, self.clock() - self.last_dropped_at)
+        return (
+            f"{dropped} answer{'s' if dropped != 1 else ''} dropped: Discord refused "
+            f"{'them' if dropped != 1 else 'it'} past TRIAGE_DISCORD_ANSWER_DEADLINE "
+            f"(last {ago:.0f} s ago)"
+        )
+
     def metrics_text(self) -> str:
         """The Prometheus lines for `/metrics`."""
         lines = [

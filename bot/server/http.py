@@ -259,9 +259,12 @@ def _worker_check(
     return check
 
 
-def _discord_check(status: DiscordStatus) -> Callable[[], Status]:
+def _discord_check(status: DiscordStatus, window: float) -> Callable[[], Status]:
     def check() -> Status:
         health, line = status.health()
+        trouble = status.answers_trouble(window) if health == "ok" else None
+        if trouble:  # connected, but answers are being dropped: degraded, still 200
+            return Status(True, f"{line}; {trouble}", degraded=True)
         return Status(health == "ok", line)
 
     return check
@@ -277,7 +280,10 @@ def _startup(start_discord: bool) -> Callable[[web.Application], Awaitable[None]
             # its own for the Discord API).
             state.http_session = aiohttp.ClientSession()
             state.discord_status = DiscordStatus()
-            state.health.register("discord", _discord_check(state.discord_status))
+            state.health.register(
+                "discord",
+                _discord_check(state.discord_status, state.settings.triage_degraded_age),
+            )
             result = discord_client.run_discord(
                 state.settings,
                 state.triage,
@@ -534,7 +540,7 @@ async def handle_health(request: web.Request) -> web.Response:
     if "discord" in components:
         flat["discord"] = components["discord"].get("detail", "")
         others_ok = all(c["status"] != "error" for n, c in components.items() if n != "discord")
-        if components["discord"]["status"] != "ok" and others_ok:
+        if components["discord"]["status"] == "error" and others_ok:
             # GitHub still served: degraded, not down; Discord alone: down
             report["status"] = "degraded"
             ok = state.worker is not None
