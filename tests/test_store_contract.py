@@ -607,6 +607,9 @@ def test_discord_writes_queue_hold_retry_and_send(store, clock):
     store.discord_reply_sent(second, 7, 2, 99, 3, ["r2"])
     assert store.get_discord_reply(7)["reply_id"] == 99
     assert store.discord_writes_waiting() == 1
+    assert store.discord_write_waiting(big) and not store.discord_write_waiting(7)
+    assert not store.discord_write_waiting(big, kind="delete")
+    assert store.discord_write_exists(first) and not store.discord_write_exists(second)
     assert store.drop_discord_writes_for(big) == 1
     assert store.discord_writes_waiting() == 0
     clock.now += 1

@@ -355,6 +355,8 @@ class TriageBot(discord.Client):
             return False
         if await self._remember(self.store.get_discord_reply, message_id) is not None:
             return False
+        if await self._remember(self.store.discord_write_waiting, message_id):
+            return False  # its answer waits in the store for Discord
         self._seen[message_id] = None
         while len(self._seen) > SEEN_MESSAGES:
             self._seen.popitem(last=False)
@@ -482,6 +484,9 @@ class TriageBot(discord.Client):
             return
         if row is not None and L.ignore_reason(msg, self.watch) in ("self", "bot", "webhook"):
             return
+        if row is None:
+            # an answer still waiting for Discord answers the old text: the edit decides anew
+            await self._remember(self.store.drop_discord_writes_for, msg.message_id)
         text, notes = await self.attachments.read_message(msg, message.attachments)
         analysis = await self.analyse(text)
         await self._remember_gaps(msg, analysis)
@@ -638,7 +643,9 @@ class TriageBot(discord.Client):
                 return None
 
         async with self._exclusive(message_id):
-            await self._attempt(write, send)
+            # an edit or a deletion may have replaced or dropped it while this waited
+            if await self._quietly(self.store.discord_write_exists, int(write["id"])):
+                await self._attempt(write, send)
 
     async def _work_outbox(self) -> None:
         """Send what the store holds, due, until the client closes."""

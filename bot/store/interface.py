@@ -800,6 +800,17 @@ class TriageStore(ABC):
             )  # fmt: skip
             self._run(conn, "DELETE FROM discord_outbox WHERE id = ?", (write_id,))
 
+    def discord_write_waiting(self, message_id: int, kind: str = "reply") -> bool:
+        return bool(
+            self._query(
+                "SELECT 1 FROM discord_outbox WHERE message_id = ? AND kind = ?",
+                (message_id, kind),
+            )
+        )
+
+    def discord_write_exists(self, write_id: int) -> bool:
+        return bool(self._query("SELECT 1 FROM discord_outbox WHERE id = ?", (write_id,)))
+
     def discord_writes_waiting(self) -> int:
         rows = self._query("SELECT COUNT(*) AS n FROM discord_outbox")
         return int(rows[0]["n"])
