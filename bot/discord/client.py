@@ -9,6 +9,10 @@ Store calls run on the store's own thread (`bot.store.thread`), never on the eve
 database locked by another process would otherwise stall the gateway for its busy timeout. A
 store that cannot be used (damaged, its file gone, locked past the timeout) costs the memory of
 an answer, not the answer: it is logged once, and `/healthz` shows it under "store".
+
+An answer is queued in the store before it is sent (`bot.discord.outbox`): one Discord refuses
+for now is sent later from there, or dropped past TRIAGE_DISCORD_ANSWER_DEADLINE; at start,
+answers to messages deleted meanwhile are removed.
 """
 
 from __future__ import annotations
