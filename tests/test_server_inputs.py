@@ -242,7 +242,9 @@ async def test_a_burst_of_genuine_deliveries_waits_its_turn_and_is_all_accepted(
 
 
 async def test_past_the_waiting_bound_a_delivery_gets_503_before_its_body_is_read(harness):
-    harness.state.limits = WebhookLimits(max_concurrent=1, max_waiting=0, turn_wait=0.2)
+    # every body takes a slot before it is read (small ones are read first by default)
+    limits = WebhookLimits(max_concurrent=1, max_waiting=0, turn_wait=0.2, unslotted_body=0)
+    harness.state.limits = limits
     host, port = harness.server.host, harness.server.port
     # one request holds the only slot: its body is announced but never sent
     _, writer = await asyncio.open_connection(host, port)

@@ -242,7 +242,7 @@ def test_both_databases_end_up_with_the_same_tables_and_columns(tmp_path, pg_sch
     Store(tmp_path / "s.sqlite3").close()
     PgStore(pg_schema).close()
     sqlite, postgres = sqlite_catalog(tmp_path / "s.sqlite3"), postgres_catalog(pg_schema)
-    assert len(sqlite) == 13  # 12 tables and schema_version
+    assert len(sqlite) == 14  # 13 tables and schema_version
     for table, entry in postgres.items():
         only = [c for c in entry["columns"] if (table, c[0]) in POSTGRES_ONLY_COLUMNS]
         assert len(only) == len([c for t, c in POSTGRES_ONLY_COLUMNS if t == table]), table
@@ -587,3 +587,34 @@ def test_discord_replies(store):
     assert (reply["channel_id"], reply["reply_id"], reply["record_ids"]) == (2, 5, ["r2"])
     store.delete_discord_reply(big)
     assert store.get_discord_reply(big) is None
+
+
+def test_discord_writes_queue_hold_retry_and_send(store, clock):
+    big = 1_234_567_890_123_456_789
+    first = store.queue_discord_write("reply", big, 2, 3, {"ids": ["r1"]}, 120.0, hold=60.0)
+    second = store.queue_discord_write("reply", 7, 2, 3, {"ids": ["r2"]}, 120.0)
+    # the first is being tried by its caller: not handed out before its hold is over
+    due = store.claim_discord_writes(hold=60.0)
+    assert [w["id"] for w in due] == [second]
+    assert due[0]["payload"] == {"ids": ["r2"]} and due[0]["deadline_at"] == clock.now + 120.0
+    assert store.claim_discord_writes(hold=60.0) == []  # held now
+    store.retry_discord_write(second, 5.0, "429 rate limited")
+    clock.now += 5.0
+    again = store.claim_discord_writes(hold=60.0)
+    assert [(w["id"], w["attempts"], w["last_error"]) for w in again] == [
+        (second, 1, "429 rate limited")
+    ]
+    store.discord_reply_sent(second, 7, 2, 99, 3, ["r2"])
+    assert store.get_discord_reply(7)["reply_id"] == 99
+    assert store.discord_writes_waiting() == 1
+    assert store.discord_write_waiting(big) and not store.discord_write_waiting(7)
+    assert not store.discord_write_waiting(big, kind="delete")
+    assert store.discord_write_exists(first) and not store.discord_write_exists(second)
+    assert store.drop_discord_writes_for(big) == 1
+    assert store.discord_writes_waiting() == 0
+    clock.now += 1
+    store.put_discord_reply(big, 2, 5, 4, ["r1"])
+    clock.now += 1
+    store.put_discord_reply(8, 2, 6, 4, [])
+    assert [r["message_id"] for r in store.list_discord_replies(2)] == [8, big]
+    assert first != second

@@ -46,6 +46,8 @@ NAMES = (
     "TRIAGE_REPOS",
     "TRIAGE_STATS_TOKEN",
     "TRIAGE_HOST",
+    "TRIAGE_READ_TIMEOUT",
+    "TRIAGE_DISCORD_ANSWER_DEADLINE",
 )
 SECRET_NAMES = frozenset(
     {
@@ -107,6 +109,10 @@ class Settings:
     triage_repos: tuple[str, ...] = ()
     triage_stats_token: str | None = field(default=None, repr=False)
     triage_host: str = DEFAULT_HOST
+    # seconds a webhook request may take to send its headers and its body (then 408)
+    triage_read_timeout: float = 10.0
+    # seconds a Discord answer may wait for Discord (429s, 5xx) before it is dropped
+    triage_discord_answer_deadline: float = 120.0
 
     def repo_allowed(self, full_name: str) -> bool:
         """True when TRIAGE_REPOS is empty or lists the repository or its owner."""
@@ -350,6 +356,19 @@ class Settings:
                 ("TRIAGE_DEGRADED_AGE",),
             )
 
+        read_timeout = _seconds(
+            get("TRIAGE_READ_TIMEOUT"),
+            "TRIAGE_READ_TIMEOUT",
+            10.0,
+            "how long a webhook request may take to send its headers and body",
+        )
+        answer_deadline = _seconds(
+            get("TRIAGE_DISCORD_ANSWER_DEADLINE"),
+            "TRIAGE_DISCORD_ANSWER_DEADLINE",
+            120.0,
+            "how long a Discord answer is retried before it is dropped",
+        )
+
         return cls(
             github_token=token,
             github_app_id=app_id,
@@ -372,7 +391,24 @@ class Settings:
             triage_repos=tuple(repos),
             triage_stats_token=get("TRIAGE_STATS_TOKEN"),
             triage_host=host,
+            triage_read_timeout=read_timeout,
+            triage_discord_answer_deadline=answer_deadline,
         )
+
+
+def _seconds(raw: str | None, name: str, default: float, meaning: str) -> float:
+    """A number of seconds in (0, 86400]; SettingsError naming the setting otherwise."""
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 86400:
+        raise SettingsError(
+            f"{name}: {raw!r} is not a number of seconds between 0 and 86400 "
+            f"({meaning}; default {default:g})",
+            (name,),
+        )
+    return value
 
 
 def _int(raw: str | None, name: str, *, positive: bool = False) -> int | None:

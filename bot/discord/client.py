@@ -9,6 +9,10 @@ Store calls run on the store's own thread (`bot.store.thread`), never on the eve
 database locked by another process would otherwise stall the gateway for its busy timeout. A
 store that cannot be used (damaged, its file gone, locked past the timeout) costs the memory of
 an answer, not the answer: it is logged once, and `/healthz` shows it under "store".
+
+An answer is queued in the store before it is sent (`bot.discord.outbox`): one Discord refuses
+for now is sent later from there, or dropped past TRIAGE_DISCORD_ANSWER_DEADLINE; at start,
+answers to messages deleted meanwhile are removed.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from bot.catalog.loader import Catalog
 from bot.core.analysis import Analysis
 from bot.core.match.releases import ReleaseHistory
 from bot.discord import listener as L
+from bot.discord import outbox
 from bot.discord.app_commands import error_command, explain_menu, panic_command
 from bot.discord.attachments import AttachmentReader, incoming
 from bot.discord.listener import IncomingMessage
@@ -52,6 +57,7 @@ INTENTS.guilds = True
 INTENTS.guild_messages = True
 INTENTS.message_content = True
 DEFAULT_EDIT_DEBOUNCE = 2.0  # seconds an edit waits for the next one before it is followed
+DEFAULT_ANSWER_DEADLINE = 120.0  # seconds an answer is retried before it is dropped
 SEEN_MESSAGES = 10_000  # message ids remembered against replayed MESSAGE_CREATE events
 # Retrying a failed start (a network error or a 5xx while logging in): 1 s, 2 s, 4 s … 5 min.
 FIRST_RETRY = 1.0
@@ -135,6 +141,7 @@ class TriageBot(discord.Client):
         status: DiscordStatus | None = None,
         edit_debounce: float = DEFAULT_EDIT_DEBOUNCE,
         db: StoreAccess | None = None,
+        answer_deadline: float = DEFAULT_ANSWER_DEADLINE,
         **options: Any,
     ) -> None:
         options.setdefault("allowed_mentions", NONE)
@@ -165,6 +172,10 @@ class TriageBot(discord.Client):
         # Edits wait `edit_debounce` seconds for the next one; only the last is followed.
         self.edit_debounce = edit_debounce
         self._pending_edits: dict[int, asyncio.Task[None]] = {}
+        # Answers are queued in the store and retried until `answer_deadline` (bot.discord.outbox)
+        self.answer_deadline = answer_deadline
+        self._outbox_task: asyncio.Task[None] | None = None
+        self._sweep_task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ start-up
 
@@ -188,6 +199,9 @@ class TriageBot(discord.Client):
     async def on_ready(self) -> None:
         self.watch = L.Watch(self.watch.channel_ids, self.user.id if self.user else None)
         self.health.set_connected(str(self.user))
+        if self._outbox_task is None:  # once per client: on_ready comes again after a resume
+            self._outbox_task = asyncio.create_task(self._work_outbox())
+            self._sweep_task = asyncio.create_task(self._sweep_orphans())
         log.info(
             "discord: connected as %s, watching %d channels", self.user, len(self.watch.channel_ids)
         )
@@ -232,6 +246,19 @@ class TriageBot(discord.Client):
         except StoreUnavailable:
             return None
 
+    async def _quietly(self, fn: Callable[..., T], *args: Any) -> T | None:
+        """A store call of the background work (the queue, the sweep): None when the store
+        cannot be used, without logging it again or saying it works again (the answers' calls
+        say that)."""
+        if self.db.problem() is not None:
+            return None
+        try:
+            return await self.db.call(fn, *args)
+        except Exception as exc:
+            if not store_unavailable(exc):
+                raise
+            return None
+
     async def _remember_gaps(self, msg: IncomingMessage, analysis: Analysis) -> None:
         """Uncatalogued panics pasted in watched channels feed `stats`' list of records to write."""
         items = uncatalogued_items(analysis, L.answered_ids(analysis))
@@ -245,15 +272,28 @@ class TriageBot(discord.Client):
 
         `notes` (say, that the middle of a large attachment was skipped) go in the content.
         """
+        return self.send_kwargs(self.answer_payload(analysis, notes), author_id)
+
+    def answer_payload(self, analysis: Analysis, notes: Collection[str] = ()) -> dict[str, Any]:
+        """The rendered answer as plain JSON, as the store keeps a queued one."""
         rendered = self.renderer(analysis, self.triage.catalog, self.triage.history)
-        embeds = [discord.Embed.from_dict(e) for e in rendered.get("embeds") or []]
-        # Vote only on the records the message shows (the renderer says which).
-        ids = tuple(rendered.get("record_ids") or L.answered_ids(analysis))
-        view = answer_view(ids, author_id, rendered.get("show_more"))
         return {
             "content": "\n".join(filter(None, [rendered.get("content"), *notes])) or None,
-            "embeds": embeds,
-            "view": view,
+            "embeds": list(rendered.get("embeds") or []),
+            # vote only on the records the message shows (the renderer says which)
+            "record_ids": list(rendered.get("record_ids") or L.answered_ids(analysis)),
+            "show_more": rendered.get("show_more"),
+        }
+
+    @staticmethod
+    def send_kwargs(payload: Mapping[str, Any], author_id: int | None) -> dict[str, Any]:
+        """Keyword arguments for send/edit from an answer payload: its buttons, no mentions."""
+        return {
+            "content": payload.get("content"),
+            "embeds": [discord.Embed.from_dict(e) for e in payload.get("embeds") or []],
+            "view": answer_view(
+                tuple(payload.get("record_ids") or ()), author_id, payload.get("show_more")
+            ),
             "allowed_mentions": NONE,
         }
 
@@ -261,6 +301,9 @@ class TriageBot(discord.Client):
         for task in self._pending_edits.values():
             task.cancel()
         self._pending_edits.clear()
+        for background in (self._outbox_task, self._sweep_task):
+            if background is not None:
+                background.cancel()
         await super().close()
         await self.attachments.close()
         if self._owns_db:
@@ -316,6 +359,8 @@ class TriageBot(discord.Client):
             return False
         if await self._remember(self.store.get_discord_reply, message_id) is not None:
             return False
+        if await self._remember(self.store.discord_write_waiting, message_id):
+            return False  # its answer waits in the store for Discord
         self._seen[message_id] = None
         while len(self._seen) > SEEN_MESSAGES:
             self._seen.popitem(last=False)
@@ -346,11 +391,41 @@ class TriageBot(discord.Client):
         notes: Collection[str],
         ids: list[str],
     ) -> None:
-        """Reply with the answer and remember the reply (edits and deletes follow it)."""
-        rendered = self.render(analysis, author_id=msg.author_id, notes=notes)
-        reply = await self._reply(message, rendered)
-        if reply is not None:
-            await self._remember_reply(msg, reply.id, ids)
+        """Reply with the answer and remember the reply (edits and deletes follow it).
+
+        The answer is queued in the store first: when Discord refuses it for now (429s past
+        discord.py's own retries, 5xx, the network), the queue tries it again later."""
+        payload = {**self.answer_payload(analysis, notes), "ids": ids}
+        try:
+            write_id: int | None = await self._store(
+                self.store.queue_discord_write,
+                "reply",
+                msg.message_id,
+                msg.channel_id,
+                msg.author_id,
+                payload,
+                self.answer_deadline,
+                outbox.HOLD,  # tried here and now; the queue's only if this fails
+            )
+        except StoreUnavailable:
+            write_id = None  # no queue: one try, as before
+        rendered = self.send_kwargs(payload, msg.author_id)
+        if write_id is None:
+            reply = await self._reply(message, rendered)
+            if reply is not None:
+                await self._remember_reply(msg, reply.id, ids)
+            return
+        write = {
+            "id": write_id,
+            "kind": "reply",
+            "message_id": msg.message_id,
+            "channel_id": msg.channel_id,
+            "author_id": msg.author_id,
+            "payload": payload,
+            "attempts": 0,
+            "deadline_at": self.store.clock() + self.answer_deadline,
+        }
+        await self._attempt(write, lambda: self._reply(message, rendered))
 
     async def _remember_reply(self, msg: IncomingMessage, reply_id: int, ids: list[str]) -> None:
         """The answer to `msg` is message `reply_id`, for `ids`: edits and deletes follow it."""
@@ -413,6 +488,9 @@ class TriageBot(discord.Client):
             return
         if row is not None and L.ignore_reason(msg, self.watch) in ("self", "bot", "webhook"):
             return
+        if row is None:
+            # an answer still waiting for Discord answers the old text: the edit decides anew
+            await self._remember(self.store.drop_discord_writes_for, msg.message_id)
         text, notes = await self.attachments.read_message(msg, message.attachments)
         analysis = await self.analyse(text)
         await self._remember_gaps(msg, analysis)
@@ -451,13 +529,18 @@ class TriageBot(discord.Client):
             waiting.cancel()
         try:
             async with self._exclusive(message_id):
+                if await self._remember(self.store.drop_discord_writes_for, message_id):
+                    self.health.wrote("source-deleted")  # an answer still waiting for Discord
                 row = await self._remember(self.store.get_discord_reply, message_id)
                 if row is None:
                     return  # no answer, or none the store can name now
-                channel = self.get_partial_messageable(
-                    int(_field(row, "channel_id") or channel_id), guild_id=guild_id
-                )
-                await self._delete_reply(channel, row)
+                reply_channel = int(_field(row, "channel_id") or channel_id)
+                channel = self.get_partial_messageable(reply_channel, guild_id=guild_id)
+                try:
+                    await self._delete_reply(channel, row)
+                except (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError) as exc:
+                    await self._queue_delete(message_id, reply_channel, row, exc)
+                    return
                 await self._remember(self.store.delete_discord_reply, message_id)
         except Exception:
             log.exception("discord: failed to remove the answer to message %s", message_id)
@@ -465,6 +548,167 @@ class TriageBot(discord.Client):
     async def _delete_reply(self, channel: _RepliesIn, row: Mapping[str, Any] | None) -> None:
         with contextlib.suppress(discord.NotFound):
             await channel.get_partial_message(int(_field(row, "reply_id"))).delete()
+
+    # ------------------------------------------------------------------ the queue of writes
+
+    async def _attempt(self, write: Mapping[str, Any], send: Callable[[], Awaitable[Any]]) -> None:
+        """Try one queued write; on success the store forgets it (a reply is remembered in the
+        same transaction), on a failure it is retried after a backoff or dropped."""
+        write_id = int(write["id"])
+        try:
+            result = await send()
+        except discord.HTTPException as exc:
+            kind = outbox.failure_kind(exc.status, str(exc.text))
+            await self._write_failed(write, kind, f"{exc.status} {exc.text}"[:300])
+            return
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            await self._write_failed(write, "retry", f"{type(exc).__name__}: {exc}")
+            return
+        if write["kind"] == "reply":
+            if result is None:  # the message was deleted before the answer
+                await self._remember(self.store.drop_discord_write, write_id)
+                self.health.wrote("source-deleted")
+                return
+            await self._remember(
+                self.store.discord_reply_sent,
+                write_id,
+                int(write["message_id"]),
+                int(write["channel_id"]),
+                int(result.id),
+                int(write["author_id"]),
+                list(write["payload"].get("ids") or []),
+            )
+        else:
+            await self._remember(self._forget_deleted, write_id, int(write["message_id"]))
+        self.health.wrote("sent")
+
+    def _forget_deleted(self, write_id: int, message_id: int) -> None:
+        """On the store's thread: an answer was deleted; forget it and the write."""
+        self.store.delete_discord_reply(message_id)
+        self.store.drop_discord_write(write_id)
+
+    async def _write_failed(
+        self, write: Mapping[str, Any], kind: outbox.Failure, error: str
+    ) -> None:
+        write_id = int(write["id"])
+        attempts = int(write.get("attempts") or 0)
+        now = self.store.clock()
+        step = outbox.after_failure(
+            kind, now=now, deadline_at=float(write["deadline_at"]), attempts=attempts
+        )
+        if kind == "gone":
+            if write["kind"] == "reply":
+                self.health.wrote("source-deleted")
+                await self._remember(self.store.drop_discord_write, write_id)
+            else:  # the answer is already gone
+                await self._remember(self._forget_deleted, write_id, int(write["message_id"]))
+                self.health.wrote("sent")
+            return
+        if step.delay is None:
+            log.warning(
+                "discord: %s for message %s dropped after %d attempts (%s)",
+                write["kind"],
+                write["message_id"],
+                attempts + 1,
+                error,
+            )
+            self.health.wrote("dropped")
+            await self._remember(self.store.drop_discord_write, write_id)
+            return
+        log.info(
+            "discord: %s for message %s refused (%s); retrying in %g s",
+            write["kind"],
+            write["message_id"],
+            error,
+            step.delay,
+        )
+        self.health.wrote("retried")
+        await self._remember(self.store.retry_discord_write, write_id, step.delay, error)
+
+    async def _send_queued(self, write: Mapping[str, Any]) -> None:
+        """A write the queue handed out, under the lock of the message it answers."""
+        message_id = int(write["message_id"])
+        channel = self.get_partial_messageable(int(write["channel_id"]))
+        if write["kind"] == "reply":
+            if float(write["deadline_at"]) < self.store.clock():
+                await self._write_failed(write, "refused", "past the deadline")
+                return
+            kwargs = self.send_kwargs(write["payload"], int(write["author_id"]))
+            source = channel.get_partial_message(message_id)
+
+            async def send() -> discord.Message | None:
+                return await self._reply(source, kwargs)  # type: ignore[arg-type]
+
+        else:
+            reply = channel.get_partial_message(int(write["payload"]["reply_id"]))
+
+            async def send() -> discord.Message | None:
+                await reply.delete()
+                return None
+
+        async with self._exclusive(message_id):
+            # an edit or a deletion may have replaced or dropped it while this waited
+            if await self._quietly(self.store.discord_write_exists, int(write["id"])):
+                await self._attempt(write, send)
+
+    async def _work_outbox(self) -> None:
+        """Send what the store holds, due, until the client closes."""
+        while True:
+            try:
+                writes = await self._quietly(self.store.claim_discord_writes, outbox.HOLD) or []
+            except Exception:
+                log.exception("discord: could not read the queue of writes")
+                writes = []
+            for write in writes:
+                try:
+                    await self._send_queued(write)
+                except Exception:
+                    log.exception("discord: a queued write failed")
+            await asyncio.sleep(outbox.POLL)
+
+    async def _sweep_orphans(self) -> None:
+        """At start: remove the answers whose message was deleted while the bot was away (or
+        whose removal Discord refused then)."""
+        rows = await self._quietly(self.store.list_discord_replies, outbox.ORPHAN_SWEEP) or []
+        removed = 0
+        for row in rows:
+            message_id = int(row["message_id"])
+            try:
+                await self.http.get_message(int(row["channel_id"]), message_id)
+                continue
+            except discord.NotFound:
+                pass
+            except (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError) as exc:
+                log.info("discord: could not check message %s at start (%s)", message_id, exc)
+                continue
+            channel = self.get_partial_messageable(int(row["channel_id"]))
+            try:
+                async with self._exclusive(message_id):
+                    await self._delete_reply(channel, row)
+                    await self._remember(self.store.delete_discord_reply, message_id)
+            except (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError) as exc:
+                await self._queue_delete(message_id, int(row["channel_id"]), row, exc)
+                continue
+            removed += 1
+            self.health.orphans_removed += 1
+        if removed:
+            log.info("discord: removed %d answers to deleted messages", removed)
+
+    async def _queue_delete(
+        self, message_id: int, channel_id: int, row: Mapping[str, Any] | None, exc: BaseException
+    ) -> None:
+        """Discord refused to delete an answer for now: the queue tries again."""
+        log.info("discord: deleting the answer to %s refused (%s); queued", message_id, exc)
+        await self._remember(
+            self.store.queue_discord_write,
+            "delete",
+            message_id,
+            channel_id,
+            0,
+            {"reply_id": int(_field(row, "reply_id"))},
+            max(self.answer_deadline, outbox.DELETE_DEADLINE),
+            outbox.backoff(0),
+        )
 
     # ------------------------------------------------------------------ interactions
 
@@ -666,6 +910,9 @@ async def run_discord(
                 http_session=http_session,
                 status=status,
                 edit_debounce=getattr(settings, "discord_edit_debounce", DEFAULT_EDIT_DEBOUNCE),
+                answer_deadline=getattr(
+                    settings, "triage_discord_answer_deadline", DEFAULT_ANSWER_DEADLINE
+                ),
                 db=db if db is not None else own_db,
             )
             try:

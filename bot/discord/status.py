@@ -22,6 +22,13 @@ ERROR_KINDS = (
     "login-failed",  # a transient failure while logging in (network, 5xx); retried
     "disconnected",  # the gateway connection dropped; discord.py reconnects
 )
+# What became of a queued Discord write (bot.discord.outbox), a label in /metrics.
+WRITE_OUTCOMES = (
+    "sent",  # posted (or deleted), at the first try or a later one
+    "retried",  # Discord refused for now (429, 5xx, the network): tried again after a backoff
+    "dropped",  # still refused at TRIAGE_DISCORD_ANSWER_DEADLINE, or refused for good: given up
+    "source-deleted",  # the answered message was deleted before the answer got through
+)
 
 
 @dataclass
@@ -36,6 +43,14 @@ class DiscordStatus:
     last_error_at: float | None = None
     errors: dict[str, int] = field(default_factory=dict)
     retry_in: float | None = None
+    writes: dict[str, int] = field(default_factory=dict)  # queued writes, by outcome
+    orphans_removed: int = 0  # answers whose message was deleted, removed at start
+    last_dropped_at: float | None = None
+
+    def wrote(self, outcome: str) -> None:
+        self.writes[outcome] = self.writes.get(outcome, 0) + 1
+        if outcome == "dropped":
+            self.last_dropped_at = self.clock()
 
     @property
     def connected(self) -> bool:
@@ -80,6 +95,19 @@ class DiscordStatus:
             return "degraded", f"not connected ({self.last_error}); retrying in {self.retry_in:g} s"
         return "degraded", f"stopped: {self.last_error}"
 
+    def answers_trouble(self, window: float) -> str | None:
+        """Why answers are not getting through, when one was dropped in the last `window`
+        seconds (for a "degraded" /healthz), else None."""
+        if self.last_dropped_at is None or self.clock() - self.last_dropped_at > window:
+            return None
+        dropped = self.writes.get("dropped", 0)
+        ago = max(0.0, self.clock() - self.last_dropped_at)
+        return (
+            f"{dropped} answer{'s' if dropped != 1 else ''} dropped: Discord refused "
+            f"{'them' if dropped != 1 else 'it'} past TRIAGE_DISCORD_ANSWER_DEADLINE "
+            f"(last {ago:.0f} s ago)"
+        )
+
     def metrics_text(self) -> str:
         """The Prometheus lines for `/metrics`."""
         lines = [
@@ -107,4 +135,23 @@ class DiscordStatus:
                 f'triage_discord_last_error_timestamp_seconds{{kind="{self.last_error_kind}"}} '
                 f"{self.last_error_at:.3f}"
             )
+        lines += [
+            "# HELP triage_discord_writes_total Discord answers and deletions queued in the "
+            "store, by outcome",
+            "# TYPE triage_discord_writes_total counter",
+        ]
+        for outcome in WRITE_OUTCOMES:
+            lines.append(
+                f'triage_discord_writes_total{{outcome="{outcome}"}} {self.writes.get(outcome, 0)}'
+            )
+        lines += [
+            "# HELP triage_discord_answers_dropped_total Discord answers given up (refused past "
+            "TRIAGE_DISCORD_ANSWER_DEADLINE, or for good)",
+            "# TYPE triage_discord_answers_dropped_total counter",
+            f"triage_discord_answers_dropped_total {self.writes.get('dropped', 0)}",
+            "# HELP triage_discord_orphans_removed_total Answers to deleted messages removed at "
+            "start",
+            "# TYPE triage_discord_orphans_removed_total counter",
+            f"triage_discord_orphans_removed_total {self.orphans_removed}",
+        ]
         return "\n".join(lines) + "\n"

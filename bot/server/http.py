@@ -1,8 +1,12 @@
 """`triage-bot serve`: one aiohttp process for GitHub webhooks, health, metrics, and Discord.
 
 - POST /github/webhook: before reading the body, refuse what cannot be genuine: no signature
-  header (401), a Content-Length over 25 MB (413). At most `WebhookLimits` requests and body
-  bytes are read at once; others wait their turn unread, a bounded while (then 503). Then read
+  header (401), a Content-Length over 25 MB (413). Headers and body must be in within
+  TRIAGE_READ_TIMEOUT seconds (headers: the connection is closed; body: 408, counted in
+  triage_webhook_slow_requests_total). Small bodies (64 KiB) are read before taking a slot, so
+  slow senders cannot hold the slots genuine deliveries need. At most `WebhookLimits` requests
+  and body bytes are read or stored at once; others wait their turn, a bounded while (then
+  503). Then read
   the body with a cap, verify the signature (401, nothing stored), parse (400, never a 500),
   refuse repositories outside TRIAGE_REPOS (403), store the delivery and its job durably (503
   when the store is locked or broken), answer 202, work afterwards in the worker. A delivery id
@@ -71,6 +75,12 @@ class WebhookLimits:
     max_waiting: int = 128
     turn_wait: float = 5.0
     store_wait: float = 5.0  # seconds a delivery waits for the store before a 503
+    # seconds from a request's headers to its last body byte (TRIAGE_READ_TIMEOUT), then 408
+    read_timeout: float = 10.0
+    # bodies up to this size are read before taking a slot: aiohttp buffers about this much of
+    # each connection anyway, so slow senders of small bodies cost no slot a genuine one needs
+    unslotted_body: int = 64 * 1024
+    max_unslotted: int = 1024  # small bodies being read at once (then 503)
 
 
 class InflightBudget:
@@ -126,6 +136,7 @@ class ServerState:
     health: Health = field(default_factory=Health)
     limits: WebhookLimits = field(default_factory=WebhookLimits)
     inflight: InflightBudget = field(default_factory=InflightBudget)
+    unslotted: int = 0  # small bodies being read outside the budget
     discord_status: DiscordStatus | None = None  # while Discord runs
 
 
@@ -162,8 +173,13 @@ def create_app(
         metrics,
         StoreAccess.of(store),
         owns_store=owns_store,
-        limits=limits or WebhookLimits(),
+        limits=limits or WebhookLimits(read_timeout=settings.triage_read_timeout),
     )
+    metrics.counter(
+        "triage_webhook_slow_requests_total",
+        "Webhook requests cut (408) because their body was not in within TRIAGE_READ_TIMEOUT",
+    )
+    metrics.inc("triage_webhook_slow_requests_total", 0)
     metrics.gauge("triage_queue_depth", "Jobs queued or running", store.queue_depth)
     metrics.gauge(
         "triage_dead_jobs", "Jobs in the dead-letter list", lambda: store.job_counts()["dead"]
@@ -243,9 +259,12 @@ def _worker_check(
     return check
 
 
-def _discord_check(status: DiscordStatus) -> Callable[[], Status]:
+def _discord_check(status: DiscordStatus, window: float) -> Callable[[], Status]:
     def check() -> Status:
         health, line = status.health()
+        trouble = status.answers_trouble(window) if health == "ok" else None
+        if trouble:  # connected, but answers are being dropped: degraded, still 200
+            return Status(True, f"{line}; {trouble}", degraded=True)
         return Status(health == "ok", line)
 
     return check
@@ -261,7 +280,10 @@ def _startup(start_discord: bool) -> Callable[[web.Application], Awaitable[None]
             # its own for the Discord API).
             state.http_session = aiohttp.ClientSession()
             state.discord_status = DiscordStatus()
-            state.health.register("discord", _discord_check(state.discord_status))
+            state.health.register(
+                "discord",
+                _discord_check(state.discord_status, state.settings.triage_degraded_age),
+            )
             result = discord_client.run_discord(
                 state.settings,
                 state.triage,
@@ -364,19 +386,68 @@ async def handle_webhook(request: web.Request) -> web.Response:
     if problem:
         log.error("delivery refused (503): store unavailable: %s", problem)
         return _refuse(state, 503, "store-unavailable", "the store is unavailable", 60)
+    deadline = asyncio.get_running_loop().time() + limits.read_timeout
+    if length is not None and length <= limits.unslotted_body:
+        # small: read first (bounded in time), then take a slot for its bytes
+        if state.unslotted >= limits.max_unslotted:
+            return _refuse(state, 503, "busy", "too many deliveries at once; try again", 5)
+        state.unslotted += 1
+        try:
+            body = await _read_until(request, limits.max_body, deadline)
+        finally:
+            state.unslotted -= 1
+        if isinstance(body, web.Response):
+            return _slow(state, body)
+        reserve = len(body) if body is not None else 0
+        if not await state.inflight.acquire(reserve, limits):
+            return _refuse(state, 503, "busy", "too many deliveries at once; try again", 5)
+        try:
+            return await _accept(request, state, event, signature, received_at, body)
+        finally:
+            await state.inflight.release(reserve)
     reserve = length if length is not None else limits.max_body
     if not await state.inflight.acquire(reserve, limits):
         return _refuse(state, 503, "busy", "too many deliveries at once; try again", 5)
     try:
-        return await _accept(request, state, event, signature, received_at)
+        body = await _read_until(request, limits.max_body, deadline)
+        if isinstance(body, web.Response):
+            return _slow(state, body)
+        return await _accept(request, state, event, signature, received_at, body)
     finally:
         await state.inflight.release(reserve)
 
 
+async def _read_until(
+    request: web.Request, cap: int, deadline: float
+) -> bytearray | web.Response | None:
+    """The body (None over `cap`), or a 408 when it is not all in by `deadline`."""
+    try:
+        async with asyncio.timeout_at(deadline):  # no task per request, unlike wait_for
+            return await _read_capped(request, cap)
+    except TimeoutError:
+        response = web.json_response({"error": "the body was not sent in time"}, status=408)
+        # the rest of the body is unread: the connection cannot carry another request
+        response.force_close()
+        return response
+
+
+def _slow(state: ServerState, response: web.Response) -> web.Response:
+    state.metrics.inc("triage_webhook_slow_requests_total")
+    state.metrics.inc("triage_deliveries_refused_total", reason="slow")
+    log.warning(
+        "webhook request cut (408): its body was not in within %g s", state.limits.read_timeout
+    )
+    return response
+
+
 async def _accept(
-    request: web.Request, state: ServerState, event: str, signature: str, received_at: float
+    request: web.Request,
+    state: ServerState,
+    event: str,
+    signature: str,
+    received_at: float,
+    body: bytearray | None,
 ) -> web.Response:
-    body = await _read_capped(request, state.limits.max_body)
     if body is None:
         return _refuse(state, 413, "too-large", "payload exceeds 25 MB")
     if not webhook.verify_signature(state.settings.github_webhook_secrets, body, signature):
@@ -469,7 +540,7 @@ async def handle_health(request: web.Request) -> web.Response:
     if "discord" in components:
         flat["discord"] = components["discord"].get("detail", "")
         others_ok = all(c["status"] != "error" for n, c in components.items() if n != "discord")
-        if components["discord"]["status"] != "ok" and others_ok:
+        if components["discord"]["status"] == "error" and others_ok:
             # GitHub still served: degraded, not down; Discord alone: down
             report["status"] = "degraded"
             ok = state.worker is not None
@@ -554,4 +625,13 @@ def run(settings: Settings, host: str, port: int) -> None:
             host,
             " and /stats (token-protected) are" if settings.triage_stats_token else " is",
         )
-    web.run_app(app, host=host, port=port, access_log=None, print=None)
+    # aiohttp's keep-alive timer also runs from a connection's start: a request whose headers
+    # are not all in by then is closed, which bounds the time to send headers
+    web.run_app(
+        app,
+        host=host,
+        port=port,
+        access_log=None,
+        print=None,
+        keepalive_timeout=settings.triage_read_timeout,
+    )

@@ -42,6 +42,10 @@ _UNCATALOGUED_COLUMNS = (
 _DISCORD_REPLY_COLUMNS = (
     "message_id", "channel_id", "reply_id", "author_id", "record_ids", "created_at",
 )  # fmt: skip
+_OUTBOX_COLUMNS = (
+    "id, kind, message_id, channel_id, author_id, payload, attempts, next_at, deadline_at,"
+    " last_error, created_at"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -698,6 +702,118 @@ class TriageStore(ABC):
     def delete_discord_reply(self, message_id: int) -> None:
         with self._tx() as conn:
             self._run(conn, "DELETE FROM discord_replies WHERE message_id = ?", (message_id,))
+
+    def list_discord_replies(self, limit: int = 1000) -> list[dict[str, Any]]:
+        """The newest answers first (for the start-up sweep of orphaned answers)."""
+        rows = self._query(
+            "SELECT * FROM discord_replies ORDER BY created_at DESC LIMIT ?", (limit,)
+        )
+        return [{**dict(row), "record_ids": json.loads(row["record_ids"])} for row in rows]
+
+    # -- Discord writes waiting for Discord ----------------------------------------------------
+
+    def queue_discord_write(
+        self,
+        kind: str,
+        message_id: int,
+        channel_id: int,
+        author_id: int,
+        payload: dict[str, Any],
+        deadline: float,
+        hold: float = 0.0,
+    ) -> int:
+        """A write to Discord (`reply` to `message_id`, `delete` of an answer), due in `hold`
+        seconds (the caller tries it at once meanwhile) and given up `deadline` seconds from
+        now."""
+        now = self.clock()
+        with self._tx() as conn:
+            return self._insert_id(
+                conn,
+                "INSERT INTO discord_outbox (kind, message_id, channel_id, author_id, payload,"
+                " attempts, next_at, deadline_at, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)",
+                (kind, message_id, channel_id, author_id, json.dumps(payload), now + hold,
+                 now + deadline, now),
+            )  # fmt: skip
+
+    def claim_discord_writes(self, hold: float, limit: int = 20) -> list[dict[str, Any]]:
+        """The writes due now, each held `hold` seconds (not handed out again meanwhile: a
+        process that dies mid-write has it tried again once the hold is over)."""
+        now = self.clock()
+        # a read first: the queue is polled, and mostly empty; no write lock for that
+        if not self._query("SELECT 1 FROM discord_outbox WHERE next_at <= ? LIMIT 1", (now,)):
+            return []
+        with self._tx() as conn:
+            rows = self._run(
+                conn,
+                f"SELECT {_OUTBOX_COLUMNS} FROM discord_outbox WHERE next_at <= ?"
+                " ORDER BY next_at, id LIMIT ?",
+                (now, limit),
+            ).fetchall()
+            out = []
+            for row in rows:
+                held = self._run(
+                    conn,
+                    "UPDATE discord_outbox SET next_at = ? WHERE id = ? AND next_at = ?",
+                    (now + hold, row["id"], row["next_at"]),
+                ).rowcount
+                if held:
+                    out.append({**dict(row), "payload": json.loads(row["payload"] or "{}")})
+        return out
+
+    def retry_discord_write(self, write_id: int, delay: float, error: str) -> None:
+        now = self.clock()
+        self._write(
+            "UPDATE discord_outbox SET attempts = attempts + 1, next_at = ?, last_error = ?"
+            " WHERE id = ?",
+            (now + max(0.0, delay), error[:500], write_id),
+        )
+
+    def drop_discord_write(self, write_id: int) -> None:
+        self._write("DELETE FROM discord_outbox WHERE id = ?", (write_id,))
+
+    def drop_discord_writes_for(self, message_id: int, kind: str = "reply") -> int:
+        """Forget the waiting writes of one kind for a message (its source was deleted)."""
+        with self._tx() as conn:
+            cur = self._run(
+                conn,
+                "DELETE FROM discord_outbox WHERE message_id = ? AND kind = ?",
+                (message_id, kind),
+            )
+            return int(cur.rowcount)
+
+    def discord_reply_sent(
+        self,
+        write_id: int,
+        message_id: int,
+        channel_id: int,
+        reply_id: int,
+        author_id: int,
+        record_ids: list[str],
+    ) -> None:
+        """The reply a write queued was posted: remember it and forget the write, at once."""
+        with self._tx() as conn:
+            self._run(
+                conn,
+                self._upsert_sql("discord_replies", _DISCORD_REPLY_COLUMNS, key=("message_id",)),
+                (message_id, channel_id, reply_id, author_id, json.dumps(record_ids),
+                 self.clock()),
+            )  # fmt: skip
+            self._run(conn, "DELETE FROM discord_outbox WHERE id = ?", (write_id,))
+
+    def discord_write_waiting(self, message_id: int, kind: str = "reply") -> bool:
+        return bool(
+            self._query(
+                "SELECT 1 FROM discord_outbox WHERE message_id = ? AND kind = ?",
+                (message_id, kind),
+            )
+        )
+
+    def discord_write_exists(self, write_id: int) -> bool:
+        return bool(self._query("SELECT 1 FROM discord_outbox WHERE id = ?", (write_id,)))
+
+    def discord_writes_waiting(self) -> int:
+        rows = self._query("SELECT COUNT(*) AS n FROM discord_outbox")
+        return int(rows[0]["n"])
 
 
 def values_sql(columns: Sequence[str]) -> str:

@@ -185,6 +185,19 @@ MIGRATIONS: tuple[Migration, ...] = (
         ("issue_open_state", _real("closed_at", nullable=True)),
         ("issue_open_state", _bigint("fixed_by", nullable=True)),
     )),
+    # Discord writes waiting for Discord (429s, 5xx): sent, retried with backoff until
+    # deadline_at, then dropped (bot.discord.outbox)
+    Migration(4, tables=(
+        Table("discord_outbox", (
+            Column("id", "id"), _text("kind"), _bigint("message_id"), _bigint("channel_id"),
+            _bigint("author_id"), _text("payload", default="'{}'"), _int("attempts", default="0"),
+            _real("next_at"), _real("deadline_at"), _text("last_error", nullable=True),
+            _real("created_at"),
+        ), indexes=(
+            Index("discord_outbox_due", ("next_at",)),
+            Index("discord_outbox_message", ("message_id",)),
+        )),
+    )),
 )
 # fmt: on
 
