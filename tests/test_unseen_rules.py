@@ -287,7 +287,11 @@ def test_triage_why_shows_each_refused_candidate(scanned) -> None:
 
 def test_a_line_the_release_history_contradicts_is_not_line_evidence() -> None:
     triage = Triage.from_paths()
-    text = (ROOT / "examples" / "issue.md").read_text(encoding="utf-8")
+    text = (
+        "thread 'main' panicked at /home/ana/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/"
+        "burn-autodiff-0.18.0/src/ops/module.rs:1498:9:\n"
+        "Can't differentiate avg pool 2d backward.\n"
+    )
     output = as_json(triage, text)
     match = output["matches"][0]
     # burn 0.18.0 had this site at line 1333; the pasted 1498 is another line of the file.
@@ -297,6 +301,17 @@ def test_a_line_the_release_history_contradicts_is_not_line_evidence() -> None:
     unversioned = text.replace("burn-autodiff-0.18.0/src", "burn-autodiff/src")
     unversioned = unversioned.replace("0.18", "")
     assert "line" in as_json(triage, unversioned)["matches"][0]["evidence"]
+
+
+def test_a_line_the_release_history_confirms_is_line_evidence() -> None:
+    """The quick start's real paste: burn-autodiff 0.18.0 had the site at the pasted line 34,
+    today at 69; the history makes the far line evidence again."""
+    triage = Triage.from_paths()
+    output = as_json(triage, (ROOT / "examples" / "issue.md").read_text(encoding="utf-8"))
+    match = output["matches"][0]
+    assert output["panics"][0]["line"] == 34 and match["current"]["line"] == 69
+    assert match["release"]["line"] == 34
+    assert {"location", "line", "release"} <= set(match["evidence"])
 
 
 def test_a_bracketed_ci_timestamp_on_every_line_is_no_part_of_the_message() -> None:

@@ -174,11 +174,8 @@ def _section(section: Section, style: _Style) -> str:
     for extra in section.extras:
         parts.append(_extra(extra, style))
     if folded:
-        parts.append(style.caution(_words(folded.caution)))
-        if folded.documentation:
-            parts.append(_para(folded.documentation))
-        if folded.solutions:
-            parts.append("\n".join(_item(f"{n}.", s) for n, s in enumerate(folded.solutions, 1)))
+        left_out = words(texts.CONTRADICTS_FAMILY_LEFT_OUT, claim=folded.claim)
+        parts.append(style.caution(_words(left_out)))
     return "\n\n".join(parts)
 
 

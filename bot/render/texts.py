@@ -160,6 +160,12 @@ CONTRADICTS_FAMILY = (
     "against the code, contradicts; it is kept here folded."
 )
 
+# A terminal cannot fold: the contradicted write-up is left out rather than shown after its caution.
+CONTRADICTS_FAMILY_LEFT_OUT = (
+    "Caution: this record's own write-up says “{claim}”, which the explanation above, checked "
+    "against the code, contradicts; it is left out here."
+)
+
 CONTRADICTS_SHORT = (
     "This record's own write-up contradicts the checked explanation; it is under Show more."
 )

@@ -531,6 +531,11 @@ def _revise_one(
             return PanicMatch(
                 panic, (unlined, *match.candidates[1:]), matched=unlined.confidence >= threshold
             )
+        if "line" not in best.evidence:
+            # The site moved since: the pasted release may have had it at the pasted line.
+            confirmed = _line_confirmed(history, records, best, pasted, location.line, version)
+            if confirmed is not None:
+                return PanicMatch(panic, (confirmed, *match.candidates[1:]), matched=True)
         return match
     hit = find_hit(history, pasted, location.line, panic.core_message, version)
     if hit is None:
@@ -580,6 +585,27 @@ def _revise_one(
         chosen = _candidate(rid, floor, tuple(evidence), distance if hit.how != "crate" else None)
     rest = tuple(c for c in match.candidates if c.record_id != rid)
     return PanicMatch(panic, (chosen, *rest), matched=chosen.confidence >= threshold)
+
+
+def _line_confirmed(
+    history: ReleaseHistory,
+    records: Mapping[str, Record],
+    best: Candidate,
+    pasted: tuple[str, str],
+    line: int | None,
+    version: str | None,
+) -> Candidate | None:
+    """`best` with `release` and `line` evidence when the pasted release had its site exactly at
+    the pasted line (burn-autodiff 0.18.0 `server.rs:34`, today line 69)."""
+    if line is None or not version:
+        return None
+    hit = find_hit(history, pasted, line, records[best.record_id].error_message, version)
+    if hit is None or hit.how != "line":
+        return None
+    if history.record_id(history.lineages[hit.lineage], records) != best.record_id:
+        return None
+    evidence = tuple(dict.fromkeys((*best.evidence, "release", "line")))
+    return replace(best, confidence=max(best.confidence, RELEASE_HIT_CONFIDENCE), evidence=evidence)
 
 
 def _prefer_existing(

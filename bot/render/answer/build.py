@@ -207,6 +207,7 @@ def _section(
             documentation=_text(record.documentation),
             solutions=_items(record.solutions),
             example_fix=_text(record.example_fix),
+            claim=claim,
         )
         intro = None
         caution = None

@@ -71,6 +71,7 @@ class FoldedWriteUp:
     documentation: str | None
     solutions: tuple[str, ...]
     example_fix: str | None
+    claim: str = ""  # what the write-up says that the code contradicts
 
 
 @dataclass(frozen=True, slots=True)
