@@ -95,3 +95,25 @@ def analysis_json(
         "panics": panics,
         "matches": matches,
     }
+
+
+def match_bytes_json(triage: Triage, data: bytes, input_name: str = "-") -> dict[str, Any]:
+    """What `triage-bot match --json` prints for `data` given on stdin (windows, the release
+    the text names): the pages' POST /api/match. From the catalog alone (no store issues)."""
+    import io  # why: only the pages read a body as a stream
+
+    from bot.core.match.releases import project_names, version_in_text
+    from bot.core.match.windows import analyse_windows
+
+    versions: list[str] = []
+    names = project_names(triage.history) if triage.history is not None else set()
+
+    def analyse(text: str) -> Analysis:
+        if names and not versions and (version := version_in_text(text, names)):
+            versions.append(version)
+        return triage.analyse(text)
+
+    analysis = analyse_windows(analyse, io.BytesIO(data))
+    return analysis_json(
+        input_name, analysis, triage, text_version=versions[0] if versions else None
+    )

@@ -46,6 +46,8 @@ NAMES = (
     "TRIAGE_REPOS",
     "TRIAGE_STATS_TOKEN",
     "TRIAGE_HOST",
+    "TRIAGE_PAGES",
+    "TRIAGE_PUBLIC_URL",
 )
 SECRET_NAMES = frozenset(
     {
@@ -61,6 +63,7 @@ DEFAULT_HOST = "127.0.0.1"  # `serve` listens on loopback unless told otherwise
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "*", ""})
 _OWNER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
+_PUBLIC_URL = re.compile(r"https?://[^\s/?#]+(?:/[^\s?#]*)?")
 
 
 def valid_full_name(full_name: object) -> bool:
@@ -107,6 +110,10 @@ class Settings:
     triage_repos: tuple[str, ...] = ()
     triage_stats_token: str | None = field(default=None, repr=False)
     triage_host: str = DEFAULT_HOST
+    # the catalog's pages (/, /errors, /api/...) in `serve`; TRIAGE_PAGES=0 switches them off
+    triage_pages: bool = True
+    # the pages' public base (https://errors.example.org): answers link "Full write-up" there
+    triage_public_url: str | None = None
 
     def repo_allowed(self, full_name: str) -> bool:
         """True when TRIAGE_REPOS is empty or lists the repository or its owner."""
@@ -350,6 +357,21 @@ class Settings:
                 ("TRIAGE_DEGRADED_AGE",),
             )
 
+        pages_raw = (get("TRIAGE_PAGES") or "1").strip().lower()
+        if pages_raw not in TRUE | FALSE:
+            raise SettingsError(
+                f"TRIAGE_PAGES: {pages_raw!r} is not 1 or 0 (the catalog's pages in serve)",
+                ("TRIAGE_PAGES",),
+            )
+        pages = pages_raw in TRUE
+        public_url = (get("TRIAGE_PUBLIC_URL") or "").strip().rstrip("/") or None
+        if public_url is not None and not _PUBLIC_URL.fullmatch(public_url):
+            raise SettingsError(
+                f"TRIAGE_PUBLIC_URL: {public_url!r} is not an http(s) URL (the pages' public "
+                "base, e.g. https://errors.example.org)",
+                ("TRIAGE_PUBLIC_URL",),
+            )
+
         return cls(
             github_token=token,
             github_app_id=app_id,
@@ -372,6 +394,8 @@ class Settings:
             triage_repos=tuple(repos),
             triage_stats_token=get("TRIAGE_STATS_TOKEN"),
             triage_host=host,
+            triage_pages=pages,
+            triage_public_url=public_url,
         )
 
 

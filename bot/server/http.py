@@ -17,6 +17,8 @@
   repository names and panic texts, so it is off (404) unless TRIAGE_STATS_TOKEN is set, and then
   asks for that token (`Authorization: Bearer TOKEN`, or basic auth with the token as password).
 - With DISCORD_TOKEN set, the Discord client runs in the same event loop.
+- The catalog's pages (bot.server.pages), unless TRIAGE_PAGES=0: GET /, /errors, /errors/ID,
+  /api/errors/ID, POST / and POST /api/match, on their own bounded thread.
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ from bot.github.metrics import Metrics
 from bot.github.pipeline import IssuePipeline, pipeline_from_settings
 from bot.github.worker import Worker
 from bot.health import Health, Status
+from bot.server import pages
 from bot.server.stats_page import stats_page
+from bot.site.data import public_issue_rows
 from bot.store import open as store_open
 from bot.store.interface import TriageStore
 from bot.store.thread import StoreAccess, store_errors
@@ -205,9 +209,27 @@ def create_app(
     app.router.add_get("/healthz", handle_health)
     app.router.add_get("/metrics", handle_metrics)
     app.router.add_get("/stats", handle_stats)
+    if settings.triage_pages:
+        pages.add_routes(app, pages.PageService(triage, issues=_page_issues(state)))
     app.on_startup.append(_startup(start_discord))
     app.on_cleanup.append(_cleanup)
     return app
+
+
+def _page_issues(state: ServerState) -> Callable[[str, str], Awaitable[list[dict[str, Any]]]]:
+    """A record page's known issues: those of the record's own project only (a public
+    repository: the catalog links its source), never other repositories the store has seen."""
+
+    async def issues(repo: str, record_id: str) -> list[dict[str, Any]]:
+        try:
+            rows = await asyncio.wait_for(
+                state.db.call(state.store.issues_for_records, repo, [record_id]), 1.0
+            )
+        except (TimeoutError, *store_errors()):  # type: ignore[misc]  # a tuple, built at run time
+            return []  # the page without them rather than no page
+        return public_issue_rows(rows, [repo])
+
+    return issues
 
 
 def open_store(settings: Settings) -> TriageStore:

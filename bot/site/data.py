@@ -211,10 +211,10 @@ def public_issue_rows(
     rows: Iterable[Mapping[str, Any]], public_repos: Iterable[str]
 ) -> list[dict[str, Any]]:
     """Known issues of the given (public) repositories only."""
-    allowed = set(public_repos)
+    allowed = {r.lower() for r in public_repos}
     seen: dict[tuple[str, int], str] = {}
     for row in rows:
-        repo = str(row.get("repo", ""))
+        repo = str(row.get("repo", "")).lower()
         if repo not in allowed:
             continue
         key = (repo, int(row["number"]))

@@ -16,7 +16,7 @@ from markupsafe import Markup
 from bot.app import Triage
 from bot.catalog.model import Record
 from bot.render.answer.build import build_answer
-from bot.render.answer.links import short_sha, source_link
+from bot.render.answer.links import source_link
 from bot.render.github import render_comment
 from bot.site.data import (
     Filters,
@@ -85,7 +85,7 @@ class Site:
     def _markdown(self, text: str | None) -> Markup | None:
         if not text:
             return None
-        return Markup(self.md.render(text))  # noqa: S704  # raw HTML is off: escaped by markdown-it
+        return Markup(self.md.render(text))  # raw HTML off: markdown-it escapes
 
     def _page(self, template: str, depth: int, **context: Any) -> str:
         root = self.routes.root(depth)
@@ -140,7 +140,7 @@ class Site:
             lineage=lineage_rows(history, record.id),
             history=history_facts(history, record.id),
             issues=list(issues),
-            short_sha=short_sha(pinned_sha or record.analyzed_sha) or "unknown",
+            short_sha=(pinned_sha or record.analyzed_sha or "unknown")[:10],
             date=(record.analyzed_at or "")[:10],
             api_href=root + self.routes.api(record.id),
             report_url=f"https://github.com/{record.repo}/issues?q="
@@ -157,7 +157,8 @@ class Site:
                 starts = self.catalog.by_message_start(" ".join(message.split()), record.repo)
                 same = starts if len(starts) == 1 else []
             target = same[0] if same else None
-            href = root + self.routes.record(target.id) if target and target.id != record.id else None
+            own = target is None or target.id == record.id
+            href = None if own or target is None else root + self.routes.record(target.id)
             out.append({"message": message, "href": href})
         return out
 
@@ -248,7 +249,7 @@ class Site:
         """A GitHub comment as the form shows it: markdown with raw HTML off (a pasted tag is
         text), then the comment's own attribute-less <details>/<summary>/<sub> made tags."""
         html = self.md.render(_MARKER_LINE.sub("", comment))
-        return Markup(_COMMENT_TAGS.sub(r"<\1>", html))  # noqa: S704  # escaped above
+        return Markup(_COMMENT_TAGS.sub(r"<\1>", html))  # escaped above
 
     # --- JSON ---------------------------------------------------------------------------------
 
