@@ -165,7 +165,7 @@ class Site:
     def not_found_page(self, ident: str, ambiguous: bool = False) -> str:
         return self._page(
             "notfound.html",
-            1 if self.routes.static else 0,
+            0,
             title="No such error",
             ident=ident[:200],
             ambiguous=ambiguous,
@@ -173,10 +173,11 @@ class Site:
 
     # --- /errors ------------------------------------------------------------------------------
 
-    def list_page(self, filters: Filters) -> str:
+    def list_page(self, filters: Filters, *, at_top: bool = False) -> str:
+        """The list; `at_top`: the static export's index.html (its first page, at the root)."""
         rows, total, pages = self.lookup.select(filters)
         page = min(filters.page, pages)
-        depth = (1 if page <= 1 else 3) if self.routes.static else 0
+        depth = (1 if page <= 1 else 3) if self.routes.static and not at_top else 0
         root = self.routes.root(depth)
 
         def at(number: int) -> str | None:
