@@ -87,6 +87,10 @@ class Site:
             return None
         return Markup(self.md.render(text))  # raw HTML off: markdown-it escapes
 
+    def _inline(self, text: str) -> Markup:
+        """One line of a family's (hand-written) markdown: code spans, emphasis."""
+        return Markup(self.md.renderInline(text))  # raw HTML off: markdown-it escapes
+
     def _page(self, template: str, depth: int, **context: Any) -> str:
         root = self.routes.root(depth)
         return self.env.get_template(template).render(
@@ -118,7 +122,7 @@ class Site:
             depth,
             title=f"{' '.join(record.error_message.split())[:120]} · {record.repo}",
             r=record,
-            label=record.severity or record.error_type or "error",
+            label=record.severity or "error",  # as the seed pages label a record
             lead=lead,
             removed=record.removed_at is not None,
             documentation=self._markdown(_text(record.documentation)),
@@ -132,6 +136,8 @@ class Site:
             related=self._related(record, root),
             family=family,
             family_documentation=self._markdown(family.documentation) if family else None,
+            family_solutions=[self._inline(s) for s in family.solutions] if family else [],
+            family_prevention=[self._inline(t) for t in family.prevention_tips] if family else [],
             family_href=(
                 root + self.routes.list(f"?family={quote(family.id)}")
                 if family and not self.routes.static
