@@ -79,6 +79,8 @@ class Site:
             lstrip_blocks=False,
         )
         self.md = MarkdownIt("commonmark", {"html": False})
+        # related messages resolved once per record: a cut-short one scans the catalog
+        self._related_ids: dict[str, list[tuple[str, str | None]]] = {}
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -154,7 +156,16 @@ class Site:
         )
 
     def _related(self, record: Record, root: str) -> list[dict[str, str | None]]:
-        out: list[dict[str, str | None]] = []
+        found = self._related_ids.get(record.id)
+        if found is None:
+            found = self._related_ids[record.id] = self._resolve_related(record)
+        return [
+            {"message": message, "href": root + self.routes.record(rid) if rid else None}
+            for message, rid in found
+        ]
+
+    def _resolve_related(self, record: Record) -> list[tuple[str, str | None]]:
+        out: list[tuple[str, str | None]] = []
         for message in record.related_errors:
             found = self.catalog.by_message(message)
             same = [r for r in found if r.repo == record.repo] or found
@@ -164,8 +175,7 @@ class Site:
                 same = starts if len(starts) == 1 else []
             target = same[0] if same else None
             own = target is None or target.id == record.id
-            href = None if own or target is None else root + self.routes.record(target.id)
-            out.append({"message": message, "href": href})
+            out.append((message, None if own or target is None else target.id))
         return out
 
     def not_found_page(self, ident: str, ambiguous: bool = False) -> str:
