@@ -43,7 +43,7 @@ async def served(count: int) -> None:
     from bot.app import Triage
     from bot.config.settings import Settings
     from bot.server.http import create_app
-    from bot.server.pages import PAGES, PageLimits
+    from bot.server.site_routes import PAGES, PageLimits
     from bot.store.sqlite import Store
 
     triage = Triage.from_paths(None)

@@ -20,7 +20,7 @@ from bot.render import texts
 from bot.render.answer.build import build_answer
 from bot.render.discord import render_message
 from bot.render.github import render_comment
-from bot.server.pages import PAGES, PageLimits
+from bot.server.site_routes import PAGES, PageLimits
 from bot.site.pages import MAX_PASTE
 
 AVG_POOL = "8d1d2fa6df3880bd"

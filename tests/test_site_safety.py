@@ -9,7 +9,7 @@ from site_helpers import serve, text_of
 
 from bot.app import Triage
 from bot.catalog.loader import load_catalog
-from bot.server.pages import CSP
+from bot.server.site_routes import CSP
 from bot.site.data import Filters
 from bot.site.pages import Site
 

@@ -17,7 +17,7 @@
   repository names and panic texts, so it is off (404) unless TRIAGE_STATS_TOKEN is set, and then
   asks for that token (`Authorization: Bearer TOKEN`, or basic auth with the token as password).
 - With DISCORD_TOKEN set, the Discord client runs in the same event loop.
-- The catalog's pages (bot.server.pages), unless TRIAGE_PAGES=0: GET /, /errors, /errors/ID,
+- The catalog's pages (bot.server.site_routes), unless TRIAGE_PAGES=0: GET /, /errors, /errors/ID,
   /api/errors/ID, POST / and POST /api/match, on their own bounded thread.
 """
 
@@ -51,7 +51,7 @@ from bot.github.metrics import Metrics
 from bot.github.pipeline import IssuePipeline, pipeline_from_settings
 from bot.github.worker import Worker
 from bot.health import Health, Status
-from bot.server import pages
+from bot.server import site_routes
 from bot.server.stats_page import stats_page
 from bot.site.data import public_issue_rows
 from bot.store import open as store_open
@@ -210,7 +210,7 @@ def create_app(
     app.router.add_get("/metrics", handle_metrics)
     app.router.add_get("/stats", handle_stats)
     if settings.triage_pages:
-        pages.add_routes(app, pages.PageService(triage, issues=_page_issues(state)))
+        site_routes.add_routes(app, site_routes.PageService(triage, issues=_page_issues(state)))
     app.on_startup.append(_startup(start_discord))
     app.on_cleanup.append(_cleanup)
     return app
