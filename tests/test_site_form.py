@@ -13,7 +13,7 @@ import threading
 
 import aiohttp
 import pytest
-from harness import PANIC, REPO, issue_payload
+from harness import PANIC, PANIC_AVG_POOL, REPO, Harness, bot_comments, issue_payload
 from site_helpers import EXAMPLE, ROOT, bundled, serve, text_of
 
 from bot.render import texts
@@ -210,3 +210,19 @@ async def test_webhooks_are_answered_as_fast_while_the_form_is_flooded(harness, 
     statuses = await asyncio.gather(*flood)
     assert 429 in statuses and 200 in statuses  # the queue was full: the flood was real
     assert max(busy) < max(0.5, 4 * max(quiet)), (quiet, busy)
+
+
+async def test_the_bot_comment_links_the_page_with_triage_public_url(fake, tmp_path, triage):
+    h = await Harness(
+        fake, tmp_path / "t.sqlite3", triage, TRIAGE_PUBLIC_URL="https://errors.example.org/"
+    ).start()
+    try:
+        issue = fake.add_issue(REPO, "crash", PANIC_AVG_POOL)
+        payload = issue_payload("opened", issue.number, issue.title, PANIC_AVG_POOL)
+        assert (await h.post("issues", payload)).status == 202
+        await h.settle()
+    finally:
+        await h.stop()
+    (comment,) = bot_comments(fake, issue.number)
+    link = f"**[{texts.FULL_WRITE_UP}](https://errors.example.org/errors/{AVG_POOL})**"
+    assert link in comment.body and f"#### {texts.SOLUTIONS}" not in comment.body
