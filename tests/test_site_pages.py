@@ -155,3 +155,23 @@ async def test_the_list_filters_and_pages(site):
     assert rows_of(first) and rows_of(second) and not set(rows_of(first)) & set(rows_of(second))
     assert 'href="/errors?page=2" rel="next"' in first
     assert "page 2 of" in second
+
+
+async def test_known_issues_are_the_records_own_projects_only(tmp_path):
+    server, store = await serve(tmp_path)
+    try:
+        store.put_issue_records("tracel-ai/burn", 4242, ["cf30438606d06d30"], "fp")
+        store.set_issue_open_state("tracel-ai/burn", 4242, "closed")
+        store.put_issue_records("someone/private-repo", 7, ["cf30438606d06d30"], "fp")
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(server.make_url("/errors/cf30438606d06d30")) as response,
+        ):
+            page = await response.text()
+    finally:
+        await server.close()
+        store.close()
+    section = page.split('id="known-issues"')[1].split("</section>")[0]
+    assert 'href="https://github.com/tracel-ai/burn/issues/4242"' in section
+    assert "(closed)" in section
+    assert "private-repo" not in page
