@@ -3,6 +3,7 @@ and texts, the record JSON field for field, prefixes, 404s, the list's filters a
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
@@ -121,6 +122,11 @@ async def test_a_unique_prefix_redirects_and_anything_else_is_a_404_page(site):
         status, page, response = await get(site, f"/errors/{wrong}", allow_redirects=False)
         assert status == 404, wrong
         assert "No such error" in page and "<script>" not in page
+    catalog = bundled().catalog
+    ids = sorted(catalog.records)
+    shared = next(a[:5] for a, b in itertools.pairwise(ids) if a[:5] == b[:5])
+    status, page, _ = await get(site, f"/errors/{shared}", allow_redirects=False)
+    assert status == 404 and "more than one starts with it" in page
     status, body, _ = await get(site, "/api/errors/0000000000000000")
     assert status == 404 and "error" in json.loads(body)
 

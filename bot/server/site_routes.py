@@ -193,7 +193,9 @@ async def handle_record(request: web.Request) -> web.Response:
     if redirect is not None:
         raise web.HTTPFound(f"/errors/{redirect}", headers=HEADERS)
     if record is None:
-        page = await service.run(Site.not_found_page, ident)
+        page = await service.run(
+            lambda site, i: site.not_found_page(i, site.lookup.ambiguous(i)), ident
+        )
         return _busy(False) if page is None else _html(page, 404)
     issues: list[dict[str, Any]] = []
     if service.issues is not None:

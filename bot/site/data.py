@@ -151,6 +151,11 @@ class Lookup:
         fits = [i for i in fits if i.startswith(ident)]
         return (None, fits[0]) if len(fits) == 1 else (None, None)
 
+    def ambiguous(self, ident: str) -> bool:
+        """More than one id starts with `ident` (a 404 page says so)."""
+        at = bisect.bisect_left(self.ids, ident)
+        return len([i for i in self.ids[at : at + 2] if i.startswith(ident)]) > 1
+
     def select(self, filters: Filters) -> tuple[list[Row], int, int]:
         """(the page's rows, how many match, how many pages)."""
         kept = [r for r in self.rows if filters.keep(r)]
