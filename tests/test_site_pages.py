@@ -163,21 +163,36 @@ async def test_the_list_filters_and_pages(site):
     assert "page 2 of" in second
 
 
-async def test_known_issues_are_the_records_own_projects_only(tmp_path):
-    server, store = await serve(tmp_path)
+async def test_known_issues_are_the_records_own_projects_unless_the_stats_token_is_given(
+    tmp_path,
+):
+    server, store = await serve(tmp_path, TRIAGE_STATS_TOKEN="page-token")
+    record = "cf30438606d06d30"
     try:
-        store.put_issue_records("tracel-ai/burn", 4242, ["cf30438606d06d30"], "fp")
+        store.put_issue_records("tracel-ai/burn", 4242, [record], "fp")
         store.set_issue_open_state("tracel-ai/burn", 4242, "closed")
-        store.put_issue_records("someone/private-repo", 7, ["cf30438606d06d30"], "fp")
-        async with (
-            aiohttp.ClientSession() as session,
-            session.get(server.make_url("/errors/cf30438606d06d30")) as response,
-        ):
-            page = await response.text()
+        store.record_answer("github", "someone/private-repo#7", "match", [record], "fp")
+        store.put_issue_records("someone/private-repo", 7, [record], "fp")
+        pages = {}
+        async with aiohttp.ClientSession() as session:
+            for who, headers in (
+                ("anyone", {}),
+                ("wrong", {"Authorization": "Bearer nope"}),
+                ("token", {"Authorization": "Bearer page-token"}),
+            ):
+                url = server.make_url(f"/errors/{record}")
+                async with session.get(url, headers=headers) as response:
+                    pages[who] = (await response.text(), response.headers.get("Cache-Control"))
     finally:
         await server.close()
         store.close()
-    section = page.split('id="known-issues"')[1].split("</section>")[0]
-    assert 'href="https://github.com/tracel-ai/burn/issues/4242"' in section
-    assert "(closed)" in section
-    assert "private-repo" not in page
+    for who in ("anyone", "wrong"):
+        page = pages[who][0]
+        section = page.split('id="known-issues"')[1].split("</section>")[0]
+        assert 'href="https://github.com/tracel-ai/burn/issues/4242"' in section
+        assert "(closed)" in section
+        assert "private-repo" not in page
+    page, cache = pages["token"]
+    assert "https://github.com/someone/private-repo/issues/7" in page
+    assert "https://github.com/tracel-ai/burn/issues/4242" in page
+    assert cache == "private, no-store"

@@ -216,12 +216,27 @@ def create_app(
     return app
 
 
-def _page_issues(state: ServerState) -> Callable[[str, str], Awaitable[list[dict[str, Any]]]]:
-    """A record page's known issues: those of the record's own project only (a public
-    repository: the catalog links its source), never other repositories the store has seen."""
+def _page_issues(state: ServerState) -> site_routes.IssuesFor:
+    """A record page's known issues: those of the record's own project (a public repository:
+    the catalog links its source); with TRIAGE_STATS_TOKEN given, every repository's."""
 
-    async def issues(repo: str, record_id: str) -> list[dict[str, Any]]:
+    def every_repo(repo: str, record_id: str) -> tuple[list[dict[str, Any]], list[str]]:
+        repos = {repo.lower()}
+        for answer in state.store.list_answers("github"):
+            if record_id in answer["record_ids"]:
+                repos.add(str(answer["subject"]).rsplit("#", 1)[0].lower())
+        rows = [
+            r for name in sorted(repos) for r in state.store.issues_for_records(name, [record_id])
+        ]
+        return rows, sorted(repos)
+
+    async def issues(repo: str, record_id: str, authorization: str | None) -> list[dict[str, Any]]:
         try:
+            if stats_authorized(state.settings, authorization):
+                rows, repos = await asyncio.wait_for(
+                    state.db.call(every_repo, repo, record_id), 2.0
+                )
+                return public_issue_rows(rows, repos)
             rows = await asyncio.wait_for(
                 state.db.call(state.store.issues_for_records, repo, [record_id]), 1.0
             )

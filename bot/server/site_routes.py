@@ -31,6 +31,8 @@ from bot.site.pages import MAX_PASTE, Site
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# (the record's repo, its id, the request's Authorization header) -> its known issues
+IssuesFor = Callable[[str, str, str | None], Awaitable[list[dict[str, Any]]]]
 
 # No scripts at all, styles from our own origin, no frames, forms post only to us.
 CSP = (
@@ -57,7 +59,7 @@ class PageLimits:
 class PageService:
     triage: Triage
     limits: PageLimits = field(default_factory=PageLimits)
-    issues: Callable[[str, str], Awaitable[list[dict[str, Any]]]] | None = None
+    issues: IssuesFor | None = None
     _site: Site | None = None
     _pool: ThreadPoolExecutor | None = None
     _pending: int = 0
@@ -198,9 +200,13 @@ async def handle_record(request: web.Request) -> web.Response:
         )
         return _busy(False) if page is None else _html(page, 404)
     issues: list[dict[str, Any]] = []
+    authorization = request.headers.get("Authorization")
     if service.issues is not None:
-        issues = await service.issues(record.repo, record.id)
-    return await _page(request, Site.record_page, record, issues)
+        issues = await service.issues(record.repo, record.id, authorization)
+    response = await _page(request, Site.record_page, record, issues)
+    if authorization:
+        response.headers["Cache-Control"] = "private, no-store"  # may list private issues
+    return response
 
 
 async def handle_api_record(request: web.Request) -> web.Response:
