@@ -16,6 +16,7 @@ import pytest
 from harness import PANIC, PANIC_AVG_POOL, REPO, Harness, bot_comments, issue_payload
 from site_helpers import EXAMPLE, ROOT, bundled, serve, text_of
 
+from bot.config.settings import Settings
 from bot.render import texts
 from bot.render.answer.build import build_answer
 from bot.render.discord import render_message
@@ -226,3 +227,22 @@ async def test_the_bot_comment_links_the_page_with_triage_public_url(fake, tmp_p
     (comment,) = bot_comments(fake, issue.number)
     link = f"**[{texts.FULL_WRITE_UP}](https://errors.example.org/errors/{AVG_POOL})**"
     assert link in comment.body and f"#### {texts.SOLUTIONS}" not in comment.body
+
+
+async def test_the_discord_bot_renders_with_triage_public_url(tmp_path, triage):
+    from bot.discord.client import TriageBot
+    from bot.store.sqlite import Store
+
+    settings = Settings.from_mapping(
+        {"TRIAGE_DB": str(tmp_path / "d.sqlite3"), "TRIAGE_PUBLIC_URL": "https://e.example.org"}
+    )
+    store = Store(tmp_path / "d.sqlite3")
+    bot = TriageBot(settings=settings, triage=triage, store=store)
+    try:
+        analysis = triage.analyse(PANIC_AVG_POOL)
+        message = bot.renderer(analysis, triage.catalog, triage.history)
+    finally:
+        await bot.close()
+        store.close()
+    link = f"[{texts.FULL_WRITE_UP}](https://e.example.org/errors/{AVG_POOL})"
+    assert link in message["embeds"][0]["description"]
