@@ -3,11 +3,19 @@ pages' `POST /api/match` returns it. The contract is checked from outside: keep 
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bot.core.analysis import Analysis
-from bot.core.match.releases import history_events, story_json, story_of
+from bot.core.match.releases import (
+    history_events,
+    project_names,
+    story_json,
+    story_of,
+    version_in_text,
+)
+from bot.core.match.windows import analyse_windows
 from bot.render.answer.build import build_answer
 from bot.render.answer.parts import Section
 from bot.render.answer.plain import plain_answer
@@ -115,3 +123,18 @@ def refused_json(analysis: Analysis) -> list[dict[str, Any]]:
                 }
             )
     return out
+def match_bytes_json(triage: Triage, data: bytes, input_name: str = "-") -> dict[str, Any]:
+    """What `triage-bot match --json` prints for `data` given on stdin (windows, the release
+    the text names): the pages' POST /api/match. From the catalog alone (no store issues)."""
+    versions: list[str] = []
+    names = project_names(triage.history) if triage.history is not None else set()
+
+    def analyse(text: str) -> Analysis:
+        if names and not versions and (version := version_in_text(text, names)):
+            versions.append(version)
+        return triage.analyse(text)
+
+    analysis = analyse_windows(analyse, io.BytesIO(data))
+    return analysis_json(
+        input_name, analysis, triage, text_version=versions[0] if versions else None
+    )

@@ -39,6 +39,7 @@ CATALOG_MODULES: dict[str, str] = {
     "lint": "bot.cli.catalog",
     "show": "bot.cli.catalog",
     "import": "bot.cli.catalog",
+    "site": "bot.cli.catalog",
     "scan": "bot.cli.scan",
     "update": "bot.cli.scan",
     "history": "bot.cli.scan",

@@ -140,8 +140,41 @@ def register_catalog(sub: argparse._SubParsersAction) -> None:
     )
     imp.set_defaults(handler=cmd_import)
 
+    site = sub.add_parser(
+        "site",
+        help="write the catalog's pages as static files (for GitHub Pages)",
+        description="Write a page per record (DIR/errors/ID/), the list (DIR/index.html, "
+        "DIR/errors/), each record's JSON (DIR/api/errors/ID.json) and the stylesheet, with "
+        "relative links. No paste form: that needs `serve`. Without PATH, the bundled catalog.",
+    )
+    site.add_argument("paths", nargs="*", metavar="PATH", help="catalog file or folder")
+    site.add_argument("--out", required=True, metavar="DIR", help="folder to write into")
+    site.set_defaults(handler=cmd_site)
+
 
 # ---------------------------------------------------------------------------------------------
+
+
+def cmd_site(args: argparse.Namespace) -> int:
+    """The static export (bot.site.export); a summary line on stderr."""
+    from bot.app import Triage  # why: only this action builds pages
+    from bot.site.export import export_site
+    from bot.site.pages import Site
+
+    catalog = _load(args.paths)
+    if catalog is None:
+        return 1
+    triage = Triage(catalog) if args.paths else Triage.of(load_bundled())
+    try:
+        counts = export_site(Site(triage, static=True), Path(args.out))
+    except OSError as exc:
+        _err(f"triage-bot: cannot write {args.out}: {exc.strerror or exc}")
+        return 1
+    _err(
+        f"{counts['records']} record pages, {counts['list_pages']} list pages, "
+        f"{counts['files']} files in {args.out}"
+    )
+    return 0
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -48,6 +48,8 @@ NAMES = (
     "TRIAGE_HOST",
     "TRIAGE_READ_TIMEOUT",
     "TRIAGE_DISCORD_ANSWER_DEADLINE",
+    "TRIAGE_PAGES",
+    "TRIAGE_PUBLIC_URL",
 )
 SECRET_NAMES = frozenset(
     {
@@ -63,6 +65,7 @@ DEFAULT_HOST = "127.0.0.1"  # `serve` listens on loopback unless told otherwise
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "*", ""})
 _OWNER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
+_PUBLIC_URL = re.compile(r"https?://[^\s/?#]+(?:/[^\s?#]*)?")
 
 
 def valid_full_name(full_name: object) -> bool:
@@ -113,6 +116,10 @@ class Settings:
     triage_read_timeout: float = 10.0
     # seconds a Discord answer may wait for Discord (429s, 5xx) before it is dropped
     triage_discord_answer_deadline: float = 120.0
+    # the catalog's pages (/, /errors, /api/...) in `serve`; TRIAGE_PAGES=0 switches them off
+    triage_pages: bool = True
+    # the pages' public base (https://errors.example.org): answers link "Full write-up" there
+    triage_public_url: str | None = None
 
     def repo_allowed(self, full_name: str) -> bool:
         """True when TRIAGE_REPOS is empty or lists the repository or its owner."""
@@ -368,6 +375,20 @@ class Settings:
             120.0,
             "how long a Discord answer is retried before it is dropped",
         )
+        pages_raw = (get("TRIAGE_PAGES") or "1").strip().lower()
+        if pages_raw not in TRUE | FALSE:
+            raise SettingsError(
+                f"TRIAGE_PAGES: {pages_raw!r} is not 1 or 0 (the catalog's pages in serve)",
+                ("TRIAGE_PAGES",),
+            )
+        pages = pages_raw in TRUE
+        public_url = (get("TRIAGE_PUBLIC_URL") or "").strip().rstrip("/") or None
+        if public_url is not None and not _PUBLIC_URL.fullmatch(public_url):
+            raise SettingsError(
+                f"TRIAGE_PUBLIC_URL: {public_url!r} is not an http(s) URL (the pages' public "
+                "base, e.g. https://errors.example.org)",
+                ("TRIAGE_PUBLIC_URL",),
+            )
 
         return cls(
             github_token=token,
@@ -393,6 +414,8 @@ class Settings:
             triage_host=host,
             triage_read_timeout=read_timeout,
             triage_discord_answer_deadline=answer_deadline,
+            triage_pages=pages,
+            triage_public_url=public_url,
         )
 
 

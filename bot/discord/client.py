@@ -21,6 +21,7 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
+import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from typing import Any, Protocol, TypeVar
@@ -154,7 +155,9 @@ class TriageBot(discord.Client):
         self.db = db if db is not None else StoreAccess(store)
         self._owns_db = db is None
         self._store_problem: str | None = None  # what was logged while the store fails
-        self.renderer = renderer or _default_renderer
+        self.renderer = renderer or functools.partial(
+            _default_renderer, public_url=getattr(settings, "triage_public_url", None)
+        )
         self.watch = L.Watch(frozenset(settings.discord_channel_ids or ()), None)
         self.cooldowns = cooldowns or L.Cooldowns()
         self.command_cooldowns = command_cooldowns or L.Cooldowns(
@@ -835,9 +838,13 @@ class TriageBot(discord.Client):
 
 
 def _default_renderer(
-    analysis: Analysis, catalog: Catalog, history: ReleaseHistory | None
+    analysis: Analysis,
+    catalog: Catalog,
+    history: ReleaseHistory | None,
+    *,
+    public_url: str | None = None,
 ) -> dict[str, Any]:
-    return render_message(build_answer(analysis, catalog, history=history))
+    return render_message(build_answer(analysis, catalog, history=history), public_url=public_url)
 
 
 # ---------------------------------------------------------------------- entry point

@@ -49,6 +49,8 @@ class Facts:
     history: Sequence[Mapping[str, Any]] = ()
     # record id -> the dependency (`wgpu`) whose code the record is (issue 25)
     dependencies: Mapping[str, str] = field(default_factory=dict)
+    # TRIAGE_PUBLIC_URL: the comment links "Full write-up" to the record's page there
+    public_url: str | None = None
 
 
 def decide(facts: Facts, labels: LabelConfig, duplicates: DuplicateConfig) -> Desired:
@@ -75,7 +77,7 @@ def decide(facts: Facts, labels: LabelConfig, duplicates: DuplicateConfig) -> De
             facts.history, facts.number, answer.record_ids, analysis.fingerprint
         )
         also = also_reported_line(related, duplicates.max_listed)
-        body = render_comment(answer, also_reported=also)
+        body = render_comment(answer, also_reported=also, public_url=facts.public_url)
         duplicate = duplicate_label(duplicates, related)
         if duplicate and duplicate not in wanted:
             wanted.append(duplicate)

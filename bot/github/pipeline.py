@@ -64,8 +64,10 @@ class IssuePipeline:
         dry_run: bool = False,
         metrics: Metrics | None = None,
         duplicates: DuplicateConfig | None = None,
+        public_url: str | None = None,
     ) -> None:
         self.triage = triage
+        self.public_url = public_url
         self.adapter = adapter
         self.store = store
         self.labels = labels or LabelConfig()
@@ -205,7 +207,16 @@ class IssuePipeline:
             if projects is not None and projects.is_dependency(r.repo)
         }
         return Facts(
-            number, analysis, answer, controls, records, families, crates, history, dependencies
+            number,
+            analysis,
+            answer,
+            controls,
+            records,
+            families,
+            crates,
+            history,
+            dependencies,
+            public_url=self.public_url,
         )
 
     async def _write(
@@ -310,4 +321,5 @@ def pipeline_from_settings(
         dry_run=settings.triage_dry_run,
         metrics=metrics,
         duplicates=load_duplicate_config(settings.triage_config),
+        public_url=settings.triage_public_url,
     )

@@ -17,6 +17,7 @@ from bot.core.match.releases import ReleaseHistory
 from bot.core.panic import Panic
 from bot.render import texts
 from bot.render.answer.build import build_answer
+from bot.render.answer.links import page_url
 from bot.render.answer.parts import Answer, CatalogLike, Extra, RelatedError, Section, SourceLink
 from bot.render.answer.words import answer_verdict, not_found_words, says_more
 from bot.render.markup import (
@@ -66,10 +67,11 @@ COLOUR_UNCATALOGUED = 0x6E7681
 MORE_PREFIX = "triage:more"  # a Show more button's custom id: the prefix, then the record ids
 
 
-def render_message(answer: Answer) -> dict[str, Any]:
+def render_message(answer: Answer, *, public_url: str | None = None) -> dict[str, Any]:
     """{"content", "embeds", "allowed_mentions"} in the shape of Discord's message JSON, plus
     `record_ids` (the records the message shows, the only ones its buttons may vote on) and
-    `show_more` (the custom id of the Show more button, or None)."""
+    `show_more` (the custom id of the Show more button, or None). With `public_url`
+    (TRIAGE_PUBLIC_URL) each answer links "Full write-up" to its record's page."""
     content_words: list[Words] = []
     if answer.intro:
         content_words.append(answer.intro)
@@ -78,6 +80,12 @@ def render_message(answer: Answer) -> dict[str, Any]:
     if not answer.sections:
         content = _uncatalogued(answer)
     embeds = _first_view(answer)
+    if public_url:
+        for embed, section in zip(embeds, answer.sections, strict=False):
+            url = safe_url(page_url(public_url, section.record.id), limit=URL_MAX)
+            if url:
+                link = f"[{texts.FULL_WRITE_UP}]({url})"
+                embed["description"] = "\n".join(filter(None, (embed.get("description"), link)))
     ids = list(answer.record_ids)
     return {
         "content": shorten_rendered(content, CONTENT_MAX),

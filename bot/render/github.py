@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from bot.render import texts
+from bot.render.answer.links import page_url
 from bot.render.answer.parts import Answer, Extra, RelatedError, Section, SourceLink
 from bot.render.answer.words import answer_verdict, not_found_words, says_more
 from bot.render.markup import (
@@ -52,13 +53,16 @@ def parse_marker(body: str) -> dict | None:
     return out
 
 
-def render_comment(answer: Answer, *, also_reported: str | None = None) -> str:
+def render_comment(
+    answer: Answer, *, also_reported: str | None = None, public_url: str | None = None
+) -> str:
     """The comment body; its first line is the marker.
 
     The first view (what shows without a click) is the panic as pasted, one line on what it
     means, the first step, the other issues that hit the same record (`also_reported`, the
     line bot.github.duplicates writes) and the pinned source; everything else is inside
-    `<details>`.
+    `<details>`. With `public_url` (TRIAGE_PUBLIC_URL) the write-up stays on the record's page:
+    the first view ends with a "Full write-up" link there instead.
     """
     head = marker(KIND_ANSWER, answer.record_ids, answer.fingerprint)
     if not answer.sections:
@@ -68,6 +72,9 @@ def render_comment(answer: Answer, *, also_reported: str | None = None) -> str:
         _section_blocks(s, root=n == 0, also_reported=also_reported if n == 0 else None)
         for n, s in enumerate(answer.sections)
     ]
+    if public_url:
+        pairs = zip(answer.sections, sections, strict=True)
+        sections = [_linked(s, blocks, public_url) for s, blocks in pairs]
     several = len(answer.sections) > 1
 
     def assemble(kept: list[list[Block]], trimmed: bool) -> str:
@@ -94,6 +101,17 @@ def render_comment(answer: Answer, *, also_reported: str | None = None) -> str:
 
     kept, trimmed = trim_blocks(sections, lambda k, t: ulen(assemble(k, t)), MAX_CHARS)
     return _bounded(assemble(kept, trimmed))
+
+
+def _linked(section: Section, blocks: list[Block], public_url: str) -> list[Block]:
+    """The first view and how sure, then the link to the page that holds the write-up."""
+    url = safe_url(page_url(public_url, section.record.id))
+    kept = [b for b in blocks if b.tag in ("head", "match")]
+    if url and kept:
+        head = kept[0]
+        link = f"**[{texts.FULL_WRITE_UP}]({url})**"
+        kept[0] = Block(head.priority, f"{head.text}\n\n{link}", tag=head.tag)
+    return kept
 
 
 def _details(summary: str, body: str) -> str:

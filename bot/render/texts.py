@@ -41,6 +41,8 @@ MATCH_OTHER = "Matched with {percent}% confidence."
 # --- the answer's parts ------------------------------------------------------------------------
 NO_MESSAGE = "(the record has no message)"
 SOURCE = "Source"
+# With TRIAGE_PUBLIC_URL: the link to the record's page, after the first view (issue 27).
+FULL_WRITE_UP = "Full write-up"
 SOURCE_LABEL = "{file}:{line} @ {sha}"  # module.rs:1498 @ d16f7ba (plain text, shown as code)
 SOURCE_LABEL_NO_LINE = "{file} @ {sha}"
 SOURCE_LABEL_NO_SHA = "{file}:{line}"

@@ -21,6 +21,8 @@
   repository names and panic texts, so it is off (404) unless TRIAGE_STATS_TOKEN is set, and then
   asks for that token (`Authorization: Bearer TOKEN`, or basic auth with the token as password).
 - With DISCORD_TOKEN set, the Discord client runs in the same event loop.
+- The catalog's pages (bot.server.site_routes), unless TRIAGE_PAGES=0: GET /, /errors, /errors/ID,
+  /api/errors/ID, POST / and POST /api/match, on their own bounded thread.
 """
 
 from __future__ import annotations
@@ -53,7 +55,9 @@ from bot.github.metrics import Metrics
 from bot.github.pipeline import IssuePipeline, pipeline_from_settings
 from bot.github.worker import Worker
 from bot.health import Health, Status
+from bot.server import site_routes
 from bot.server.stats_page import stats_page
+from bot.site.data import public_issue_rows
 from bot.store import open as store_open
 from bot.store.interface import TriageStore
 from bot.store.thread import StoreAccess, store_errors
@@ -221,9 +225,42 @@ def create_app(
     app.router.add_get("/healthz", handle_health)
     app.router.add_get("/metrics", handle_metrics)
     app.router.add_get("/stats", handle_stats)
+    if settings.triage_pages:
+        site_routes.add_routes(app, site_routes.PageService(triage, issues=_page_issues(state)))
     app.on_startup.append(_startup(start_discord))
     app.on_cleanup.append(_cleanup)
     return app
+
+
+def _page_issues(state: ServerState) -> site_routes.IssuesFor:
+    """A record page's known issues: those of the record's own project (a public repository:
+    the catalog links its source); with TRIAGE_STATS_TOKEN given, every repository's."""
+
+    def every_repo(repo: str, record_id: str) -> tuple[list[dict[str, Any]], list[str]]:
+        repos = {repo.lower()}
+        for answer in state.store.list_answers("github"):
+            if record_id in answer["record_ids"]:
+                repos.add(str(answer["subject"]).rsplit("#", 1)[0].lower())
+        rows = [
+            r for name in sorted(repos) for r in state.store.issues_for_records(name, [record_id])
+        ]
+        return rows, sorted(repos)
+
+    async def issues(repo: str, record_id: str, authorization: str | None) -> list[dict[str, Any]]:
+        try:
+            if stats_authorized(state.settings, authorization):
+                rows, repos = await asyncio.wait_for(
+                    state.db.call(every_repo, repo, record_id), 2.0
+                )
+                return public_issue_rows(rows, repos)
+            rows = await asyncio.wait_for(
+                state.db.call(state.store.issues_for_records, repo, [record_id]), 1.0
+            )
+        except (TimeoutError, *store_errors()):  # type: ignore[misc]  # a tuple, built at run time
+            return []  # the page without them rather than no page
+        return public_issue_rows(rows, [repo])
+
+    return issues
 
 
 def open_store(settings: Settings) -> TriageStore:

@@ -12,6 +12,13 @@ from bot.render.answer.parts import SHORT_LIMIT, CatalogLike, SourceLink
 from bot.render.markup import one_line, shorten
 
 
+def page_url(public_url: str | None, record_id: str) -> str | None:
+    """The record's page on the catalog's website (TRIAGE_PUBLIC_URL), or None without one."""
+    if not public_url:
+        return None
+    return f"{public_url.rstrip('/')}/errors/{record_id}"
+
+
 def short_sha(sha: str | None) -> str | None:
     return sha[:7] if sha else None
 
