@@ -437,7 +437,7 @@ def test_quick_start_match_command_answers_the_example(tmp_path):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert "Can't differentiate avg pool 2d backward." in done.stdout
+    assert "Node should have a step registered" in done.stdout
 
 
 def test_version_falls_back_to_the_source_tree(monkeypatch):
