@@ -42,6 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bot.catalog.lint import WRITEUP_REVIEW_TAG as REVIEW_TAG_PREFIX
 from bot.catalog.model import REMOVED_TAG_PREFIX
 from bot.catalog.patterns import normalise_message
 from bot.catalog.sites import site_id
@@ -74,7 +75,6 @@ LIVE_FILE = "panic_sites.jsonl"
 GONE_FILE = "removed_sites.jsonl"
 SCAN_SETTINGS_FILE = "scan.toml"
 WRITEUPS_DIR = "writeups"
-REVIEW_TAG_PREFIX = "writeup-review:"
 REVIEW_CHANGED = "message-changed"
 REVIEW_GONE = "site-gone"
 _GITHUB_URL = re.compile(r"github\.com[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
@@ -338,7 +338,9 @@ def refresh_catalog(
     reason = _full_build_reason(source, state, history_path, head, tag_commits)
     if reason is None and state is not None:
         old_tags: dict[str, str] = state["tags"]
-        if state["head"] == head and list(old_tags) == tags:
+        digests = {k: v.get("digest") for k, v in (state.get("writeups") or {}).items()}
+        edited = digests != _writeups(out)
+        if state["head"] == head and list(old_tags) == tags and not edited:
             result = RefreshResult("unchanged", "", repo, head, tags)
             result.seconds = time.monotonic() - started
             return result
@@ -495,7 +497,14 @@ def _incremental(
     prev_commit = history.releases[-1].commit if count else None
     prev_sites = cached_tag if count else []
     for tag in new_tags:
-        sites, files = rescan(source, prev_commit, prev_sites, tag_commits[tag], settings)
+        # From the previous release or from the old head, whichever differs in fewer files
+        # (a tag cut from the branch is usually the head already scanned).
+        base_commit, base_sites = prev_commit, prev_sites
+        if prev_commit is None or len(
+            changed_rust_files(source, state["head"], tag_commits[tag])
+        ) < len(changed_rust_files(source, prev_commit, tag_commits[tag])):
+            base_commit, base_sites = state["head"], cached_head
+        sites, files = rescan(source, base_commit, base_sites, tag_commits[tag], settings)
         scanned += max(files, 0)
         say(f"refresh: {tag}: {len(sites)} sites, {files} files scanned")
         _append_column(history, sites, old_head_only)

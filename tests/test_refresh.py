@@ -1,0 +1,237 @@
+"""`catalog refresh` (issue 26): a catalog that follows its git source incrementally. A small
+repository of our own (a working clone pushing to a bare `upstream.git` that stands in for
+GitHub, and a bare mirror of it that the bot keeps and fetches) with squash-merge subjects."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bot.app import Triage
+from bot.app.match_report import analysis_json
+from bot.catalog.lint import WRITEUP_SITE_CHANGED, lint_catalog
+from bot.catalog.loader import load_catalog
+from bot.cli import main
+from bot.cli.match import analyse_input
+from bot.scan.refresh import STATE_FILE, RefreshResult, read_state, refresh_catalog
+
+REPO = "acme/widgets"
+ALPHA = "alpha state is broken here"
+BETA = "beta value too large: {value}"
+GAMMA = "gamma reader lost its input"
+GAMMA2 = "gamma reader lost all of its input"
+CORE = "crates/widgets-core/src/lib.rs"
+IO = "crates/widgets-io/src/read.rs"
+ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "PATH": "/usr/bin:/bin:/usr/local/bin",
+}
+
+
+def git(root: Path, *args: str) -> str:
+    env = {**ENV, "HOME": str(root)}
+    done = subprocess.run(
+        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True, env=env
+    )
+    return done.stdout.strip()
+
+
+def src(*messages: str) -> str:
+    return "".join(f'pub fn f{i}() {{\n    panic!("{m}");\n}}\n' for i, m in enumerate(messages))
+
+
+class Project:
+    """The maintainers' clone; `push()` publishes to upstream.git, which `mirror` follows."""
+
+    def __init__(self, root: Path):
+        self.work = root / "work"
+        self.upstream = root / "upstream.git"
+        self.mirror = root / "mirror.git"
+        self.work.mkdir(parents=True)
+        git(root, "init", "-q", "--bare", "-b", "main", str(self.upstream))
+        git(self.work, "init", "-q", "-b", "main")
+        git(self.work, "remote", "add", "origin", str(self.upstream))
+
+    def commit(self, subject: str, files: dict[str, str | None], tag: str | None = None) -> str:
+        for path, text in files.items():
+            target = self.work / path
+            if text is None:
+                target.unlink()
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+        git(self.work, "add", "-A")
+        git(self.work, "commit", "-q", "-m", subject)
+        if tag:
+            git(self.work, "tag", tag)
+        return git(self.work, "rev-parse", "HEAD")
+
+    def push(self, force: bool = False) -> None:
+        git(self.work, "push", "-q", *(["--force"] if force else []), "origin", "main", "--tags")
+        if not self.mirror.exists():
+            git(self.work, "clone", "-q", "--bare", str(self.upstream), str(self.mirror))
+
+
+def paste(path: str, line: int, message: str) -> bytes:
+    return f"thread 'main' panicked at {path}:{line}:5:\n{message}\n".encode()
+
+
+def answer(catalog: Path, text: bytes) -> dict:
+    triage = Triage(load_catalog([catalog]))
+    analysis, version = analyse_input(triage, io.BytesIO(text))
+    return analysis_json("paste", analysis, triage, version)
+
+
+def state(catalog: Path) -> dict:
+    found = read_state(catalog)
+    assert found is not None
+    return found
+
+
+def history_rows(catalog: Path) -> list[dict]:
+    return [json.loads(line) for line in (catalog / "history.ndjson").read_text().splitlines()]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    project = Project(tmp_path / "p")
+    project.commit("Add alpha (#1)", {CORE: src(ALPHA)})
+    project.commit("Add the reader (#2)", {IO: src(GAMMA)}, tag="v0.1.0")
+    project.push()
+    return project
+
+
+def refresh(catalog: Path, project: Project) -> RefreshResult:
+    return refresh_catalog(catalog, project.mirror, repo=REPO)
+
+
+def test_a_new_commit_is_scanned_alone_and_answered(project, tmp_path):
+    catalog = tmp_path / "catalog"
+    first = refresh(catalog, project)
+    assert first.mode == "full" and first.live == 2
+    assert state(catalog)["tags"] == {"v0.1.0": git(project.work, "rev-parse", "v0.1.0")}
+
+    beta = project.commit("Check beta values (#3)", {CORE: src(ALPHA, BETA)})
+    project.push()
+    assert answer(catalog, paste(CORE, 5, "beta value too large: 7"))["verdict"] != "match"
+    result = refresh(catalog, project)  # fetches the mirror from upstream.git first
+    assert result.mode == "incremental"
+    assert result.changed_files == 1  # only lib.rs, not the reader
+    assert state(catalog)["head"] == beta
+    found = answer(catalog, paste(CORE, 5, "beta value too large: 7"))
+    assert found["verdict"] == "match"
+    assert found["matches"][0]["error_message"] == BETA
+    assert found["matches"][0]["answer"]["history"][0]["commit"] == beta
+    # The today column moved; the release column did not.
+    header, *rows = history_rows(catalog)
+    assert [r["version"] for r in header["releases"]] == ["0.1.0", "HEAD"]
+    beta_row = next(r for r in rows if r["spans"][0][3] == BETA)
+    assert beta_row["lines"] == [0, 5]
+    assert refresh(catalog, project).mode == "unchanged"
+
+
+def test_a_new_tag_extends_every_lineage_as_a_full_build_would(project, tmp_path):
+    catalog = tmp_path / "catalog"
+    refresh(catalog, project)
+    beta = project.commit("Check beta values (#3)", {CORE: src(ALPHA, BETA)})
+    project.push()
+    refresh(catalog, project)
+    project.commit("Release 0.2.0", {"README.md": "0.2"}, tag="v0.2.0")
+    project.push()
+    result = refresh(catalog, project)
+    assert result.mode == "incremental" and result.new_tags == ["v0.2.0"]
+    assert result.changed_files == 0  # the tag changed no .rs file since the head scanned
+    header, *rows = history_rows(catalog)
+    assert [r["version"] for r in header["releases"]] == ["0.1.0", "0.2.0", "HEAD"]
+    assert all(len(r["lines"]) == 3 for r in rows)
+    beta_row = next(r for r in rows if r["spans"][0][3] == BETA)
+    assert beta_row["events"] == [["introduced", "0.2.0", beta]]
+    assert header["commits"][beta] == "Check beta values (#3)"
+
+    full = tmp_path / "full"
+    assert refresh_catalog(full, project.mirror, repo=REPO).mode == "full"
+    assert history_rows(full) == [header, *rows]
+    for name in ("panic_sites.jsonl", "removed_sites.jsonl"):
+        assert (full / name).read_text() == (catalog / name).read_text()
+
+
+def test_a_removed_site_stays_current_until_a_release_drops_it(project, tmp_path):
+    catalog = tmp_path / "catalog"
+    refresh(catalog, project)
+    gone = project.commit("Fix the reader crash (#4)", {IO: src()})
+    project.push()
+    refresh(catalog, project)
+    live = (catalog / "panic_sites.jsonl").read_text()
+    assert GAMMA in live  # 0.1.0 still has it: current for users of that release
+    assert GAMMA not in (catalog / "removed_sites.jsonl").read_text()
+
+    project.commit("Release 0.2.0", {"README.md": "0.2"}, tag="v0.2.0")
+    project.push()
+    refresh(catalog, project)
+    assert GAMMA not in (catalog / "panic_sites.jsonl").read_text()
+    found = answer(catalog, paste(IO, 2, GAMMA))
+    assert found["verdict"] == "removed-site"
+    history = found["matches"][0]["answer"]["history"]
+    assert history[-1]["event"] == "fixed"
+    assert history[-1]["commit"] == gone and history[-1]["pr"] == 4
+    assert history[-1]["version"] == "0.2.0"
+
+
+def test_a_force_push_falls_back_to_a_full_build(project, tmp_path, capsys):
+    catalog = tmp_path / "catalog"
+    project.commit("Check beta values (#3)", {CORE: src(ALPHA, BETA)})
+    project.push()
+    argv = ["catalog", "refresh", "--catalog", str(catalog), "--source", str(project.mirror)]
+    assert main([*argv, "--repo", REPO]) == 0
+    assert "full build" in capsys.readouterr().err
+    git(project.work, "reset", "-q", "--hard", "v0.1.0")
+    project.commit("Check gamma input (#5)", {IO: src(GAMMA2)})
+    project.push(force=True)
+    assert main(argv) == 0  # the repo is remembered in refresh.state
+    err = capsys.readouterr().err
+    assert "full build (force-push:" in err
+    live = (catalog / "panic_sites.jsonl").read_text()
+    assert BETA not in live and GAMMA2 in live
+    assert not list(catalog.glob(".*.tmp"))
+    assert (catalog / STATE_FILE).is_file()
+
+
+def test_write_ups_stay_attached_and_a_changed_site_is_flagged(project, tmp_path):
+    catalog = tmp_path / "catalog"
+    refresh(catalog, project)
+    gamma_id = next(
+        json.loads(line)["id"]
+        for line in (catalog / "panic_sites.jsonl").read_text().splitlines()
+        if GAMMA in line
+    )
+    (catalog / "writeups").mkdir()
+    writeup = catalog / "writeups" / f"{gamma_id}.json"
+    writeup.write_text(
+        json.dumps({"id": gamma_id, "documentation": "The reader's input ended early."})
+    )
+    refresh(catalog, project)  # nothing new; the write-up's baseline is taken
+    project.commit("Reword the reader (#6)", {IO: src(GAMMA2)})
+    project.push()
+    result = refresh(catalog, project)
+    assert result.review == [f"{gamma_id}: message-changed"]
+    loaded = load_catalog([catalog])
+    record = loaded.get(gamma_id)
+    assert record is not None and record.error_message == GAMMA2
+    assert record.documentation == "The reader's input ended early."
+    codes = [(f.record_id, f.code) for f in lint_catalog(loaded)]
+    assert (gamma_id, WRITEUP_SITE_CHANGED) in codes
+    # A person edits the write-up: reviewed, the flag goes at the next refresh.
+    writeup.write_text(
+        json.dumps({"id": gamma_id, "documentation": "The reader's input ended too early."})
+    )
+    assert refresh(catalog, project).review == []
+    codes = [(f.record_id, f.code) for f in lint_catalog(load_catalog([catalog]))]
+    assert (gamma_id, WRITEUP_SITE_CHANGED) not in codes
