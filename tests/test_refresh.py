@@ -16,7 +16,10 @@ from bot.app.match_report import analysis_json
 from bot.catalog.lint import WRITEUP_SITE_CHANGED, lint_catalog
 from bot.catalog.loader import load_catalog
 from bot.cli import main
+from bot.cli.doctor.check import FAIL, OK, SKIP
+from bot.cli.doctor.source_check import check_catalog_sources
 from bot.cli.match import analyse_input
+from bot.config.settings import Settings, load_catalog_sources
 from bot.scan.refresh import STATE_FILE, RefreshResult, read_state, refresh_catalog
 
 REPO = "acme/widgets"
@@ -235,3 +238,36 @@ def test_write_ups_stay_attached_and_a_changed_site_is_flagged(project, tmp_path
     assert refresh(catalog, project).review == []
     codes = [(f.record_id, f.code) for f in lint_catalog(load_catalog([catalog]))]
     assert (gamma_id, WRITEUP_SITE_CHANGED) not in codes
+
+
+def test_the_catalog_source_comes_from_triage_config_and_doctor_checks_it(
+    project, tmp_path, monkeypatch, capsys
+):
+    catalog = tmp_path / "catalog"
+    config = tmp_path / "triage-bot.toml"
+    config.write_text(
+        f'[catalog_source.widgets]\ncatalog = "{catalog}"\ngit_dir = "{project.mirror}"\n'
+        f'branch = "main"\ntags = "^v\\\\d+\\\\.\\\\d+\\\\.\\\\d+$"\nrepo = "{REPO}"\n'
+    )
+    settings = Settings.from_mapping({"TRIAGE_CONFIG": str(config)})
+    (source,) = load_catalog_sources(settings.triage_config)
+    assert (source.branch, source.repo, source.poll_interval) == ("main", REPO, 900.0)
+    check = check_catalog_sources(settings)
+    assert check.status == OK, check.details
+    assert "main at" in check.details[0] and "1 release tag(s)" in check.details[0]
+    assert "not built yet" in check.details[0]
+
+    monkeypatch.chdir(tmp_path)  # no .env here
+    monkeypatch.setenv("TRIAGE_CONFIG", str(config))
+    assert main(["catalog", "refresh", "--no-fetch"]) == 0
+    assert "refresh: acme/widgets at v0.1.0+" in capsys.readouterr().err
+    assert "built at v0.1.0+" in check_catalog_sources(settings).details[0]
+
+    config.write_text(f'[catalog_source.widgets]\ncatalog = "{catalog}"\ngit_dir = "{tmp_path}"\n')
+    check = check_catalog_sources(settings)
+    assert check.status == FAIL and "is not a git repository" in check.details[0]
+    config.write_text('[catalog_source.widgets]\ncatalog = "x"\ngit_dir = "y"\ncolour = 1\n')
+    check = check_catalog_sources(settings)
+    assert check.status == FAIL and "unknown key colour" in check.summary
+    config.write_text("[labels]\n")
+    assert check_catalog_sources(settings).status == SKIP
