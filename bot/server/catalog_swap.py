@@ -1,0 +1,225 @@
+"""`serve` keeps its catalog current (issue 26): the catalog sources of TRIAGE_CONFIG
+(`[catalog_source.NAME]`) are refreshed (`bot.scan.refresh`) in a background thread on a `push`
+to the followed branch, a `release` or a tag `create` of the followed repository, on a timer
+(`poll_interval`, for deployments without webhooks) and once at start. The new catalog is loaded
+whole in that thread, then swapped in on the event loop in one step: an answer under way keeps
+the catalog it started with (the pipeline reads `triage` once per answer), the next one gets the
+new one. A refresh or a load that fails leaves the old catalog serving; `/healthz` (component
+`catalog`, degraded) and the log say so. `/healthz` and `/metrics` name the version served
+(`catalog_version`: newest release + branch head) and since when.
+
+`wants_refresh` is the pure decision; `CatalogFollower` acts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from bot.app import Triage
+from bot.config.settings import CatalogSource, Settings, load_catalog_sources
+from bot.health import Status
+from bot.scan.refresh import read_state, refresh_catalog
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+log = logging.getLogger(__name__)
+
+REFRESH_EVENTS = ("push", "release", "create")
+RELEASE_ACTIONS = frozenset({"published", "released", "created", "prereleased"})
+
+
+def wants_refresh(event: str, payload: Mapping[str, Any], source: CatalogSource) -> bool:
+    """Whether a delivery says the source's branch or tags moved."""
+    if event not in REFRESH_EVENTS:
+        return False
+    repo = payload.get("repository")
+    name = repo.get("full_name") if isinstance(repo, Mapping) else None
+    wanted = source.repo or (read_state(source.catalog) or {}).get("repo")
+    if wanted and (not isinstance(name, str) or name.lower() != str(wanted).lower()):
+        return False
+    if event == "push":
+        ref = payload.get("ref")
+        branch = source.branch
+        if branch is None and isinstance(repo, Mapping):
+            branch = repo.get("default_branch") or (read_state(source.catalog) or {}).get("branch")
+        return isinstance(ref, str) and (
+            ref == f"refs/heads/{branch}" or (branch is None and ref.startswith("refs/heads/"))
+        )
+    if event == "create":
+        return payload.get("ref_type") == "tag"
+    return payload.get("action") in RELEASE_ACTIONS
+
+
+def served_version(sources: Sequence[CatalogSource]) -> str:
+    """`name=version` of each source's catalog folder, as its state file says."""
+    parts = []
+    for source in sources:
+        state = read_state(source.catalog)
+        parts.append(f"{source.name}={state['version'] if state else 'unbuilt'}")
+    return ",".join(parts)
+
+
+class CatalogFollower:
+    def __init__(
+        self,
+        sources: Sequence[CatalogSource],
+        load: Callable[[], Triage],
+        swap: Callable[[Triage], None],
+        *,
+        on_metrics: Callable[[str, str], None] | None = None,
+    ) -> None:
+        self.sources = list(sources)
+        self._load = load
+        self._swap = swap
+        self._on_metrics = on_metrics or (lambda _name, _outcome: None)
+        self._lock = threading.Lock()
+        self._pending = False
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.version = served_version(self.sources)
+        self.since = time.time()
+        self.last_error: str | None = None
+        self.refreshes = 0
+
+    # --- deciding what to do ------------------------------------------------------------------
+
+    def notice(self, event: str, payload: Mapping[str, Any]) -> bool:
+        """A verified delivery: refresh when it concerns a followed source."""
+        if any(wants_refresh(event, payload, s) for s in self.sources):
+            log.info("catalog: %s event: refreshing", event)
+            self.schedule()
+            return True
+        return False
+
+    def schedule(self) -> None:
+        """Refresh soon; a refresh already running runs once more after itself."""
+        with self._lock:
+            self._pending = True
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._thread = threading.Thread(target=self._work, name="catalog-refresh", daemon=True)
+            self._thread.start()
+
+    # --- acting -------------------------------------------------------------------------------
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                if not self._pending:
+                    return
+                self._pending = False
+            self._refresh_once()
+
+    def _refresh_once(self) -> None:
+        try:
+            changed = False
+            for source in self.sources:
+                result = refresh_catalog(
+                    source.catalog,
+                    source.git_dir,
+                    repo=source.repo,
+                    branch=source.branch,
+                    tags_pattern=source.tags,
+                    log=log.info,
+                )
+                log.info("catalog: %s", result.summary())
+                changed |= result.mode != "unchanged"
+            version = served_version(self.sources)
+            if not changed and version == self.version and self.last_error is None:
+                self._on_metrics("triage_catalog_refreshes_total", "unchanged")
+                return
+            triage = self._load()  # whole, before anyone sees it
+        except Exception as exc:  # any failure keeps the catalog that serves
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            self._on_metrics("triage_catalog_refreshes_total", "failed")
+            log.error("catalog refresh failed; still serving %s: %s", self.version, exc)
+            return
+        self._hand_over(triage, version)
+
+    def _hand_over(self, triage: Triage, version: str) -> None:
+        def apply() -> None:
+            self._swap(triage)
+            self.version, self.since, self.last_error = version, time.time(), None
+            self.refreshes += 1
+            self._on_metrics("triage_catalog_refreshes_total", "swapped")
+            log.info("catalog: now serving %s", version)
+
+        if self._loop is not None and self._loop.is_running():
+            self._loop.call_soon_threadsafe(apply)
+        else:
+            apply()
+
+    async def poll(self) -> None:
+        """Refresh on a timer: the shortest poll interval of the sources."""
+        interval = min(s.poll_interval for s in self.sources)
+        while True:
+            await asyncio.sleep(interval)
+            self.schedule()
+
+    # --- saying what is served ----------------------------------------------------------------
+
+    def status(self) -> Status:
+        since = datetime.fromtimestamp(self.since, UTC).isoformat(timespec="seconds")
+        extra = {"version": self.version, "since": since}
+        if self.last_error:
+            detail = f"the last refresh failed ({self.last_error}); serving {self.version}"
+            return Status(True, detail, {**extra, "error": self.last_error}, degraded=True)
+        return Status(True, f"serving {self.version} since {since}", extra)
+
+    def metrics_text(self) -> str:
+        version = self.version.replace("\\", "\\\\").replace('"', '\\"')
+        return (
+            "# HELP triage_catalog_info The catalog version served (newest release+head)\n"
+            "# TYPE triage_catalog_info gauge\n"
+            f'triage_catalog_info{{version="{version}"}} 1\n'
+            "# HELP triage_catalog_since_seconds When the served catalog was swapped in "
+            "(Unix time)\n"
+            "# TYPE triage_catalog_since_seconds gauge\n"
+            f"triage_catalog_since_seconds {self.since:.0f}\n"
+            "# HELP triage_catalog_refresh_failing 1 while the last refresh failed\n"
+            "# TYPE triage_catalog_refresh_failing gauge\n"
+            f"triage_catalog_refresh_failing {1 if self.last_error else 0}\n"
+        )
+
+
+def install(state: Any, app: web.Application) -> CatalogFollower | None:
+    """Follow the configured catalog sources (none: nothing changes for this deployment).
+    `state`: the server's `ServerState` (not imported: http.py imports this module)."""
+    settings: Settings = state.settings
+    sources = load_catalog_sources(settings.triage_config)
+    if not sources:
+        return None
+    paths = list(settings.triage_catalog) or None
+
+    def swap(triage: Triage) -> None:
+        state.triage = triage
+        if state.pipeline is not None:
+            state.pipeline.triage = triage
+            state.pipeline.commands.catalog = triage.catalog
+
+    follower = CatalogFollower(
+        sources,
+        lambda: Triage.from_paths(paths),
+        swap,
+        on_metrics=lambda name, outcome: state.metrics.inc(name, outcome=outcome),
+    )
+    state.metrics.counter(
+        "triage_catalog_refreshes_total",
+        "Catalog refreshes, by outcome (swapped, unchanged, failed)",
+    )
+    state.health.register("catalog", follower.status)
+
+    async def start(app: web.Application) -> None:
+        follower._loop = asyncio.get_running_loop()
+        follower.schedule()  # catch up with what happened while the server was down
+        state.background.append(asyncio.ensure_future(follower.poll()))
+
+    app.on_startup.append(start)
+    return follower
