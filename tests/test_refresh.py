@@ -219,3 +219,9 @@ def test_the_catalog_source_comes_from_triage_config_and_doctor_checks_it(
     assert check.status == FAIL and "unknown key colour" in check.summary
     config.write_text("[labels]\n")
     assert check_catalog_sources(settings).status == SKIP
+
+
+def test_the_image_has_git_for_following_a_repository():
+    text = (Path(__file__).parent.parent / "deploy" / "Dockerfile").read_text()
+    final = text.split("\nFROM ")[-1]
+    assert "apt-get install -y --no-install-recommends git" in final
