@@ -196,11 +196,12 @@ def lineage_events(
     subjects: dict[str, str] | None = None,
     *,
     first: int = 0,
+    only: set[str] | None = None,
 ) -> dict[str, list[list[Any]]]:
     """Lineage id -> its events `[kind, release index | None, sha, detail?]`, oldest first;
     the subjects of the commits named are added to `subjects` (sha -> subject). `first`: only
     the changes that reached release `first` or a later one (`catalog refresh` keeps the
-    older events it found before)."""
+    older events it found before); `only`: just these lineages."""
     finder = Finder(repo_dir, Blobs(repo_dir), {})
     commits = [r.commit for r in history.releases]
     newest = len(commits) - 1
@@ -211,6 +212,8 @@ def lineage_events(
         # Work file by file so each file's versions are read once.
         by_file: dict[str, list[tuple[Lineage, int, str]]] = defaultdict(list)
         for lineage in history.lineages:
+            if only is not None and lineage.id not in only:
+                continue
             present = lineage.present_in()
             for position, r in enumerate(present):
                 if r < first:

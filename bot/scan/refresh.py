@@ -491,6 +491,7 @@ def _incremental(
     if [r.tag for r in history.releases[:count]] != list(old_tags):
         raise RefreshError(f"{HISTORY_FILE} does not hold the releases the state file names")
     new_tags = [t for t in tags if t not in old_tags]
+    before = {lin.id: _head_key(lin, count) for lin in history.lineages}
     old_head_only = _drop_column(history, count)
     history.releases = history.releases[:count]
     scanned = 0
@@ -517,13 +518,21 @@ def _incremental(
     _append_column(history, head_sites, old_head_only)
     history.releases.append(Release(HEAD, None, head))
     # The events of the columns built again; the older ones are kept as they were.
-    first = count
+    # With no new release, a lineage whose head state is as before keeps its head events
+    # (the commit that changed it is still the one): the cost follows the commits' changes.
+    same = set()
+    if not new_tags:
+        for lineage in history.lineages:
+            if lineage.id in before and before[lineage.id] == _head_key(lineage, count):
+                same.add(lineage.id)
     subjects: dict[str, str] = {}
-    fresh = lineage_events(history, source, subjects, first=first)
+    todo = {lin.id for lin in history.lineages} - same
+    fresh = lineage_events(history, source, subjects, first=count, only=todo)
     events: dict[str, list[list[Any]]] = {}
     for lineage in history.lineages:
-        # Events with no version were the old head's; that column is found again.
-        kept = [e for e in loaded.events.get(lineage.id, []) if e[1] is not None]
+        old = loaded.events.get(lineage.id, [])
+        # Events with no version were the old head's; that column is found again, or kept.
+        kept = [e for e in old if e[1] is not None or lineage.id in same]
         kept.extend(fresh.get(lineage.id, []))
         if kept:
             events[lineage.id] = kept
@@ -537,6 +546,17 @@ def _incremental(
     built.reason = ", ".join(what) or "nothing new"
     built.kept_versions = {version_of(t) for t in old_tags}
     return built
+
+
+def _head_key(lineage: Lineage, r: int) -> tuple[Any, ...]:
+    """What a lineage's events at the head column depend on: its state there and just before."""
+    head = lineage.states.get(r)
+    prev = lineage.states.get(r - 1)
+    return (
+        (head.file_path, head.key) if head else None,
+        (prev.file_path, prev.key) if prev else None,
+        max((k for k in lineage.states if k < r), default=None),
+    )
 
 
 def _drop_column(history: History, r: int) -> list[tuple[str, SiteAt]]:
