@@ -12,9 +12,18 @@ from typing import Any
 
 import aiohttp
 from git_project import Project, src
-from harness import REPO, SECOND_SECRET, SECRETS, bot_comments, delivery_headers, issue_payload
+from harness import (
+    REPO,
+    SECOND_SECRET,
+    SECRETS,
+    Harness,
+    bot_comments,
+    delivery_headers,
+    issue_payload,
+)
 from harness import served_against as served_against_fake
 
+from bot.app import Triage
 from bot.scan.refresh import refresh_catalog
 
 ALPHA = "alpha state is broken here"
@@ -118,3 +127,59 @@ async def _failed(session: aiohttp.ClientSession, url: str) -> dict | None:
 
 async def _comments(fake, number: int) -> list:
     return bot_comments(fake, number)
+
+
+async def test_answers_keep_flowing_during_a_swap(fake, tmp_path: Path):
+    project = Project(tmp_path / "p")
+    project.commit("Add alpha (#1)", {CORE: src(ALPHA)}, tag="v0.1.0")
+    project.push()
+    catalog = tmp_path / "catalog"
+    refresh_catalog(catalog, project.mirror, repo=REPO)
+    config = tmp_path / "triage-bot.toml"
+    config.write_text(
+        f'[catalog_source.widgets]\ncatalog = "{catalog}"\ngit_dir = "{project.mirror}"\n'
+        f'repo = "{REPO}"\npoll_interval = 3600\n'
+    )
+    env = {"TRIAGE_CONFIG": str(config), "TRIAGE_CATALOG": str(catalog)}
+    harness = await Harness(
+        fake, tmp_path / "db.sqlite3", Triage.from_paths([catalog]), **env
+    ).start()
+    try:
+        follower = harness.state.follower
+        await until(lambda: _settled(follower))
+        # The new commit moves alpha to line 5: an answer says which catalog gave it.
+        beta = project.commit("Check beta values (#3)", {CORE: src(BETA, ALPHA)})
+        project.push()
+        numbers = []
+        for n in range(16):
+            if n == 3:
+                await harness.post("push", push_payload(), delivery="push-swap")
+            issue = fake.add_issue(REPO, f"alpha {n}", panic(ALPHA, 2))
+            numbers.append(issue.number)
+            payload = issue_payload("opened", issue.number, issue.title, issue.body)
+            response = await harness.post("issues", payload, delivery=f"issue-{n}")
+            assert response.status == 202
+            await asyncio.sleep(0.05)
+        await until(lambda: _settled(follower, beta[:12]))
+        late = fake.add_issue(REPO, "alpha late", panic(ALPHA, 5))
+        payload = issue_payload("opened", late.number, late.title, late.body)
+        await harness.post("issues", payload, delivery="issue-late")
+        await harness.settle(20)
+        lines = []
+        for number in [*numbers, late.number]:
+            comments = bot_comments(fake, number)
+            assert len(comments) == 1, number  # each answered once
+            body = comments[0].body
+            old, new = "lib.rs#L2" in body, "lib.rs#L5" in body
+            assert old != new, body  # from one catalog, the old or the new
+            lines.append(5 if new else 2)
+        assert lines[-1] == 5  # after the swap: the new catalog
+        assert lines == sorted(lines)  # never back to the old one once swapped
+    finally:
+        await harness.stop()
+
+
+async def _settled(follower, head: str = "") -> bool:
+    thread = follower._thread
+    idle = thread is None or not thread.is_alive()
+    return idle and head in follower.version and follower.last_error is None
