@@ -57,11 +57,13 @@ def main() -> None:
                 catalog, clone, repo="tracel-ai/burn", branch=args.branch, fetch=False
             )
             seconds = time.perf_counter() - started
-            print(
-                f"refresh {what:<28} {seconds:7.2f} s  mode={result.mode}, "
-                f"{result.changed_files} files scanned, {result.live} live, "
+            counts = (
+                f", {result.changed_files} files scanned, {result.live} live, "
                 f"{result.removed} removed sites"
+                if result.mode != "unchanged"
+                else ""
             )
+            print(f"refresh {what:<28} {seconds:7.2f} s  mode={result.mode}{counts}")
 
         run(f"full build ({args.tag} + HEAD~1)")
         git(clone, "update-ref", f"refs/heads/{args.branch}", head)
@@ -69,6 +71,8 @@ def main() -> None:
         git(clone, "tag", "v99.0.0", head)
         run("one release tag (v99.0.0)")
         run("nothing new")
+        for name in ("history.ndjson", "refresh.state", "panic_sites.jsonl"):
+            print(f"size {name:<20} {(catalog / name).stat().st_size / 1e6:6.2f} MB")
 
 
 if __name__ == "__main__":

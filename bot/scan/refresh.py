@@ -108,6 +108,8 @@ class RefreshResult:
             "incremental": f"incremental: {self.reason}",
             "unchanged": "already up to date",
         }[self.mode]
+        if self.mode == "unchanged":
+            return f"refresh: {self.repo} at {self.version}: {what} in {self.seconds:.1f}s"
         return (
             f"refresh: {self.repo} at {self.version}: {what}; {self.live} live, "
             f"{self.removed} removed sites, {self.changed_files} files scanned, "
