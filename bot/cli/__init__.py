@@ -41,8 +41,8 @@ CATALOG_MODULES: dict[str, str] = {
     "scan": "bot.cli.scan",
     "update": "bot.cli.scan",
     "history": "bot.cli.scan",
-    "refresh": "bot.cli.refresh",
     "draft": "bot.cli.stats",
+    "refresh": "bot.cli.refresh",
 }
 
 
