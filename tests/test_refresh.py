@@ -16,7 +16,7 @@ from bot.app.match_report import analysis_json
 from bot.catalog.lint import WRITEUP_SITE_CHANGED, lint_catalog
 from bot.catalog.loader import load_catalog
 from bot.cli import main
-from bot.cli.doctor.check import FAIL, OK, SKIP
+from bot.cli.doctor.check import FAIL, OK, SKIP, WARN
 from bot.cli.doctor.source_check import check_catalog_sources
 from bot.cli.match import analyse_input
 from bot.config.settings import Settings, load_catalog_sources
@@ -197,9 +197,15 @@ def test_the_catalog_source_comes_from_triage_config_and_doctor_checks_it(
         f'[catalog_source.widgets]\ncatalog = "{catalog}"\ngit_dir = "{project.mirror}"\n'
         f'branch = "main"\ntags = "^v\\\\d+\\\\.\\\\d+\\\\.\\\\d+$"\nrepo = "{REPO}"\n'
     )
-    settings = Settings.from_mapping({"TRIAGE_CONFIG": str(config)})
-    (source,) = load_catalog_sources(settings.triage_config)
+    unserved = Settings.from_mapping({"TRIAGE_CONFIG": str(config)})
+    (source,) = load_catalog_sources(unserved.triage_config)
     assert (source.branch, source.repo, source.poll_interval) == ("main", REPO, 900.0)
+    check = check_catalog_sources(unserved)
+    assert check.status == WARN and "is not in TRIAGE_CATALOG" in check.details[0]
+    catalog.mkdir()
+    settings = Settings.from_mapping(
+        {"TRIAGE_CONFIG": str(config), "TRIAGE_CATALOG": str(tmp_path)}
+    )
     check = check_catalog_sources(settings)
     assert check.status == OK, check.details
     assert "main at" in check.details[0] and "1 release tag(s)" in check.details[0]

@@ -38,6 +38,9 @@ def check_catalog_sources(settings: Settings) -> Check:
     worst = OK
     for source in sources:
         status, line = _one(source)
+        if status == OK and not _served(source.catalog, settings.triage_catalog):
+            status = WARN
+            line = f"problem: {source.catalog} is not in TRIAGE_CATALOG, so not served; " + line
         details.append(f"{source.name}: {line}")
         if status == FAIL or (status == WARN and worst == OK):
             worst = status
@@ -48,6 +51,11 @@ def check_catalog_sources(settings: Settings) -> Check:
     if worst != OK:
         fix = "clone the project (`git clone --mirror URL DIR`), set branch/tags to what it has"
     return Check("catalog-source", worst, summary, details, fix)
+
+
+def _served(folder: Path, served: tuple[Path, ...]) -> bool:
+    here = folder.resolve()
+    return any(here == p.resolve() or p.resolve() in here.parents for p in served)
 
 
 def _one(source: CatalogSource) -> tuple[str, str]:
