@@ -117,6 +117,54 @@ class RefreshResult:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Target:
+    """The refs a catalog is built from: the branch head and the release tags (tag -> commit).
+    Replicas publish one in the shared store and all build it (`bot.server.catalog_swap`)."""
+
+    head: str
+    tags: dict[str, str]
+
+    def to_json(self) -> str:
+        return json.dumps({"head": self.head, "tags": self.tags}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str | None) -> Target | None:
+        try:
+            data = json.loads(text or "")
+            return cls(str(data["head"]), {str(k): str(v) for k, v in data["tags"].items()})
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    @property
+    def version(self) -> str:
+        return catalog_version(list(self.tags), self.head)
+
+
+def newest_target(source: str | Path, branch: str | None, tags_pattern: str | None) -> Target:
+    """The refs of the (fetched) source now."""
+    branch = branch or default_branch(source)
+    tags = release_tags(source, tags_pattern)
+    return Target(
+        branch_commit(source, branch),
+        {t: git(source, "rev-parse", f"{t}^{{commit}}").strip() for t in tags},
+    )
+
+
+def supersedes(source: str | Path, mine: Target, published: Target | None) -> bool:
+    """Whether `mine` (just fetched) should replace the published target: not when it is
+    behind (its head an ancestor of the published one, or a published tag missing here: this
+    replica fetched earlier); otherwise yes, a force-push included."""
+    if published is None:
+        return True
+    if mine == published or not set(published.tags) <= set(mine.tags):
+        return False
+    if mine.head == published.head:
+        return True  # a new tag
+    known = _git_ok(source, "cat-file", "-e", f"{published.head}^{{commit}}") is not None
+    return not (known and _is_ancestor(source, mine.head, published.head))
+
+
 def catalog_version(tags: Sequence[str], head: str) -> str:
     """What `/healthz` and `/metrics` call the catalog: the newest release and the head."""
     newest = max(tags, key=version_key) if tags else "-"
@@ -304,9 +352,11 @@ def refresh_catalog(
     tags_pattern: str | None = None,
     fetch: bool = True,
     log: Callable[[str], None] | None = None,
+    pinned: Target | None = None,
 ) -> RefreshResult:
     """Bring the catalog in `catalog_dir` up to date with `source`; see the module's text.
-    Files are replaced one by one through temporary files, the state file last."""
+    Files are replaced one by one through temporary files, the state file last. `pinned`:
+    build exactly these refs (the head and tags replicas agreed on) instead of the newest."""
     started = time.monotonic()
     say = log or (lambda _m: None)
     out = Path(catalog_dir)
@@ -335,6 +385,14 @@ def refresh_catalog(
         raise RefreshError(f"the tag pattern is not a regular expression: {exc}") from None
     tag_commits = {t: git(source, "rev-parse", f"{t}^{{commit}}").strip() for t in tags}
     head = branch_commit(source, branch)
+    if pinned is not None:
+        missing = [t for t, sha in pinned.tags.items() if tag_commits.get(t) != sha]
+        if missing or _git_ok(source, "cat-file", "-e", f"{pinned.head}^{{commit}}") is None:
+            what = f"tag {missing[0]}" if missing else f"commit {pinned.head[:12]}"
+            raise RefreshError(f"{source} lacks {what}, which the catalog is to be built at")
+        tags = [t for t in tags if t in pinned.tags]
+        tag_commits = {t: tag_commits[t] for t in tags}
+        head = pinned.head
     settings = _settings(out)
 
     reason = _full_build_reason(source, state, history_path, head, tag_commits)

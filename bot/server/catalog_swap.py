@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING, Any
 from bot.app import Triage
 from bot.config.settings import CatalogSource, Settings, load_catalog_sources
 from bot.health import Status
-from bot.scan.refresh import read_state, refresh_catalog
+from bot.scan.refresh import (
+    Target,
+    fetch_source,
+    newest_target,
+    read_state,
+    refresh_catalog,
+    supersedes,
+)
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -32,6 +39,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REFRESH_EVENTS = ("push", "release", "create")
+# Replicas on PostgreSQL: how often each reads the target the others published (one SELECT).
+TARGET_CHECK_SECONDS = 2.0
+TARGET_CURSOR = "catalog-target:{name}"
+
+
+class SharedTarget:
+    """The catalog target every replica builds, in the shared store's cursors; called from the
+    refresh thread, run on the store's own thread through the event loop."""
+
+    def __init__(self, read: Callable[[str], str | None], write: Callable[[str, str], None]):
+        self.read = read
+        self.write = write
+
+
 RELEASE_ACTIONS = frozenset({"published", "released", "created", "prereleased"})
 
 
@@ -74,8 +95,10 @@ class CatalogFollower:
         swap: Callable[[Triage], None],
         *,
         on_metrics: Callable[[str, str], None] | None = None,
+        shared: SharedTarget | None = None,
     ) -> None:
         self.sources = list(sources)
+        self.shared = shared
         self._load = load
         self._swap = swap
         self._on_metrics = on_metrics or (lambda _name, _outcome: None)
@@ -121,13 +144,16 @@ class CatalogFollower:
         try:
             changed = False
             for source in self.sources:
+                target = self._agree(source) if self.shared is not None else None
                 result = refresh_catalog(
                     source.catalog,
                     source.git_dir,
                     repo=source.repo,
                     branch=source.branch,
                     tags_pattern=source.tags,
+                    fetch=target is None,
                     log=log.info,
+                    pinned=target,
                 )
                 log.info("catalog: %s", result.summary())
                 changed |= result.mode != "unchanged"
@@ -142,6 +168,36 @@ class CatalogFollower:
             log.error("catalog refresh failed; still serving %s: %s", self.version, exc)
             return
         self._hand_over(triage, version)
+
+    def _agree(self, source: CatalogSource) -> Target:
+        """Fetch, then the target all replicas build: ours when it is ahead of the published
+        one (then published), else the published one."""
+        assert self.shared is not None
+        fetch_source(source.git_dir)
+        branch = source.branch or (read_state(source.catalog) or {}).get("branch")
+        mine = newest_target(source.git_dir, branch, source.tags)
+        name = TARGET_CURSOR.format(name=source.name)
+        published = Target.from_json(self.shared.read(name))
+        if supersedes(source.git_dir, mine, published):
+            self.shared.write(name, mine.to_json())
+            log.info("catalog: %s target %s published", source.name, mine.version)
+            return mine
+        assert published is not None
+        return published
+
+    async def watch(self, read: Callable[[str], Any]) -> None:
+        """Replicas: refresh when another replica published a target this one does not serve."""
+        while True:
+            await asyncio.sleep(TARGET_CHECK_SECONDS)
+            try:
+                for source in self.sources:
+                    target = Target.from_json(await read(TARGET_CURSOR.format(name=source.name)))
+                    built = (read_state(source.catalog) or {}).get("version")
+                    if target is not None and target.version != built:
+                        self.schedule()
+                        break
+            except Exception as exc:  # the store's own health check reports it
+                log.warning("catalog: cannot read the shared target: %s", exc)
 
     def _hand_over(self, triage: Triage, version: str) -> None:
         def apply() -> None:
@@ -204,11 +260,24 @@ def install(state: Any, app: web.Application) -> CatalogFollower | None:
             state.pipeline.triage = triage
             state.pipeline.commands.catalog = triage.catalog
 
+    loop_box: list[asyncio.AbstractEventLoop] = []
+
+    def on_store(fn: Callable[..., Any], *args: Any) -> Any:
+        future = asyncio.run_coroutine_threadsafe(state.db.call(fn, *args), loop_box[0])
+        return future.result(timeout=30)
+
+    shared = None
+    if settings.triage_db_url:  # replicas share PostgreSQL: they agree on one target
+        shared = SharedTarget(
+            lambda name: on_store(state.store.get_cursor, name),
+            lambda name, value: on_store(state.store.set_cursor, name, value),
+        )
     follower = CatalogFollower(
         sources,
         lambda: Triage.from_paths(paths),
         swap,
         on_metrics=lambda name, outcome: state.metrics.inc(name, outcome=outcome),
+        shared=shared,
     )
     state.metrics.counter(
         "triage_catalog_refreshes_total",
@@ -218,8 +287,12 @@ def install(state: Any, app: web.Application) -> CatalogFollower | None:
 
     async def start(app: web.Application) -> None:
         follower._loop = asyncio.get_running_loop()
+        loop_box.append(follower._loop)
         follower.schedule()  # catch up with what happened while the server was down
         state.background.append(asyncio.ensure_future(follower.poll()))
+        if shared is not None:
+            watched = follower.watch(lambda name: state.db.call(state.store.get_cursor, name))
+            state.background.append(asyncio.ensure_future(watched))
 
     app.on_startup.append(start)
     return follower
