@@ -20,7 +20,17 @@ from bot.cli.doctor.check import FAIL, OK, SKIP, WARN
 from bot.cli.doctor.source_check import check_catalog_sources
 from bot.cli.match import analyse_input
 from bot.config.settings import Settings, load_catalog_sources
-from bot.scan.refresh import STATE_FILE, RefreshResult, read_state, refresh_catalog
+from bot.scan.refresh import (
+    STATE_FILE,
+    RefreshError,
+    RefreshResult,
+    Target,
+    fetch_source,
+    newest_target,
+    read_state,
+    refresh_catalog,
+    supersedes,
+)
 
 REPO = "acme/widgets"
 ALPHA = "alpha state is broken here"
@@ -231,3 +241,26 @@ def test_the_image_has_git_for_following_a_repository():
     text = (Path(__file__).parent.parent / "deploy" / "Dockerfile").read_text()
     final = text.split("\nFROM ")[-1]
     assert "apt-get install -y --no-install-recommends git" in final
+
+
+def test_replicas_agree_on_the_newest_target(project, tmp_path):
+    old = newest_target(project.mirror, None, None)
+    assert old.head == git(project.work, "rev-parse", "HEAD") and list(old.tags) == ["v0.1.0"]
+    assert Target.from_json(old.to_json()) == old and Target.from_json("{}") is None
+    assert supersedes(project.mirror, old, None) and not supersedes(project.mirror, old, old)
+    project.commit("Check beta values (#3)", {CORE: src(ALPHA, BETA)}, tag="v0.2.0")
+    project.push()
+    fetch_source(project.mirror)
+    new = newest_target(project.mirror, "main", None)
+    assert supersedes(project.mirror, new, old)  # ahead: published
+    assert not supersedes(project.mirror, old, new)  # behind: this replica fetched earlier
+    untagged = Target(new.head, {"v0.1.0": old.tags["v0.1.0"]})
+    assert supersedes(project.mirror, new, untagged)  # a new tag at the same head
+    assert not supersedes(project.mirror, untagged, new)
+    # A target is built exactly, whatever is newer in the clone.
+    catalog = tmp_path / "catalog"
+    result = refresh_catalog(catalog, project.mirror, repo=REPO, fetch=False, pinned=old)
+    assert result.version == old.version == state(catalog)["version"]
+    assert BETA not in (catalog / "panic_sites.jsonl").read_text()
+    with pytest.raises(RefreshError, match="lacks commit"):
+        refresh_catalog(catalog, project.mirror, fetch=False, pinned=Target("ab" * 20, {}))

@@ -29,6 +29,7 @@ unchanged file is not resolved until the next full build.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -69,6 +70,7 @@ from bot.scan.lineages import (
 )
 
 STATE_FILE = "refresh.state"
+LOCK_FILE = "refresh.lock"
 STATE_FORMAT = 1
 HISTORY_FILE = "history.ndjson"
 LIVE_FILE = "panic_sites.jsonl"
@@ -356,11 +358,28 @@ def refresh_catalog(
 ) -> RefreshResult:
     """Bring the catalog in `catalog_dir` up to date with `source`; see the module's text.
     Files are replaced one by one through temporary files, the state file last. `pinned`:
-    build exactly these refs (the head and tags replicas agreed on) instead of the newest."""
+    build exactly these refs (the head and tags replicas agreed on) instead of the newest.
+    One refresh of a folder at a time (a lock file beside the catalog: `serve` and a cron job
+    may share a folder)."""
+    out = Path(catalog_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / LOCK_FILE, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _refresh(out, Path(source), repo, branch, tags_pattern, fetch, log, pinned)
+
+
+def _refresh(
+    out: Path,
+    source: Path,
+    repo: str | None,
+    branch: str | None,
+    tags_pattern: str | None,
+    fetch: bool,
+    log: Callable[[str], None] | None,
+    pinned: Target | None,
+) -> RefreshResult:
     started = time.monotonic()
     say = log or (lambda _m: None)
-    out = Path(catalog_dir)
-    source = Path(source)
     if _git_ok(source, "rev-parse", "--git-dir") is None:
         raise RefreshError(f"{source}: not a git repository")
     if fetch and fetch_source(source):
