@@ -264,3 +264,20 @@ def test_replicas_agree_on_the_newest_target(project, tmp_path):
     assert BETA not in (catalog / "panic_sites.jsonl").read_text()
     with pytest.raises(RefreshError, match="lacks commit"):
         refresh_catalog(catalog, project.mirror, fetch=False, pinned=Target("ab" * 20, {}))
+
+
+def test_a_project_without_releases_follows_its_branch(tmp_path):
+    project = Project(tmp_path / "p")
+    project.commit("Add alpha (#1)", {CORE: src(ALPHA)})
+    project.push()
+    catalog = tmp_path / "catalog"
+    assert refresh(catalog, project).mode == "full"
+    project.commit("Check beta values (#3)", {CORE: src(ALPHA, BETA)})
+    project.commit("Drop alpha (#4)", {CORE: src(BETA)})
+    project.push()
+    result = refresh(catalog, project)
+    assert (result.mode, result.changed_files, result.tags) == ("incremental", 1, [])
+    header, *rows = history_rows(catalog)
+    assert [r["version"] for r in header["releases"]] == ["HEAD"]
+    assert [r["spans"][0][3] for r in rows] == [BETA]  # no release keeps alpha
+    assert result.version.startswith("-+")
