@@ -281,3 +281,27 @@ def test_a_project_without_releases_follows_its_branch(tmp_path):
     assert [r["version"] for r in header["releases"]] == ["HEAD"]
     assert [r["spans"][0][3] for r in rows] == [BETA]  # no release keeps alpha
     assert result.version.startswith("-+")
+
+
+def test_a_written_up_site_that_leaves_the_code_is_flagged_and_kept(project, tmp_path):
+    catalog = tmp_path / "catalog"
+    refresh(catalog, project)
+    gamma_id = next(
+        json.loads(line)["id"]
+        for line in (catalog / "panic_sites.jsonl").read_text().splitlines()
+        if GAMMA in line
+    )
+    writeup = catalog / "writeups" / f"{gamma_id}.json"
+    writeup.parent.mkdir()
+    writeup.write_text(json.dumps({"id": gamma_id, "documentation": "The input ended early."}))
+    refresh(catalog, project)
+    project.commit("Drop the reader (#7)", {IO: None})
+    project.commit("Release 0.2.0", {"README.md": "0.2"}, tag="v0.2.0")
+    project.push()
+    assert refresh(catalog, project).review == [f"{gamma_id}: site-gone"]
+    record = load_catalog([catalog]).get(gamma_id)
+    assert record is not None and record.removed_at and record.documentation
+    assert "writeup-review:site-gone" in (catalog / "removed_sites.jsonl").read_text()
+    writeup.write_text(json.dumps({"id": gamma_id, "documentation": "Gone since 0.2.0."}))
+    assert refresh(catalog, project).review == []
+    assert "writeup-review:" not in (catalog / "removed_sites.jsonl").read_text()

@@ -721,6 +721,9 @@ def _write(
     state = read_state(out) or {}
     baselines: dict[str, dict[str, Any]] = dict(state.get("writeups") or {})
     review: list[str] = []
+    for record in (*live, *gone):  # old records kept as written may carry an earlier flag
+        if any(t.startswith(REVIEW_TAG_PREFIX) for t in record.get("tags", [])):
+            record["tags"] = [t for t in record["tags"] if not t.startswith(REVIEW_TAG_PREFIX)]
     by_id = {r["id"]: (r, True) for r in live} | {r["id"]: (r, False) for r in gone}
     for rid, digest in sorted(writeups.items()):
         found = by_id.get(rid)
