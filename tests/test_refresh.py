@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -15,10 +16,11 @@ from bot.app import Triage
 from bot.app.match_report import analysis_json
 from bot.catalog.lint import WRITEUP_SITE_CHANGED, lint_catalog
 from bot.catalog.loader import load_catalog
-from bot.cli import main
+from bot.cli import build_parser, main
 from bot.cli.doctor.check import FAIL, OK, SKIP, WARN
 from bot.cli.doctor.source_check import check_catalog_sources
 from bot.cli.match import analyse_input
+from bot.cli.refresh import cmd_refresh
 from bot.config.settings import Settings, load_catalog_sources
 from bot.scan.refresh import (
     STATE_FILE,
@@ -305,3 +307,22 @@ def test_a_written_up_site_that_leaves_the_code_is_flagged_and_kept(project, tmp
     writeup.write_text(json.dumps({"id": gamma_id, "documentation": "Gone since 0.2.0."}))
     assert refresh(catalog, project).review == []
     assert "writeup-review:" not in (catalog / "removed_sites.jsonl").read_text()
+
+
+def test_the_action_workflow_refreshes_and_opens_one_pull_request():
+    yaml = pytest.importorskip("yaml")
+    path = (
+        Path(__file__).parent.parent / "deploy" / "github-action" / "refresh-catalog-workflow.yml"
+    )
+    workflow = yaml.safe_load(path.read_text())
+    on = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert "schedule" in on and "workflow_dispatch" in on
+    assert workflow["permissions"] == {"contents": "write", "pull-requests": "write"}
+    [job] = workflow["jobs"].values()
+    runs = [s["run"] for s in job["steps"] if "run" in s]
+    [command] = [r for r in runs if r.startswith("triage-bot catalog refresh")]
+    words = shlex.split(command.replace("${{", "").replace("}}", ""))[1:]
+    args = build_parser().parse_args(words)
+    assert args.handler is cmd_refresh and args.no_fetch and args.source == "."
+    [pull] = [s for s in job["steps"] if s.get("uses", "").startswith("peter-evans/")]
+    assert pull["with"]["branch"] == "panic-triage/catalog-refresh"  # one pull request, updated

@@ -70,7 +70,7 @@ from bot.scan.lineages import (
 )
 
 STATE_FILE = "refresh.state"
-LOCK_FILE = "refresh.lock"
+LOCK_FILE = ".refresh.lock"
 STATE_FORMAT = 1
 HISTORY_FILE = "history.ndjson"
 LIVE_FILE = "panic_sites.jsonl"
