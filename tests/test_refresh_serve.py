@@ -25,6 +25,7 @@ from harness import served_against as served_against_fake
 
 from bot.app import Triage
 from bot.scan.refresh import refresh_catalog
+from bot.server.catalog_swap import LiveTriage
 
 ALPHA = "alpha state is broken here"
 BETA = "beta value too large: {value}"
@@ -183,3 +184,20 @@ async def _settled(follower, head: str = "") -> bool:
     thread = follower._thread
     idle = thread is None or not thread.is_alive()
     return idle and head in follower.version and follower.last_error is None
+
+
+def test_the_discord_side_reads_the_catalog_swapped_in_last(tmp_path: Path):
+    project = Project(tmp_path / "p")
+    project.commit("Add alpha (#1)", {CORE: src(ALPHA)}, tag="v0.1.0")
+    project.push()
+    catalog = tmp_path / "catalog"
+    refresh_catalog(catalog, project.mirror, repo=REPO)
+    served = [Triage.from_paths([catalog])]
+    live = LiveTriage(lambda: served[0])
+    assert live.analyse(panic("beta value too large: 1", 5)).verdict != "match"
+    project.commit("Check beta values (#3)", {CORE: src(ALPHA, BETA)})
+    project.push()
+    refresh_catalog(catalog, project.mirror, repo=REPO)
+    served[0] = Triage.from_paths([catalog])  # the swap
+    assert live.analyse(panic("beta value too large: 1", 5)).verdict == "match"
+    assert live.catalog is served[0].catalog and live.history is served[0].history

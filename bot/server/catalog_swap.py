@@ -87,6 +87,20 @@ def served_version(sources: Sequence[CatalogSource]) -> str:
     return ",".join(parts)
 
 
+class LiveTriage(Triage):
+    """The served `Triage` for the Discord side, which keeps the object it was started with:
+    every read goes to the one swapped in last (its handlers read `triage` anew per answer)."""
+
+    def __init__(self, current: Callable[[], Triage]) -> None:  # holds nothing of its own
+        self._current = current
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._current(), name)
+
+    def analyse(self, text: str) -> Any:
+        return self._current().analyse(text)
+
+
 class CatalogFollower:
     def __init__(
         self,
@@ -110,6 +124,7 @@ class CatalogFollower:
         self.since = time.time()
         self.last_error: str | None = None
         self.refreshes = 0
+        self.live: Triage | None = None  # what the Discord side is given (`install` sets it)
 
     # --- deciding what to do ------------------------------------------------------------------
 
@@ -284,6 +299,7 @@ def install(state: Any, app: web.Application) -> CatalogFollower | None:
         "Catalog refreshes, by outcome (swapped, unchanged, failed)",
     )
     state.health.register("catalog", follower.status)
+    follower.live = LiveTriage(lambda: state.triage)
 
     async def start(app: web.Application) -> None:
         follower._loop = asyncio.get_running_loop()

@@ -267,7 +267,7 @@ def _startup(start_discord: bool) -> Callable[[web.Application], Awaitable[None]
             state.health.register("discord", _discord_check(state.discord_status))
             result = discord_client.run_discord(
                 state.settings,
-                state.triage,
+                state.follower.live if state.follower and state.follower.live else state.triage,
                 state.store,
                 state.http_session,
                 status=state.discord_status,
