@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
@@ -24,8 +25,9 @@ from harness import (
 from harness import served_against as served_against_fake
 
 from bot.app import Triage
+from bot.config.settings import Settings
 from bot.scan.refresh import refresh_catalog
-from bot.server.catalog_swap import LiveTriage
+from bot.server.catalog_swap import LiveTriage, for_poll
 
 ALPHA = "alpha state is broken here"
 BETA = "beta value too large: {value}"
@@ -201,3 +203,29 @@ def test_the_discord_side_reads_the_catalog_swapped_in_last(tmp_path: Path):
     served[0] = Triage.from_paths([catalog])  # the swap
     assert live.analyse(panic("beta value too large: 1", 5)).verdict == "match"
     assert live.catalog is served[0].catalog and live.history is served[0].history
+
+
+def test_poll_deployments_refresh_on_the_timer_and_swap_the_pipeline(tmp_path: Path):
+    project = Project(tmp_path / "p")
+    project.commit("Add alpha (#1)", {CORE: src(ALPHA)}, tag="v0.1.0")
+    project.push()
+    catalog = tmp_path / "catalog"
+    refresh_catalog(catalog, project.mirror, repo=REPO)
+    config = tmp_path / "triage-bot.toml"
+    config.write_text(
+        f'[catalog_source.widgets]\ncatalog = "{catalog}"\ngit_dir = "{project.mirror}"\n'
+        f'repo = "{REPO}"\n'
+    )
+    settings = Settings.from_mapping({"TRIAGE_CONFIG": str(config), "TRIAGE_CATALOG": str(catalog)})
+    old = Triage.from_paths([catalog])
+    pipeline = SimpleNamespace(triage=old, commands=SimpleNamespace(catalog=old.catalog))
+    follower = for_poll(settings, pipeline)
+    assert follower is not None
+    beta = project.commit("Check beta values (#3)", {CORE: src(ALPHA, BETA)})
+    project.push()
+    follower.schedule()  # what the timer does
+    assert follower._thread is not None
+    follower._thread.join(60)
+    assert pipeline.triage is not old and pipeline.commands.catalog is pipeline.triage.catalog
+    assert pipeline.triage.analyse(panic("beta value too large: 1", 5)).verdict == "match"
+    assert follower.version == f"widgets=v0.1.0+{beta[:12]}" and follower.last_error is None

@@ -227,6 +227,12 @@ class CatalogFollower:
         else:
             apply()
 
+    def start(self) -> asyncio.Future[None]:
+        """On the running loop: refresh now, then on the timer (the returned task)."""
+        self._loop = asyncio.get_running_loop()
+        self.schedule()
+        return asyncio.ensure_future(self.poll())
+
     async def poll(self) -> None:
         """Refresh on a timer: the shortest poll interval of the sources."""
         interval = min(s.poll_interval for s in self.sources)
@@ -312,3 +318,18 @@ def install(state: Any, app: web.Application) -> CatalogFollower | None:
 
     app.on_startup.append(start)
     return follower
+
+
+def for_poll(settings: Settings, pipeline: Any) -> CatalogFollower | None:
+    """`triage-bot poll`: the same following, on the timer only (no webhooks reach it); the
+    new catalog is swapped into the pipeline. Call `start()` on the running loop."""
+    sources = load_catalog_sources(settings.triage_config)
+    if not sources:
+        return None
+    paths = list(settings.triage_catalog) or None
+
+    def swap(triage: Triage) -> None:
+        pipeline.triage = triage
+        pipeline.commands.catalog = triage.catalog
+
+    return CatalogFollower(sources, lambda: Triage.from_paths(paths), swap)
