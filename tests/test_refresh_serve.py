@@ -25,9 +25,9 @@ from harness import (
 from harness import served_against as served_against_fake
 
 from bot.app import Triage
-from bot.config.settings import Settings
+from bot.config.settings import CatalogSource, Settings
 from bot.scan.refresh import refresh_catalog
-from bot.server.catalog_swap import LiveTriage, for_poll
+from bot.server.catalog_swap import LiveTriage, for_poll, wants_refresh
 
 ALPHA = "alpha state is broken here"
 BETA = "beta value too large: {value}"
@@ -229,3 +229,22 @@ def test_poll_deployments_refresh_on_the_timer_and_swap_the_pipeline(tmp_path: P
     assert pipeline.triage is not old and pipeline.commands.catalog is pipeline.triage.catalog
     assert pipeline.triage.analyse(panic("beta value too large: 1", 5)).verdict == "match"
     assert follower.version == f"widgets=v0.1.0+{beta[:12]}" and follower.last_error is None
+
+
+def test_which_deliveries_start_a_refresh(tmp_path: Path):
+    source = CatalogSource("widgets", tmp_path / "c", tmp_path / "g", branch="main", repo=REPO)
+    repo = {"full_name": REPO, "default_branch": "main"}
+    assert wants_refresh("push", {"ref": "refs/heads/main", "repository": repo}, source)
+    assert not wants_refresh("push", {"ref": "refs/heads/wip", "repository": repo}, source)
+    assert not wants_refresh("push", {"ref": "refs/tags/v1.0.0", "repository": repo}, source)
+    other = {"full_name": "someone/else", "default_branch": "main"}
+    assert not wants_refresh("push", {"ref": "refs/heads/main", "repository": other}, source)
+    assert wants_refresh("create", {"ref_type": "tag", "ref": "v1.0.0", "repository": repo}, source)
+    assert not wants_refresh("create", {"ref_type": "branch", "repository": repo}, source)
+    assert wants_refresh("release", {"action": "published", "repository": repo}, source)
+    assert not wants_refresh("release", {"action": "deleted", "repository": repo}, source)
+    assert not wants_refresh("issues", {"action": "opened", "repository": repo}, source)
+    # No branch named: the repository's default branch.
+    loose = CatalogSource("widgets", tmp_path / "c", tmp_path / "g", repo=REPO)
+    assert wants_refresh("push", {"ref": "refs/heads/main", "repository": repo}, loose)
+    assert not wants_refresh("push", {"ref": "refs/heads/wip", "repository": repo}, loose)
