@@ -326,3 +326,16 @@ def test_the_action_workflow_refreshes_and_opens_one_pull_request():
     assert args.handler is cmd_refresh and args.no_fetch and args.source == "."
     [pull] = [s for s in job["steps"] if s.get("uses", "").startswith("peter-evans/")]
     assert pull["with"]["branch"] == "panic-triage/catalog-refresh"  # one pull request, updated
+
+
+def test_an_interrupted_refresh_is_followed_by_a_full_build(project, tmp_path):
+    catalog = tmp_path / "catalog"
+    refresh(catalog, project)
+    saved = (catalog / STATE_FILE).read_text()
+    project.commit("Release 0.2.0", {"README.md": "0.2"}, tag="v0.2.0")
+    project.push()
+    refresh(catalog, project)
+    (catalog / STATE_FILE).write_text(saved)  # as if it stopped before the state file
+    result = refresh(catalog, project)
+    assert result.mode == "full" and "disagree" in result.reason
+    assert result.tags == ["v0.1.0", "v0.2.0"]

@@ -458,6 +458,10 @@ def _full_build_reason(
     if not history_path.exists():
         return f"{HISTORY_FILE} is missing"
     old_head = state["head"]
+    header = _history_header(history_path) or {}
+    built = [(r.get("tag"), r.get("commit")) for r in header.get("releases", [])]
+    if built != [*state["tags"].items(), (None, old_head)]:
+        return f"{HISTORY_FILE} and {STATE_FILE} disagree (an interrupted refresh?)"
     if _git_ok(source, "cat-file", "-e", f"{old_head}^{{commit}}") is None:
         return f"force-push: the old head {old_head[:12]} is gone from the branch"
     if old_head != head and not _is_ancestor(source, old_head, head):
