@@ -42,6 +42,7 @@ REFRESH_EVENTS = ("push", "release", "create")
 # Replicas on PostgreSQL: how often each reads the target the others published (one SELECT).
 TARGET_CHECK_SECONDS = 2.0
 TARGET_CURSOR = "catalog-target:{name}"
+RETRY_FAILED_SECONDS = 60.0  # after a failed refresh, the next one the target asks for
 
 
 class SharedTarget:
@@ -125,6 +126,9 @@ class CatalogFollower:
         self.last_error: str | None = None
         self.refreshes = 0
         self.live: Triage | None = None  # what the Discord side is given (`install` sets it)
+        # source name -> the version its folder holds (what `watch` compares with the target)
+        self.built = {s.name: (read_state(s.catalog) or {}).get("version") for s in self.sources}
+        self._failed_at = float("-inf")
 
     # --- deciding what to do ------------------------------------------------------------------
 
@@ -171,6 +175,7 @@ class CatalogFollower:
                     pinned=target,
                 )
                 log.info("catalog: %s", result.summary())
+                self.built[source.name] = result.version
                 changed |= result.mode != "unchanged"
             version = served_version(self.sources)
             if not changed and version == self.version and self.last_error is None:
@@ -179,6 +184,7 @@ class CatalogFollower:
             triage = self._load()  # whole, before anyone sees it
         except Exception as exc:  # any failure keeps the catalog that serves
             self.last_error = f"{type(exc).__name__}: {exc}"
+            self._failed_at = time.monotonic()
             self._on_metrics("triage_catalog_refreshes_total", "failed")
             log.error("catalog refresh failed; still serving %s: %s", self.version, exc)
             return
@@ -204,11 +210,12 @@ class CatalogFollower:
         """Replicas: refresh when another replica published a target this one does not serve."""
         while True:
             await asyncio.sleep(TARGET_CHECK_SECONDS)
+            if self.last_error and time.monotonic() - self._failed_at < RETRY_FAILED_SECONDS:
+                continue  # a target this replica cannot build: not every 2 s
             try:
                 for source in self.sources:
                     target = Target.from_json(await read(TARGET_CURSOR.format(name=source.name)))
-                    built = (read_state(source.catalog) or {}).get("version")
-                    if target is not None and target.version != built:
+                    if target is not None and target.version != self.built.get(source.name):
                         self.schedule()
                         break
             except Exception as exc:  # the store's own health check reports it
