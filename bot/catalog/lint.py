@@ -27,6 +27,15 @@ POSSIBLE_MISMATCH = "possible-mismatch"
 DRAFT_TEXT = "draft-text"
 NAMES_ABSENT_CODE = "names-absent-code"
 CONTRADICTS_FAMILY = "contradicts-family"
+# `catalog refresh` tags a written-up record whose site changed since the write-up was edited.
+WRITEUP_SITE_CHANGED = "writeup-site-changed"
+WRITEUP_REVIEW_TAG = "writeup-review:"
+_REVIEW_WHY = {
+    "message-changed": "the site's message changed since the write-up was last edited; check "
+    "that the write-up still fits, then edit its file (which clears this)",
+    "site-gone": "the site vanished from the code since the write-up was last edited; the "
+    "record is kept for older releases: check the write-up, then edit its file",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -490,12 +499,27 @@ def _check_named_code(record: Record) -> list[LintFinding]:
     ]
 
 
+def _check_writeup_review(record: Record) -> list[LintFinding]:
+    return [
+        LintFinding(
+            record.id,
+            record.origin,
+            WRITEUP_SITE_CHANGED,
+            _REVIEW_WHY.get(why, f"the site changed ({why}) since the write-up was edited"),
+        )
+        for tag in record.tags or ()
+        if tag.startswith(WRITEUP_REVIEW_TAG)
+        for why in [tag[len(WRITEUP_REVIEW_TAG) :]]
+    ]
+
+
 def lint_records(records: Iterable[Record], families: Iterable[Family] = ()) -> list[LintFinding]:
     records = list(records)
     families = list(families)
     findings: list[LintFinding] = []
     for record in records:
         findings.extend(_check_draft(record))
+        findings.extend(_check_writeup_review(record))
         findings.extend(_check_named_code(record))
         findings.extend(_check_broad(record))
         findings.extend(_check_mismatch(record))

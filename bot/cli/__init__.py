@@ -44,6 +44,7 @@ CATALOG_MODULES: dict[str, str] = {
     "update": "bot.cli.scan",
     "history": "bot.cli.scan",
     "draft": "bot.cli.stats",
+    "refresh": "bot.cli.refresh",
 }
 
 

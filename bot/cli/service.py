@@ -212,6 +212,11 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
             )
             return 0 if counts["dead"] == 0 else 1
         worker.start()
+        # catalog sources (issue 26); the scanner only for `poll`, not for `handle-event`
+        from bot.server import catalog_swap
+
+        follower = catalog_swap.for_poll(settings, pipeline)
+        following = follower.start() if follower is not None else None
         try:
             while True:
                 try:
@@ -221,6 +226,8 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
                     log.warning("poll %s failed: %s", args.repo, exc)
                 await asyncio.sleep(args.interval)
         finally:
+            if following is not None:
+                following.cancel()
             await worker.stop()
 
 

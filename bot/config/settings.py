@@ -490,3 +490,84 @@ def catalog_paths(value: str | None) -> tuple[Path, ...]:
                 ("TRIAGE_CATALOG",),
             )
     return paths
+
+
+# ---------------------------------------------------------------------------------------------
+# Catalog sources (`[catalog_source.<name>]` in TRIAGE_CONFIG): opt-in, one per followed project
+# ---------------------------------------------------------------------------------------------
+
+DEFAULT_SOURCE_POLL = 900.0  # seconds between refreshes when no webhook says there is news
+_SOURCE_KEYS = frozenset({"catalog", "git_dir", "branch", "tags", "repo", "poll_interval"})
+
+
+@dataclass(frozen=True)
+class CatalogSource:
+    name: str
+    catalog: Path  # the project's catalog folder (refresh writes there)
+    git_dir: Path  # a local clone or mirror the bot keeps and fetches
+    branch: str | None = None  # None: the source's HEAD
+    tags: str | None = None  # regular expression of release tags; None: vX.Y.Z
+    repo: str | None = None  # owner/name; None: from the history file or the remote
+    poll_interval: float = DEFAULT_SOURCE_POLL
+
+
+def catalog_sources_from_dict(data: Mapping[str, Any], source: str) -> tuple[CatalogSource, ...]:
+    """The `[catalog_source.<name>]` tables, checked; SettingsError names the bad key."""
+    tables = data.get("catalog_source", {})
+    where = f"TRIAGE_CONFIG ({source}): catalog_source"
+    if not isinstance(tables, Mapping):
+        raise SettingsError(f"{where} must be tables [catalog_source.NAME]", ("TRIAGE_CONFIG",))
+    out: list[CatalogSource] = []
+    for name, table in tables.items():
+        here = f"{where}.{name}"
+        if not isinstance(table, Mapping):
+            raise SettingsError(f"{here} must be a table", ("TRIAGE_CONFIG",))
+        unknown = sorted(set(table) - _SOURCE_KEYS)
+        if unknown:
+            raise SettingsError(
+                f"{here}: unknown key {unknown[0]} (known: {', '.join(sorted(_SOURCE_KEYS))})",
+                ("TRIAGE_CONFIG",),
+            )
+        texts: dict[str, str | None] = {}
+        for key in ("catalog", "git_dir", "branch", "tags", "repo"):
+            value = table.get(key)
+            if value is not None and not (isinstance(value, str) and value.strip()):
+                raise SettingsError(f"{here}.{key} must be a text", ("TRIAGE_CONFIG",))
+            texts[key] = value
+        for key in ("catalog", "git_dir"):
+            if texts[key] is None:
+                raise SettingsError(f"{here}.{key} is required", ("TRIAGE_CONFIG",))
+        if texts["tags"] is not None:
+            try:
+                re.compile(texts["tags"])
+            except re.error as exc:
+                raise SettingsError(
+                    f"{here}.tags is not a regular expression: {exc}", ("TRIAGE_CONFIG",)
+                ) from exc
+        if texts["repo"] is not None and not valid_full_name(texts["repo"]):
+            raise SettingsError(f"{here}.repo must be OWNER/NAME", ("TRIAGE_CONFIG",))
+        poll = table.get("poll_interval", DEFAULT_SOURCE_POLL)
+        if isinstance(poll, bool) or not isinstance(poll, int | float) or poll < 10:
+            raise SettingsError(
+                f"{here}.poll_interval must be a number of seconds, at least 10",
+                ("TRIAGE_CONFIG",),
+            )
+        out.append(
+            CatalogSource(
+                name=str(name),
+                catalog=Path(str(texts["catalog"])).expanduser(),
+                git_dir=Path(str(texts["git_dir"])).expanduser(),
+                branch=texts["branch"],
+                tags=texts["tags"],
+                repo=texts["repo"],
+                poll_interval=float(poll),
+            )
+        )
+    return tuple(out)
+
+
+def load_catalog_sources(path: str | Path | None) -> tuple[CatalogSource, ...]:
+    """The catalog sources of the TRIAGE_CONFIG file (none without one)."""
+    if path is None:
+        return ()
+    return catalog_sources_from_dict(read_triage_config(path), str(path))

@@ -76,9 +76,9 @@ class IssuePipeline:
         self.duplicates = duplicates or DuplicateConfig()
         self.commands = CommandHandler(adapter, store, triage.catalog, dry_run=dry_run)
 
-    def _panic_crates(self, analysis: Analysis) -> list[str]:
+    def _panic_crates(self, analysis: Analysis, triage: Triage) -> list[str]:
         """The project's crates the (root) panics were raised in, for an uncatalogued label."""
-        index = self.triage.matcher.index
+        index = triage.matcher.index
         crates = [
             item.panic.location.crate
             for item in analysis.panics[:1]
@@ -157,8 +157,10 @@ class IssuePipeline:
         controls = controls_from(controls_row, view.bot_comment.body if view.bot_comment else None)
         if state and state.record_ids and view.bot_comment and not self.dry_run:
             await self._sync_reactions(repo, number, installation_id, view, state.record_ids)
-        raw = await asyncio.to_thread(self.triage.analyse, issue_text(view))
-        facts = self._facts(repo, number, raw, controls)
+        # One catalog for the whole answer, even if a refresh swaps in another meanwhile.
+        triage = self.triage
+        raw = await asyncio.to_thread(triage.analyse, issue_text(view))
+        facts = self._facts(repo, number, raw, controls, triage)
 
         # decide, plan
         desired = decide(facts, self.labels, self.duplicates)
@@ -184,13 +186,13 @@ class IssuePipeline:
         empty = no_writes(verdict, owned)
         return Outcome(repo, number, verdict, (), empty, self.dry_run, skipped=True)
 
-    def _facts(self, repo: str, number: int, raw: Analysis, controls: Controls) -> Facts:
+    def _facts(
+        self, repo: str, number: int, raw: Analysis, controls: Controls, triage: Triage
+    ) -> Facts:
         """The analysis under the controls, the answer, and what the catalog and the store know
         of the answer's records."""
-        catalog = self.triage.catalog
-        analysis, answer = answer_under(
-            raw, controls, catalog, self.triage.history, self.triage.projects
-        )
+        catalog = triage.catalog
+        analysis, answer = answer_under(raw, controls, catalog, triage.history, triage.projects)
         records = [r for r in (catalog.get(i) for i in answer.record_ids) if r]
         families = {}
         for record in records:
@@ -199,8 +201,8 @@ class IssuePipeline:
                 families[record.id] = family.id
         ids = answer.record_ids
         history = self.store.issues_for_records(repo, ids) if ids else []
-        crates = self._panic_crates(analysis)
-        projects = self.triage.projects
+        crates = self._panic_crates(analysis, triage)
+        projects = triage.projects
         dependencies = {
             r.id: projects.infos[r.repo].name
             for r in records

@@ -191,10 +191,17 @@ def _crate_folder(file_path: str) -> str | None:
 
 
 def lineage_events(
-    history: History, repo_dir: str | Path, subjects: dict[str, str] | None = None
+    history: History,
+    repo_dir: str | Path,
+    subjects: dict[str, str] | None = None,
+    *,
+    first: int = 0,
+    only: set[str] | None = None,
 ) -> dict[str, list[list[Any]]]:
     """Lineage id -> its events `[kind, release index | None, sha, detail?]`, oldest first;
-    the subjects of the commits named are added to `subjects` (sha -> subject)."""
+    the subjects of the commits named are added to `subjects` (sha -> subject). `first`: only
+    the changes that reached release `first` or a later one (`catalog refresh` keeps the
+    older events it found before); `only`: just these lineages."""
     finder = Finder(repo_dir, Blobs(repo_dir), {})
     commits = [r.commit for r in history.releases]
     newest = len(commits) - 1
@@ -205,8 +212,12 @@ def lineage_events(
         # Work file by file so each file's versions are read once.
         by_file: dict[str, list[tuple[Lineage, int, str]]] = defaultdict(list)
         for lineage in history.lineages:
+            if only is not None and lineage.id not in only:
+                continue
             present = lineage.present_in()
             for position, r in enumerate(present):
+                if r < first:
+                    continue
                 state = lineage.states[r]
                 before = lineage.states.get(present[position - 1]) if position else None
                 if before is None:
@@ -216,7 +227,7 @@ def lineage_events(
                 elif _crate_folder(before.file_path) != _crate_folder(state.file_path):
                     by_file[state.file_path].append((lineage, r, "moved"))
             last = present[-1]
-            if last < newest:
+            if first <= last + 1 <= newest:
                 by_file[lineage.states[last].file_path].append((lineage, last + 1, "gone"))
         for path in sorted(by_file):
             for lineage, r, kind in by_file[path]:

@@ -265,34 +265,43 @@ def link_releases(sites_by_release: Sequence[Sequence[SiteAt]]) -> list[Lineage]
     lineages: list[Lineage] = []
     active: list[int] = []  # lineage indices present in the previous release
     for r, sites in enumerate(sites_by_release):
-        previous = [lineages[k].states[r - 1] for k in active] if r else []
-        pairs = link_sites(previous, sites)
-        next_active: list[int] = []
-        paired_new: set[int] = set()
-        for i, j, _how in pairs:
-            lineage = lineages[active[i]]
-            lineage.states[r] = sites[j]
-            next_active.append(active[i])
-            paired_new.add(j)
-        # 5. sites that come back: a lineage that ended earlier, same message.
-        dormant = [k for k, lin in enumerate(lineages) if lin.states and r not in lin.states]
-        dormant = [k for k in dormant if k not in set(active)]
-        newcomers = [j for j in range(len(sites)) if j not in paired_new]
-        if dormant and newcomers:
-            olds = [lineages[k].last()[1] for k in dormant]
-            news = [sites[j] for j in newcomers]
-            for i, j, how in link_sites(olds, news):
-                if how != "same":
-                    continue  # a gap and a move: more likely another site with its message
-                lineages[dormant[i]].states[r] = news[j]
-                next_active.append(dormant[i])
-                paired_new.add(newcomers[j])
-        for j, site in enumerate(sites):
-            if j not in paired_new:
-                lineages.append(Lineage({r: site}))
-                next_active.append(len(lineages) - 1)
-        active = next_active
+        active = link_release(lineages, r, sites, active)
     return lineages
+
+
+def link_release(
+    lineages: list[Lineage], r: int, sites: Sequence[SiteAt], active: Sequence[int]
+) -> list[int]:
+    """Add release `r` to `lineages` (in place): `active` are the lineages present in release
+    `r - 1`; sites nobody continues start new lineages (with no id yet). Returns the lineages
+    present in `r`. `catalog refresh` calls it for one new release at a time."""
+    previous = [lineages[k].states[r - 1] for k in active] if r else []
+    pairs = link_sites(previous, sites)
+    next_active: list[int] = []
+    paired_new: set[int] = set()
+    for i, j, _how in pairs:
+        lineage = lineages[active[i]]
+        lineage.states[r] = sites[j]
+        next_active.append(active[i])
+        paired_new.add(j)
+    # 5. sites that come back: a lineage that ended earlier, same message.
+    dormant = [k for k, lin in enumerate(lineages) if lin.states and r not in lin.states]
+    dormant = [k for k in dormant if k not in set(active)]
+    newcomers = [j for j in range(len(sites)) if j not in paired_new]
+    if dormant and newcomers:
+        olds = [lineages[k].last()[1] for k in dormant]
+        news = [sites[j] for j in newcomers]
+        for i, j, how in link_sites(olds, news):
+            if how != "same":
+                continue  # a gap and a move: more likely another site with its message
+            lineages[dormant[i]].states[r] = news[j]
+            next_active.append(dormant[i])
+            paired_new.add(newcomers[j])
+    for j, site in enumerate(sites):
+        if j not in paired_new:
+            lineages.append(Lineage({r: site}))
+            next_active.append(len(lineages) - 1)
+    return next_active
 
 
 def assign_ids(lineages: list[Lineage], repo: str) -> None:

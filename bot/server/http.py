@@ -55,7 +55,7 @@ from bot.github.metrics import Metrics
 from bot.github.pipeline import IssuePipeline, pipeline_from_settings
 from bot.github.worker import Worker
 from bot.health import Health, Status
-from bot.server import site_routes
+from bot.server import catalog_swap, site_routes
 from bot.server.stats_page import stats_page
 from bot.site.data import public_issue_rows
 from bot.store import open as store_open
@@ -142,6 +142,7 @@ class ServerState:
     inflight: InflightBudget = field(default_factory=InflightBudget)
     unslotted: int = 0  # small bodies being read outside the budget
     discord_status: DiscordStatus | None = None  # while Discord runs
+    follower: catalog_swap.CatalogFollower | None = None  # catalog sources followed (issue 26)
 
 
 STATE = web.AppKey("triage_state", ServerState)
@@ -221,6 +222,7 @@ def create_app(
     # The body cap is ours (checked before reading); aiohttp's own limit sits just above it.
     app = web.Application(client_max_size=webhook.MAX_BODY + 1024)
     app[STATE] = state
+    state.follower = catalog_swap.install(state, app)
     app.router.add_post("/github/webhook", handle_webhook)
     app.router.add_get("/healthz", handle_health)
     app.router.add_get("/metrics", handle_metrics)
@@ -323,7 +325,7 @@ def _startup(start_discord: bool) -> Callable[[web.Application], Awaitable[None]
             )
             result = discord_client.run_discord(
                 state.settings,
-                state.triage,
+                state.follower.live if state.follower and state.follower.live else state.triage,
                 state.store,
                 state.http_session,
                 status=state.discord_status,
@@ -529,6 +531,8 @@ async def _accept(
         log.info("delivery %s (%s) seen before: acknowledged, not processed", delivery_id, event)
         return web.json_response({"status": "duplicate"}, status=200)
     state.metrics.inc("triage_deliveries_total", event=event, outcome=decision.reason)
+    if state.follower is not None:
+        state.follower.notice(event, payload)
     if decision.job is None:
         log.info(
             "delivery %s event=%s action=%s: %s",
@@ -646,6 +650,8 @@ async def handle_metrics(request: web.Request) -> web.Response:
     # --- Discord: connected 0/1, state, errors by kind (bot/discord/status.py) ---
     if state.discord_status is not None:
         text += state.discord_status.metrics_text()
+    if state.follower is not None:
+        text += state.follower.metrics_text()
     return web.Response(
         body=text.encode(),
         headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},

@@ -36,6 +36,7 @@ from bot.cli.doctor.config_check import check_config
 from bot.cli.doctor.discord_check import check_discord
 from bot.cli.doctor.github_check import check_github
 from bot.cli.doctor.settings_check import check_settings, collect_settings
+from bot.cli.doctor.source_check import check_catalog_sources
 from bot.cli.doctor.store_check import check_store
 from bot.cli.output import add_json_option, print_json
 from bot.config.redact import Redactor
@@ -133,6 +134,7 @@ def run_checks(
     run(lambda: check_settings(settings, problems))
     run(lambda: check_config(settings))
     run(lambda: check_catalog(settings))
+    run(lambda: check_catalog_sources(settings))
     run(lambda: check_store(settings))
     if offline:
         run(lambda: Check("github", SKIP, "--offline: not checked"))
