@@ -907,6 +907,7 @@ def _without_title_headers(drafts: list[_Draft]) -> list[_Draft]:
     """An issue title that copies a header (`thread 'main' panicked at P:1:2:`) reads the
     prose below it, after a blank line, as the message; the same header again further down,
     with the panic's own message, is the panic."""
+
     def place(draft: _Draft) -> tuple[object, ...] | None:
         loc = draft.location
         return (loc.path, loc.line, loc.column) if loc is not None and draft.has_header else None
@@ -914,9 +915,13 @@ def _without_title_headers(drafts: list[_Draft]) -> list[_Draft]:
     kept = []
     for position, draft in enumerate(drafts):
         here = place(draft)
-        if draft.gap and here is not None and any(
-            place(later) == here and later.message != draft.message
-            for later in drafts[position + 1 :]
+        if (
+            draft.gap
+            and here is not None
+            and any(
+                place(later) == here and later.message != draft.message
+                for later in drafts[position + 1 :]
+            )
         ):
             continue
         kept.append(draft)
