@@ -7,8 +7,8 @@ by hand against the scan before the bot ran), the same for the held-out part in 
 the labels name; the full scan is not committed).
 
 Prints per-project figures (run with -s) and enforces them as counts: misses on catalogued
-panics and zero false matches, on the tuned part and, in its own test, on the held-out part
-(reported as counts only, never by case name).
+panics and false matches (zero on every tuned part), on the tuned part and, in its own test, on
+the held-out part (reported as counts only, never by case name).
 """
 
 from __future__ import annotations
