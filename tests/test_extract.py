@@ -63,6 +63,17 @@ def test_a_blank_line_between_header_and_message_is_skipped() -> None:
     assert panic.location.crate == "onnx-ir" and panic.location.line == 926
 
 
+def test_a_title_that_copies_the_header_is_not_a_panic() -> None:
+    # The title is the header; the prose below it is no message: the body's panic is.
+    header = "thread 'main' panicked at helix-core/src/transaction.rs:499:9:"
+    text = f"{header}\n\nIt crashed while I was typing.\n\n```\n{header}\nPositions are out\n```\n"
+    assert only(text).message == "Positions are out"
+    # The same header at another place, or without the copy below, is still read.
+    other = header.replace("499", "12")
+    assert len(extract_panics(f"{other}\n\nIt crashed.\n\n```\n{header}\nout\n```\n")) == 2
+    assert only(f"{header}\n\nIt crashed while I was typing.\n").message.startswith("It crashed")
+
+
 def test_an_empty_message_stays_empty() -> None:
     # `panic!("")`: the header, then std's note; a blank line before it changes nothing.
     for gap in ("", "\n"):

@@ -156,6 +156,17 @@ def test_a_name_every_crate_has_is_no_sign_the_file_moved(scanned) -> None:
     assert file is None and top is not None and top.refused == "other-file"
 
 
+def test_a_module_split_into_a_folder_kept_its_name(scanned) -> None:
+    triage = scanned("other_file")
+    message = "a cell range ends at column 2, before its first column 5"
+    # `cells.rs` before its module became `cells/`: the same site; `formula.rs` is another file.
+    assert best(triage, header("crates/sheet/src/cells.rs", 40, message))[2] == (
+        "crates/sheet/src/cells/ranges.rs"
+    )
+    _, top, file = best(triage, header("crates/sheet/src/formula.rs", 3, message))
+    assert file is None and top is not None and top.refused == "other-file"
+
+
 def test_a_record_reported_at_its_caller_stays_answered(scanned) -> None:
     triage = scanned("other_file")
     message = "sheets of different widths cannot be stacked: 4 and 3"
@@ -205,6 +216,13 @@ def test_known_hook_headers_are_extracted() -> None:
             "crates/x/src/y.rs",
             12,
         ),
+        # miette's hook: its causes on glyph lines, the message's further lines indented.
+        "Error:   × Main thread panicked.\n  ├─▶ at crates/x/src/y.rs:12:5\n  ╰─▶ the lint\n"
+        "      broke\n  help: set the `RUST_BACKTRACE=1` environment variable\n": (
+            "the lint broke",
+            "crates/x/src/y.rs",
+            12,
+        ),
     }
     for text, (message, path, line) in cases.items():
         panics = extract_panics(text)
@@ -215,6 +233,10 @@ def test_known_hook_headers_are_extracted() -> None:
             path,
             line,
         ), text
+    # miette's hook without a location, and its header alone in prose.
+    (bare,) = extract_panics("Error:\n  × Main thread panicked.\n  ╰─▶ the lint broke\n")
+    assert bare.core_message == "the lint broke" and bare.location is None
+    assert extract_panics("I saw `Main thread panicked.` once\n") == []
     # `Message:` without a `Location:` is prose, not a hook's report.
     assert extract_panics("Message: please attach the log\nThanks\n") == []
 

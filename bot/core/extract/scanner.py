@@ -81,6 +81,9 @@ def _collapse(text: str) -> str:
 
 _PANICKED = "panicked at"
 _EYRE_HEADER = "application panicked"
+# miette's panic hook: `× Main thread panicked.`, then `├─▶ at PATH:L:C` and `╰─▶ MESSAGE`.
+_MIETTE_HEADER = "Main thread panicked."
+_MIETTE_CAUSE = ("├─▶", "╰─▶")
 _BARE_LOCATION = re.compile(r"[^\s'\"`]{1,1000}\.rs:\d{1,9}:\d{1,9}:")
 # `:LINE:COL` then `:`, whitespace or the end: where a 1.73+ header's location ends.
 _LOC_END = re.compile(r":(\d{1,9}):(\d{1,9})(?::|(?=\s)|$)")
@@ -122,6 +125,7 @@ class _Draft:
     start: tuple[int, int]  # (line, column) in the cleaned lines
     end: tuple[int, int]
     frames: list[Frame] = field(default_factory=list)
+    gap: bool = False  # a blank line between the header and its message
 
 
 @dataclass(slots=True)
@@ -235,6 +239,10 @@ class _Scanner:
                 return result
         if stripped.startswith("Message:"):
             result = self.eyre_report(index - 1, view, headerless=True)
+            if result[0] is not None:
+                return result
+        if _MIETTE_HEADER in stripped:
+            result = self.miette_report(index, view)
             if result[0] is not None:
                 return result
         if _PANICKED in stripped:
@@ -362,6 +370,46 @@ class _Scanner:
         end = (last, len(self.lines[last]))
         return _Draft(message, None, location, True, False, start, end), last + 1
 
+    def miette_report(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+        """miette's hook: the header, then its causes, each on a line of its own after a
+        tree glyph: `at PATH:L:C` (when known) and the message, whose further lines are
+        indented under it, up to `help:`, a backtrace frame or a blank line."""
+        limit = min(len(self.lines), index + 3)
+        probe = index + 1
+        location = None
+        while probe < limit:
+            stripped = self.view(probe).stripped
+            if not stripped.startswith(_MIETTE_CAUSE):
+                return None, index + 1
+            cause = stripped[len(_MIETTE_CAUSE[0]) :].strip()
+            if stripped.startswith(_MIETTE_CAUSE[0]) and cause.startswith("at "):
+                location = parse_location(cause[3:])
+                probe += 1
+                continue
+            break
+        if probe >= limit:
+            return None, index + 1
+        parts = [self.view(probe).stripped[len(_MIETTE_CAUSE[1]) :].strip()]
+        last = probe
+        probe += 1
+        end = min(len(self.lines), probe + MAX_MESSAGE_LINES)
+        while probe < end:
+            line = self.view(probe)
+            if not line.stripped or line.stripped.startswith(("help:", *_MIETTE_CAUSE)):
+                break
+            if not line.text[:1].isspace() or self.ends_message(line, True):
+                break
+            parts.append(line.stripped)
+            last = probe
+            probe += 1
+        if not parts[0]:
+            return None, index + 1
+        position = view.text.find(_MIETTE_HEADER)
+        start = (index, view.column + position)
+        message = _collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
+        draft = _Draft(message, None, location, True, False, start, (last, len(self.lines[last])))
+        return draft, last + 1
+
     def bare_location(self, index: int, view: _View) -> tuple[_Draft | None, int]:
         """`PATH:LINE:COL:` alone on a line, the message below: a 1.73+ header whose
         `thread '..' panicked at` was left out of the paste."""
@@ -420,13 +468,14 @@ class _Scanner:
         message_lines: list[str] = [first_line] if first_line else []
         end = (last_index, len(self.lines[last_index]))
         more, end_index = self.continuation(last_index + 1, view.quoted, bool(message_lines))
+        gap = bool(more) and not message_lines and not self.view(last_index + 1).stripped
         message_lines.extend(more)
         if more:
             end = (end_index, len(self.lines[end_index]))
         message = _collapse(" ".join(message_lines))[:MAX_MESSAGE_CHARS]
         if text[: start[1] - view.column].endswith("`") and message.endswith("`") and not more:
             message = message[:-1].rstrip()  # `thread 'main' panicked at P:1:2: msg` in prose
-        draft = _Draft(message, thread, location, True, False, start, end)
+        draft = _Draft(message, thread, location, True, False, start, end, gap=gap)
         return draft, max(last_index, end_index) + 1
 
     def new_location(self, index: int, rest: str) -> tuple[Location | None, str, int]:
@@ -714,6 +763,7 @@ _TRIGGERS = (
     UNREACHABLE[:14],  # "internal error"
     "acktrace:",
     _EYRE_HEADER,
+    _MIETTE_HEADER,
     ".rs:",  # a location left alone on its line (and hook headers: `Panicked at P.rs:1:2`)
     "Message:",
     _BANNER,
@@ -812,6 +862,7 @@ def extract_panics(
     if not drafts:
         return []
     spans = _Spans(text)
+    drafts = _without_title_headers(drafts)
     header_messages = {draft.message for draft in drafts if draft.has_header}
     seen: dict[tuple[object, ...], int] = {}
     result: list[Panic] = []
@@ -850,6 +901,31 @@ def extract_panics(
             )
         )
     return result
+
+
+def _without_title_headers(drafts: list[_Draft]) -> list[_Draft]:
+    """An issue title that copies a header (`thread 'main' panicked at P:1:2:`) reads the
+    prose below it, after a blank line, as the message; the same header again further down,
+    with the panic's own message, is the panic."""
+
+    def place(draft: _Draft) -> tuple[object, ...] | None:
+        loc = draft.location
+        return (loc.path, loc.line, loc.column) if loc is not None and draft.has_header else None
+
+    kept = []
+    for position, draft in enumerate(drafts):
+        here = place(draft)
+        if (
+            draft.gap
+            and here is not None
+            and any(
+                place(later) == here and later.message != draft.message
+                for later in drafts[position + 1 :]
+            )
+        ):
+            continue
+        kept.append(draft)
+    return kept
 
 
 def _offset(

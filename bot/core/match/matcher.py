@@ -452,13 +452,25 @@ _GENERIC_FILES = frozenset({"lib.rs", "mod.rs", "main.rs", "error.rs", "tests.rs
 
 def _kept_name(pasted: str, record_file: str) -> bool:
     """Whether the pasted file may be the record's, moved: the same name, and for names every
-    crate has (`lib.rs`, `mod.rs`) the same folder name too."""
+    crate has (`lib.rs`, `mod.rs`) the same folder name too; or its module split into a
+    folder of the same name (`src/resolution.rs` to `src/resolution/output.rs`)."""
     pasted_parts, record_parts = pasted.rsplit("/", 2), record_file.rsplit("/", 2)
+    if _split_module(pasted, record_file):
+        return True
     if pasted_parts[-1] != record_parts[-1]:
         return False
     if pasted_parts[-1] not in _GENERIC_FILES:
         return True
     return len(pasted_parts) > 1 and len(record_parts) > 1 and pasted_parts[-2] == record_parts[-2]
+
+
+def _split_module(pasted: str, record_file: str) -> bool:
+    """`a/x.rs` pasted, `a/x/y.rs` recorded: the module `x` became a folder of files."""
+    pasted_parts, record_parts = pasted.rsplit("/", 2), record_file.rsplit("/", 3)
+    if len(pasted_parts) < 2 or len(record_parts) < 3 or not pasted_parts[-1].endswith(".rs"):
+        return False
+    stem = pasted_parts[-1][: -len(".rs")]
+    return stem == record_parts[-2] and pasted_parts[-2] == record_parts[-3]
 
 
 def _changes_words(query: str, entry: IndexedRecord) -> bool:
