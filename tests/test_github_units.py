@@ -380,6 +380,9 @@ def test_env_file_and_environment(tmp_path):
 # Variables the bot reads that .env.example leaves out on purpose, and why.
 NOT_IN_ENV_EXAMPLE = {
     "XDG_CACHE_HOME": "the desktop's cache folder, the default parent of TRIAGE_BOT_CACHE_DIR",
+    # The terminal's own conventions, honoured by the commands' colours (README, Commands).
+    "NO_COLOR": "any value switches colours off (no-color.org)",
+    "TERM": "TERM=dumb switches colours off",
 }
 
 
