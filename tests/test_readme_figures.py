@@ -24,8 +24,10 @@ PROJECT_FOLDERS = ("burn", "cubecl", "burn-onnx", "wgpu", "ndarray")
 WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 
 
-def _number(text: str) -> int:
-    return WORDS[text] if text in WORDS else int(text.replace(",", ""))
+def _number(text: str) -> int | float:
+    if text in WORDS:
+        return WORDS[text]
+    return float(text) if "." in text else int(text.replace(",", ""))
 
 
 def _lines(path: Path) -> list[dict]:
@@ -33,7 +35,7 @@ def _lines(path: Path) -> list[dict]:
 
 
 @cache
-def _facts() -> dict[str, int]:
+def _facts() -> dict[str, int | float]:
     catalog = load_catalog([CATALOG])
     per_repo = Counter(record.repo for record in catalog)
     history = (CATALOG / "burn" / "history.ndjson").read_text(encoding="utf-8").splitlines()
@@ -43,8 +45,12 @@ def _facts() -> dict[str, int]:
     held = _lines(CORPUS / "heldout" / "labels.jsonl")
     # cases 001-156 were written for the corpus; the later ones and the held-out ones are real
     written = [r for r in labels if int(r["case"][:3]) <= 156]
-    facts = {
+    history_bytes = (CATALOG / "burn" / "history.ndjson").stat().st_size
+    facts: dict[str, int | float] = {
         "records": len(catalog),
+        "projects": len(list(CATALOG.glob("*/history.ndjson"))),
+        "burn lineages, thousands": round(len(lineages) / 1000, 1),
+        "burn history, MB": round(history_bytes / 1e6),
         "burn records": per_repo["tracel-ai/burn"],
         "burn reasons": len(_lines(CATALOG / "burn" / "check_reasons.jsonl")),
         "seeds": len(list((CATALOG / "seeds").glob("*.json"))),
@@ -139,6 +145,13 @@ FIGURES: list[tuple[str, str, tuple[str, ...]]] = [
         )
         for folder in PROJECT_FOLDERS
     ),
+    (
+        "README.md",
+        rf"\(burn: {N} releases, (\d+\.\d)k lineages, (\d+) MB\)",
+        ("burn releases", "burn lineages, thousands", "burn history, MB"),
+    ),
+    ("README.md", rf"bundled catalog holds {N} projects", ("projects",)),
+    ("README.md", rf"the bundled catalog's {N} records read from the installed", ("records",)),
     ("catalog/README.md", rf"`seeds/<id>\.json` \| {N} written-up records", ("seeds",)),
     (
         "catalog/README.md",
