@@ -104,7 +104,10 @@ def test_refresh_counts_releases_with_an_eta_on_a_terminal(project, tmp_path):
     # two tags and HEAD: a full build of three columns, counted as they are built
     assert "refresh: 1/3 releases, about " in seen and " left" in seen
     assert "refresh: 3/3 releases" in seen
+    # a step drawn late (at most five a second) still shows under the next log line
+    assert "refresh: 2/3 releases" in seen
     assert "\r" in seen  # rewritten in place
+    assert "full build (no catalog yet)" in seen
     assert "full build" in seen and "refresh: 0.2.0 (" in seen  # the log lines stay
     done = piped(tmp_path, *argv, "--catalog", str(tmp_path / "pipe"))
     assert done.returncode == 0, done.stderr

@@ -130,23 +130,25 @@ class Progress:
         self.started = clock()
         self.last = float("-inf")  # the first step is always drawn
         self.shown = ""
+        self.latest = ""
 
     def update(self, done: int, total: int | None = None) -> None:
         if not self.on:
             return
         now = self.clock()
-        if now - self.last < self.every and done != total:
-            return
-        self.last = now
         count = f"{done}/{total}" if total else str(done)
-        self._draw(f"{self.what}: {count} {self.unit}{eta(self.started, done, total, now)}")
+        self.latest = f"{self.what}: {count} {self.unit}{eta(self.started, done, total, now)}"
+        if now - self.last < self.every and done != total:
+            return  # drawn with the next step or line said
+        self.last = now
+        self._draw(self.latest)
 
     def say(self, line: str) -> None:
         shown = self.shown
         self._clear()
         print(line, file=self.stream, flush=True)
         if shown:
-            self._draw(shown)
+            self._draw(self.latest)
 
     def close(self) -> None:
         """Take the progress line away (the summary comes in its place)."""

@@ -428,7 +428,7 @@ def _refresh(
             return result
         built = _incremental(source, out, state, repo, head, tags, tag_commits, settings, say, step)
     else:
-        say(f"refresh: full build ({reason})")
+        say(f"refresh: full build ({reason or 'no catalog yet'})")
         built = _full(source, out, repo, head, tags, settings, say, step)
         built.reason = reason or "no catalog yet"
     result = _write(out, built, repo, branch, tags_pattern, head, tags, tag_commits, str(source))
