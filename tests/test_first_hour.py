@@ -360,7 +360,7 @@ def test_json_on_doctor_stats_jobs_and_lint(tmp_path, scanned):
         "settings",
         "config",
         "catalog",
-        "catalog-source",
+        "catalog-source",  # issue 26's refresh: skipped here, none configured
         "store",
         "github",
         "discord",

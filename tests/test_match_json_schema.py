@@ -137,3 +137,40 @@ def test_a_history_event_is_checked_field_by_field(triage):
         bad = copy.deepcopy(good)
         bad["matches"][0]["answer"]["history"][0][key] = value
         assert list(VALIDATOR.iter_errors(bad)), key
+
+
+def test_an_unreadable_input_line_validates_and_is_strict(tmp_path):
+    """`match --json` on a missing file and a folder prints `{"input", "error"}` lines (the
+    schema's second shape) beside a report; each validates, and neither shape takes the other's
+    fields."""
+    import subprocess
+    import sys
+
+    script = Path(sys.executable).parent / "triage-bot"
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "bot"]
+    (tmp_path / "folder").mkdir()
+    done = subprocess.run(
+        [*command, "match", "--json", "missing.md", "folder", str(ROOT / "examples" / "issue.md")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [sorted(o) for o in lines[:2]] == [["error", "input"], ["error", "input"]]
+    assert lines[0]["input"] == "missing.md" and lines[0]["error"].startswith("cannot read")
+    assert lines[2]["verdict"] == "match"
+    for line in lines:
+        assert not list(VALIDATOR.iter_errors(line)), line
+    error = lines[0]
+    for bad in (
+        {**error, "verdict": "no-panic"},  # an error is not also a report
+        {"input": "missing.md"},  # neither shape
+        {**error, "error": ""},
+        {**error, "error": 7},
+    ):
+        assert list(VALIDATOR.iter_errors(bad)), bad
+    report = copy.deepcopy(lines[2])
+    report["error"] = "cannot read"
+    assert list(VALIDATOR.iter_errors(report))

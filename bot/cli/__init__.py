@@ -103,9 +103,12 @@ def _actions(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
 
 def _walk(parser: argparse.ArgumentParser) -> None:
     """Every (sub)parser gets the formatter and a description (its one-line help when it has
-    none of its own), and a group run without its action prints its help and exits 2
-    (`triage-bot catalog` and `triage-bot jobs` alike)."""
+    none of its own), every command -v/-q after its name too, and a group run without its
+    action prints its help and exits 2 (`triage-bot catalog` and `triage-bot jobs` alike)."""
     parser.formatter_class = HelpFormatter
+    groups = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not groups and parser.prog != "triage-bot" and "-v" not in parser._option_string_actions:
+        add_verbosity_options(parser, after_command=True)  # `triage-bot poll -v`
     for action in parser._actions:
         if not isinstance(action, argparse._SubParsersAction):
             continue

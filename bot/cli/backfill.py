@@ -10,7 +10,7 @@ import sys
 from datetime import UTC, datetime
 
 from bot.app import load_triage
-from bot.cli.output import github_failure, report_github_failure
+from bot.cli.output import Progress, github_failure, report_github_failure
 from bot.config.logs import configure_logging
 from bot.config.settings import Settings, SettingsError
 from bot.github.auth import GitHubClients
@@ -55,6 +55,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
         return 2
+    shown = Progress("backfill", "issues and pull requests listed")
     store = open_store(settings)
     clients = GitHubClients(settings)
     try:
@@ -66,15 +67,18 @@ def cmd_backfill(args: argparse.Namespace) -> int:
                 triage,
                 args.repo,
                 since=since,
-                progress=lambda text: print(text, file=sys.stderr, flush=True),
+                progress=shown.say,
+                count=shown.update if shown.on else None,
             )
     except Exception as exc:
+        shown.close()
         reason = github_failure(exc)
         if reason is None:  # not GitHub's nor the network's: a bug, keep its traceback
             raise
         report_github_failure(f"{reason}; run it again to go on", "backfill stopped")
         return 1
     finally:
+        shown.close()
         clients.close()
         store.close()
     print(

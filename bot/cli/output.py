@@ -45,26 +45,33 @@ def print_json(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, sort_keys=False))
 
 
-def add_verbosity_options(parser: argparse.ArgumentParser) -> None:
-    """-v/-q before the command (`triage-bot -v poll ...`): the log level for this run, over
-    LOG_LEVEL. Global options, as git's: the README's Commands table lists them once."""
+def add_verbosity_options(parser: argparse.ArgumentParser, after_command: bool = False) -> None:
+    """-v/-q: the log level for this run, over LOG_LEVEL. Before the command, as git's
+    (`triage-bot -v poll`), and after it (`triage-bot poll -v`): there with no default, so a
+    command's parser does not undo the one given before it."""
     group = parser.add_mutually_exclusive_group()
+    unset: dict[str, Any] = {"default": argparse.SUPPRESS} if after_command else {}
     group.add_argument(
         "-v",
         "--verbose",
         action="store_true",
         help="log more (LOG_LEVEL=DEBUG for this run)",
+        **unset,
     )
     group.add_argument(
         "-q",
         "--quiet",
         action="store_true",
         help="log only errors (LOG_LEVEL=ERROR for this run)",
+        **unset,
     )
 
 
 def apply_verbosity(args: argparse.Namespace) -> None:
     """-v/-q become LOG_LEVEL, which every command's settings read (bot.config.logs)."""
+    if getattr(args, "verbose", False) and getattr(args, "quiet", False):
+        print("triage-bot: error: -v/--verbose: not allowed with -q/--quiet", file=sys.stderr)
+        raise SystemExit(2)
     if getattr(args, "verbose", False):
         os.environ["LOG_LEVEL"] = "DEBUG"
     elif getattr(args, "quiet", False):
@@ -88,3 +95,74 @@ def github_failure(exc: BaseException) -> str | None:
 
 def report_github_failure(reason: str, what: str = "GitHub call failed") -> None:
     print(f"triage-bot: {what}: {reason}", file=sys.stderr)
+
+
+def duration(seconds: float) -> str:
+    """`1m20s`, `7s`: an ETA as progress lines write it."""
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
+
+
+def eta(started: float, done: int, total: int | None, now: float) -> str:
+    """`, about 1m20s left` from the pace so far; empty before the first step or at the end."""
+    if not total or done <= 0 or done >= total:
+        return ""
+    return f", about {duration((now - started) / done * (total - done))} left"
+
+
+class Progress:
+    """A count with an ETA, rewritten in place on stderr when stderr is a terminal, and nothing
+    otherwise (a log or CI keeps only the command's own lines). `say` prints one of those lines
+    above the progress line."""
+
+    def __init__(
+        self,
+        what: str,
+        unit: str,
+        stream: TextIO | None = None,
+        clock: Any = time.monotonic,
+        every: float = 0.2,
+    ) -> None:
+        self.what, self.unit = what, unit
+        self.stream = sys.stderr if stream is None else stream
+        self.on = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.clock, self.every = clock, every
+        self.started = clock()
+        self.last = float("-inf")  # the first step is always drawn
+        self.shown = ""
+        self.latest = ""
+
+    def update(self, done: int, total: int | None = None) -> None:
+        if not self.on:
+            return
+        now = self.clock()
+        count = f"{done}/{total}" if total else str(done)
+        self.latest = f"{self.what}: {count} {self.unit}{eta(self.started, done, total, now)}"
+        if now - self.last < self.every and done != total:
+            return  # drawn with the next step or line said
+        self.last = now
+        self._draw(self.latest)
+
+    def say(self, line: str) -> None:
+        shown = self.shown
+        self._clear()
+        print(line, file=self.stream, flush=True)
+        if shown:
+            self._draw(self.latest)
+
+    def close(self) -> None:
+        """Take the progress line away (the summary comes in its place)."""
+        self._clear()
+
+    def _draw(self, text: str) -> None:
+        # spaces, not an erase escape: only bot.render.terminal writes escapes
+        pad = " " * max(0, len(self.shown) - len(text))
+        self.stream.write(f"\r{text}{pad}")
+        self.stream.flush()
+        self.shown = text
+
+    def _clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r" + " " * len(self.shown) + "\r")
+            self.stream.flush()
+            self.shown = ""

@@ -1,5 +1,6 @@
 """`triage-bot catalog refresh`: bring a catalog folder up to date with its git source
-(`bot.scan.refresh` does the work). Progress and the summary go to stderr; exit 0 done,
+(`bot.scan.refresh` does the work). What it does and the summary go to stderr, with a count of
+releases and an ETA when stderr is a terminal; exit 0 done,
 2 bad input or git failing (the catalog is left as it was)."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import argparse
 import subprocess
 import sys
 
+from bot.cli.output import Progress
 from bot.config.settings import Settings, SettingsError, load_catalog_sources
 from bot.scan.builders import BuilderConfigError
 from bot.scan.refresh import RefreshError, refresh_catalog
@@ -67,6 +69,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
         branch = branch or found.branch
         tags = tags or found.tags
         repo = repo or found.repo
+    shown = Progress("refresh", "releases")
     try:
         result = refresh_catalog(
             catalog,
@@ -75,16 +78,20 @@ def cmd_refresh(args: argparse.Namespace) -> int:
             branch=branch,
             tags_pattern=tags,
             fetch=not args.no_fetch,
-            log=_err,
+            log=shown.say,
+            progress=shown.update,
         )
     except (RefreshError, BuilderConfigError) as exc:
+        shown.close()
         _err(f"error: {exc}")
         return 2
     except subprocess.CalledProcessError as exc:
+        shown.close()
         detail = exc.stderr or b""
         text = detail.decode("utf-8", "replace") if isinstance(detail, bytes) else detail
         _err(f"error: git failed: {text.strip() or exc}")
         return 2
+    shown.close()
     _err(result.summary())
     for line in result.review:
         _err(f"warning: write-up {line}: see `catalog lint`")

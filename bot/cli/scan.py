@@ -19,6 +19,7 @@ from typing import Any
 
 from bot.catalog.loader import HOOK_FILE, CatalogError, load_catalog
 from bot.catalog.model import ATTR_BY_KEY, WRITE_UP_ATTRS
+from bot.cli.output import eta
 from bot.core.match.releases import crate_and_inner
 from bot.scan.builders import (
     Builder,
@@ -335,11 +336,6 @@ def cmd_update(args: argparse.Namespace) -> int:
     return 0
 
 
-def _duration(seconds: float) -> str:
-    minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
-
-
 def _scan_in_folder(folder: Path) -> Path | str:
     """The one scan-<commit>.jsonl that `catalog scan --out FOLDER` wrote, or what is wrong."""
     scans = sorted(folder.glob("scan-*.jsonl"))
@@ -392,11 +388,10 @@ def cmd_history(args: argparse.Namespace) -> int:
 
     def progress(release: Release, sites: int, seconds: float) -> None:
         done[0] += 1
-        left = (time.monotonic() - started) / done[0] * (total - done[0])
-        eta = f", about {_duration(left)} left" if done[0] < total else ""
+        left = eta(started, done[0], total, time.monotonic())
         _err(
             f"history: {release.version} ({release.commit[:12]}): {sites} sites in "
-            f"{seconds:.1f}s [{done[0]}/{total} releases{eta}]"
+            f"{seconds:.1f}s [{done[0]}/{total} releases{left}]"
         )
 
     started = time.monotonic()

@@ -433,6 +433,16 @@ class IssuePages:
         """The 0-based page `number` (one request); empty past the last."""
         return [PastIssue(issue) for issue in self._listing.get_page(number)]
 
+    def total(self, from_page: int = 0) -> int | None:
+        """How many issues and pull requests the listing holds from the 0-based page
+        `from_page` on, as GitHub's `Link: rel="last"` says for one item a page (one more
+        request); None when that request fails."""
+        try:
+            count = int(self._listing.totalCount)
+        except (GithubException, ValueError, KeyError):
+            return None
+        return max(0, count - from_page * self._client.per_page)
+
     def spent_until(self) -> float | None:
         """When the last response said the hourly budget is spent: the time it resets."""
         remaining, _limit = getattr(self._client, "rate_limiting", (-1, -1))

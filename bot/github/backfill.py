@@ -93,12 +93,16 @@ def backfill(
     *,
     since: datetime | None = None,
     progress: Callable[[str], None] | None = None,
+    count: Callable[[int, int | None], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.time,
     max_pages: int | None = None,
 ) -> BackfillResult:
     """Read past issues from the cursor on; store what each hit. Raises when a page keeps
-    failing (the cursor keeps the progress made)."""
+    failing (the cursor keeps the progress made). `count(seen, total)`: after each page, the
+    issues and pull requests listed so far and how many the listing holds (None when GitHub
+    does not say), this run's: a resumed one counts from its page. Asking for the total costs
+    one request, made only when `count` is given."""
     say = progress or (lambda _text: None)
     since_key = since.isoformat() if since is not None else None
     pages = GitHubAdapter(clients).past_issues(repo, since)
@@ -107,12 +111,15 @@ def backfill(
     if page:
         say(f"resuming {repo} at page {page + 1}")
     waits = Waits(say, sleep, clock, RetryPolicy(), result)
+    total = pages.total(page) if count is not None else None
+    seen = 0
     while max_pages is None or result.pages < max_pages:
         items = waits.retrying(f"page {page + 1}", partial(pages.page, page))
         if not items:
             result.done = True
             _write_cursor(store, repo, since_key, page, done=True)
             break
+        seen += len(items)
         for issue in items:
             if issue.is_pull:
                 continue
@@ -137,6 +144,8 @@ def backfill(
         result.next_page = page
         _write_cursor(store, repo, since_key, page, done=False)
         say(f"page {page}: {result.issues} issue(s) read, {result.matched} hit catalogued records")
+        if count is not None:
+            count(seen, total)  # a resumed run counts what is left from its first page
         spent_until = pages.spent_until()
         if spent_until is not None:
             wait = min(MAX_WAIT, max(1.0, spent_until - clock() + 1))

@@ -355,17 +355,19 @@ def refresh_catalog(
     fetch: bool = True,
     log: Callable[[str], None] | None = None,
     pinned: Target | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> RefreshResult:
     """Bring the catalog in `catalog_dir` up to date with `source`; see the module's text.
     Files are replaced one by one through temporary files, the state file last. `pinned`:
     build exactly these refs (the head and tags replicas agreed on) instead of the newest.
     One refresh of a folder at a time (a lock file beside the catalog: `serve` and a cron job
-    may share a folder)."""
+    may share a folder). `progress(done, total)`: after each release column built."""
     out = Path(catalog_dir)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / LOCK_FILE, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _refresh(out, Path(source), repo, branch, tags_pattern, fetch, log, pinned)
+        step = progress or (lambda _done, _total: None)
+        return _refresh(out, Path(source), repo, branch, tags_pattern, fetch, log, pinned, step)
 
 
 def _refresh(
@@ -377,6 +379,7 @@ def _refresh(
     fetch: bool,
     log: Callable[[str], None] | None,
     pinned: Target | None,
+    step: Callable[[int, int], None],
 ) -> RefreshResult:
     started = time.monotonic()
     say = log or (lambda _m: None)
@@ -423,10 +426,10 @@ def _refresh(
             result = RefreshResult("unchanged", "", repo, head, tags)
             result.seconds = time.monotonic() - started
             return result
-        built = _incremental(source, out, state, repo, head, tags, tag_commits, settings, say)
+        built = _incremental(source, out, state, repo, head, tags, tag_commits, settings, say, step)
     else:
-        say(f"refresh: full build ({reason})")
-        built = _full(source, out, repo, head, tags, settings, say)
+        say(f"refresh: full build ({reason or 'no catalog yet'})")
+        built = _full(source, out, repo, head, tags, settings, say, step)
         built.reason = reason or "no catalog yet"
     result = _write(out, built, repo, branch, tags_pattern, head, tags, tag_commits, str(source))
     result.seconds = time.monotonic() - started
@@ -498,9 +501,14 @@ def _full(
     tags: list[str],
     settings: ScanSettings | None,
     say: Callable[[str], None],
+    step: Callable[[int, int], None],
 ) -> _Built:
+    done = [0]
+
     def progress(release: Release, sites: int, seconds: float) -> None:
         say(f"refresh: {release.version} ({release.commit[:12]}): {sites} sites in {seconds:.1f}s")
+        done[0] += 1
+        step(done[0], len(tags) + 1)  # the tags, then HEAD
 
     history = build_history(
         source, repo, tags=tags, head_ref=head, progress=progress, settings=settings
@@ -561,6 +569,7 @@ def _incremental(
     tag_commits: dict[str, str],
     settings: ScanSettings | None,
     say: Callable[[str], None],
+    step: Callable[[int, int], None],
 ) -> _Built:
     old_tags: dict[str, str] = state["tags"]
     cached_tag = [_site_from_row(r) for r in state["sites"]["tag"]]
@@ -580,7 +589,7 @@ def _incremental(
     scanned = 0
     prev_commit = history.releases[-1].commit if count else None
     prev_sites = cached_tag if count else []
-    for tag in new_tags:
+    for number, tag in enumerate(new_tags, 1):
         # From the previous release or from the old head, whichever differs in fewer files
         # (a tag cut from the branch is usually the head already scanned).
         base_commit, base_sites = prev_commit, prev_sites
@@ -591,6 +600,7 @@ def _incremental(
         sites, files = rescan(source, base_commit, base_sites, tag_commits[tag], settings)
         scanned += max(files, 0)
         say(f"refresh: {tag}: {len(sites)} sites, {files} files scanned")
+        step(number, len(new_tags) + 1)
         _append_column(history, sites, old_head_only)
         history.releases.append(Release(version_of(tag), tag, tag_commits[tag]))
         prev_commit, prev_sites = tag_commits[tag], sites
@@ -598,6 +608,7 @@ def _incremental(
     head_sites, files = rescan(source, state["head"], cached_head, head, settings)
     scanned += max(files, 0)
     say(f"refresh: HEAD {head[:12]}: {len(head_sites)} sites, {files} files scanned")
+    step(len(new_tags) + 1, len(new_tags) + 1)
     _append_column(history, head_sites, old_head_only)
     history.releases.append(Release(HEAD, None, head))
     # The events of the columns built again; the older ones are kept as they were.
