@@ -118,6 +118,8 @@ def quoted_snippets(text: str) -> list[Snippet]:
                 add(title_text, "title", title_text)
                 for span in _SPAN.finditer(title_text):
                     add(span.group(2), "title", title_text)
+                for quote in _QUOTED.finditer(title_text):  # `panics with "MESSAGE"`
+                    add(quote.group(1) or quote.group(2), "title", title_text)
                 lead = _LEAD_IN.match(title_text)
                 if lead:
                     add(title_text[lead.end() :], "title", title_text)
@@ -136,7 +138,10 @@ def quoted_snippets(text: str) -> list[Snippet]:
             add(quote.group(1) or quote.group(2), "span", line)
         lead = _LEAD_IN.match(line)
         if lead:
-            add(line[lead.end() :], "tail", line)
+            tail = line[lead.end() :]
+            add(tail, "tail", line)
+            # `Reason: 1. MESSAGE`: a numbered item after the lead-in (a reason without its banner)
+            add(_MARKERS.sub("", tail, count=1), "tail", line)
     return out
 
 

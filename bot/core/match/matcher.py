@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -26,13 +27,19 @@ from bot.core.extract.quoted import (
 )
 from bot.core.extract.scanner import extract_panics
 from bot.core.match.caller import line_is_evidence, reports_caller
-from bot.core.match.cascade import answers_after_unwrap, is_uncatalogued_unwrap
+from bot.core.match.cascade import (
+    answers_after_dependency,
+    answers_after_unwrap,
+    is_uncatalogued_dependency,
+    is_uncatalogued_unwrap,
+)
 from bot.core.match.drift import PastedForm, drift_between
 from bot.core.match.index import CatalogIndex, IndexedRecord, SiteCatalog, squash, words
 from bot.core.match.projects import Projects
 from bot.core.match.releases import ReleaseHistory
 from bot.core.match.releases import revise as revise_with_history
 from bot.core.match.std_messages import is_std_message
+from bot.core.match.tail import heading_with_body, older_filled_wording, says_enough, typo_only
 from bot.core.panic import PANIC_WRAPPERS, Location, Panic
 
 # Confidence at or above which the bot answers. Set for almost no false matches.
@@ -125,7 +132,7 @@ class Matcher:
         elif self.history is not None:  # issue 12: the release history
             records = self.catalog.records
             matches = revise_with_history(self.history, records, text, matches, MATCH_THRESHOLD)
-        matches = _without_cascades(matches)
+        matches = _without_cascades(matches, self.index.in_project)
         verdict = _verdict(matches)
         return Analysis(verdict=verdict, panics=tuple(matches), fingerprint=_fingerprint(matches))
 
@@ -184,8 +191,14 @@ class Matcher:
         message = _score_message(query, entry, in_sentence)
         if message.score <= 0:
             return None
-        if message.evidence == ("prefix",) and not panic.has_header:
-            # An older, shorter wording mentioned in prose is too weak to answer on.
+        if message.evidence == ("prefix",) and not panic.has_header and not _quote_says_enough(
+            query.text, entry
+        ):
+            # An older, shorter wording mentioned in prose is too weak to answer on, unless
+            # the quoted clause says enough on its own (a verbatim quote is evidence).
+            message = _MessageScore(0.8, message.evidence)
+        if message.evidence == ("fuzzy",) and not panic.has_header and not typo_only(query.text, entry):
+            # Quoted without a header, a changed word is another message (or a paraphrase).
             message = _MessageScore(0.8, message.evidence)
         evidence = list(message.evidence)
         confidence = message.score * (0.5 + 0.4 * entry.specificity)
@@ -223,6 +236,9 @@ class Matcher:
         if panic.has_header:
             evidence.append("header")
             confidence += 0.05
+            if reports_caller(record) and "pattern" in evidence and heading_with_body(entry, query.text):
+                # A helper's short heading and its body's shape, reported at the caller.
+                confidence += 0.1
         elif panic.wrapper in PANIC_WRAPPERS:
             # `assertion `left == right` failed: ...` is panic output even without its header.
             evidence.append("wrapper")
@@ -404,6 +420,12 @@ def _clean_query(message: str) -> str:
     return _QUERY_NOISE.sub("", normalise_message(message)).strip()[:MAX_QUERY_CHARS]
 
 
+def _quote_says_enough(query: str, entry: IndexedRecord) -> bool:
+    """A quoted leading clause of the message's fixed text that says enough alone (a clause
+    with filled placeholders holds values the record cannot vouch for: not from a quote)."""
+    return entry.message.startswith(query.rstrip(" .")) and says_enough(query)
+
+
 def _is_test_file(path: str) -> bool:
     name = path.rsplit("/", 1)[-1]
     return "/tests/" in f"/{path}" or name.endswith(("_test.rs", "_tests.rs")) or name == "tests.rs"
@@ -434,7 +456,7 @@ def _score_message(
                 and query[found.end() : found.end() + 1] in _CLAUSE_ENDS
             ):
                 return _MessageScore(0.95, ("pattern",))
-    if _is_older_wording(query, entry):
+    if _is_older_wording(query, entry) or older_filled_wording(query, entry):
         # Only as strong as a full match when a pasted panic backs it (see `_score`).
         return _MessageScore(0.9, ("prefix",))
     ratio = _fuzzy(query, entry)
@@ -584,14 +606,19 @@ def _settle_ties(ranked: list[tuple[float, Candidate]], index: CatalogIndex) -> 
     return candidates
 
 
-def _without_cascades(matches: list[PanicMatch]) -> list[PanicMatch]:
+def _without_cascades(
+    matches: list[PanicMatch], in_project: Callable[[str], bool]
+) -> list[PanicMatch]:
     """Later panics are usually consequences of the first: answer them only with the root."""
     if not matches or matches[0].matched or not matches[0].panic.has_header:
         return matches
     unwrap_first = is_uncatalogued_unwrap(matches[0])
+    dependency_first = is_uncatalogued_dependency(matches[0], in_project)
     return [
         m
-        if not m.matched or (unwrap_first and answers_after_unwrap(m))
+        if not m.matched
+        or (unwrap_first and answers_after_unwrap(m))
+        or (dependency_first and answers_after_dependency(m))
         else PanicMatch(panic=m.panic, candidates=m.candidates, matched=False)
         for m in matches
     ]
