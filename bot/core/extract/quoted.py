@@ -216,3 +216,13 @@ def looks_like_change_description(text: str) -> bool:
     if _CHANGE_TITLE.match(first_line):
         return True
     return len(_CHANGE_SECTIONS.findall(head)) >= 2 or "- [x]" in head or "- [ ]" in head
+
+
+# A fix named in a sentence (`Fix fusion panic ("MESSAGE")`, `fixes #12`), and a release's heading.
+_FIX_WORDS = re.compile(r"\b(?:fix(?:es|ed)?|resolves?|closes?)\b|\(#\d+\)", re.IGNORECASE)
+_RELEASE_HEADING = re.compile(r"^\s{0,3}#{1,4}\s*(?:v|version\s*)?\d+\.\d+", re.MULTILINE)
+
+
+def names_a_change(context: str, text: str) -> bool:
+    """Whether a sentence quoting a message describes a fix, or the text is release notes."""
+    return bool(_FIX_WORDS.search(context)) or bool(_RELEASE_HEADING.search(text[:20_000]))

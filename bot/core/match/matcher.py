@@ -22,6 +22,7 @@ from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Refusal
 from bot.core.extract.hooks import HookFormat
 from bot.core.extract.quoted import (
     looks_like_change_description,
+    names_a_change,
     quoted_snippets,
     reads_like_report,
 )
@@ -376,6 +377,14 @@ class Matcher:
             if snippet.source in _STANDALONE_SOURCES and snippet.text == snippet.context:
                 result = _boost_standalone(result)
             best = result.best
+            if (
+                best is not None
+                and best.evidence == ("prefix",)
+                and (strict or names_a_change(snippet.context, text))
+            ):
+                # A leading clause named by a fix or a change description is no hit.
+                result = PanicMatch(panic=panic, candidates=result.candidates, matched=False)
+                best = None
             if best is None or best.confidence < MATCH_THRESHOLD or best.record_id in found_ids:
                 if snippet.wrapper not in (None, "main-error") and not found:
                     # `assertion failed: ...` quoted in a title: a std panic, uncatalogued.
