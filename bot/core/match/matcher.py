@@ -465,7 +465,7 @@ def _score_message(
                 and query[found.end() : found.end() + 1] in _CLAUSE_ENDS
             ):
                 return _MessageScore(0.95, ("pattern",))
-    if _is_older_wording(query, entry) or older_filled_wording(query, entry):
+    if _is_older_wording(query, entry):
         # Only as strong as a full match when a pasted panic backs it (see `_score`).
         return _MessageScore(0.9, ("prefix",))
     ratio = _fuzzy(query, entry)
@@ -475,6 +475,8 @@ def _score_message(
     drifted = drift_between(prepared.drift_form, entry.drift_form)
     if drifted is not None:
         return _MessageScore(drifted.score, ("fuzzy",) if drifted.kind == "whole" else ("prefix",))
+    if older_filled_wording(query, entry):
+        return _MessageScore(0.9, ("prefix",))  # as `_is_older_wording`, values filled
     return _MessageScore(0.0, ())
 
 
