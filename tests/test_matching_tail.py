@@ -130,11 +130,15 @@ REPLAY = "Replay order is longer than the recorded steps: order len {}, steps le
 def test_2_the_projects_panic_after_a_dependencys_is_answered(scanned) -> None:
     triage = scanned("tail_root")
     older = DEPENDENCY + header(
-        f"{REGISTRY}/relay-0.4.0/src/replay.rs", 10, "Replay order is longer than the recorded steps"
+        f"{REGISTRY}/relay-0.4.0/src/replay.rs",
+        10,
+        "Replay order is longer than the recorded steps",
     )
     assert answered(triage, older) == [REPLAY]
     current = DEPENDENCY + header(
-        "crates/relay/src/replay.rs", 10, "Replay order is longer than the recorded steps: order len 4, steps len 3"
+        "crates/relay/src/replay.rs",
+        10,
+        "Replay order is longer than the recorded steps: order len 4, steps len 3",
     )
     assert answered(triage, current) == [REPLAY]
     analysis = analysed(triage, older)
@@ -150,11 +154,18 @@ def test_2_a_similar_message_or_the_users_own_file_after_the_root_stays_silent(s
     triage = scanned("tail_root")
     for text in (
         DEPENDENCY
-        + header(f"{REGISTRY}/relay-0.4.0/src/replay.rs", 10, "Replay order is longer than the planned steps"),
-        DEPENDENCY + header("/home/u/app/src/main.rs", 10, "Replay order is longer than the recorded steps"),
+        + header(
+            f"{REGISTRY}/relay-0.4.0/src/replay.rs",
+            10,
+            "Replay order is longer than the planned steps",
+        ),
+        DEPENDENCY
+        + header("/home/u/app/src/main.rs", 10, "Replay order is longer than the recorded steps"),
         # The user's own code first: later panics are its consequences, as before.
         header("/home/u/app/src/main.rs", 5, "my job list broke")
-        + header("crates/relay/src/replay.rs", 10, "Replay order is longer than the recorded steps"),
+        + header(
+            "crates/relay/src/replay.rs", 10, "Replay order is longer than the recorded steps"
+        ),
     ):
         assert answered(triage, text) == [], text
         assert analysed(triage, text).verdict == "uncatalogued-panic"
@@ -170,7 +181,9 @@ def test_3_a_verbatim_quote_in_a_title_or_prose_is_answered(scanned) -> None:
     body = "\n\nWhen I close the viewer during a scroll the app crashes. Version 0.2.1, Linux.\n"
     assert answered(triage, f'Title: Decoder panics with "{DROPPED}"{body}') == [DROPPED]
     assert answered(triage, f"Title: Decoder panics with `{DROPPED}`{body}") == [DROPPED]
-    prose = f'Title: crash when closing the viewer\n\nClosing it panics with "{DROPPED}", every time.\n'
+    prose = (
+        f'Title: crash when closing the viewer\n\nClosing it panics with "{DROPPED}", every time.\n'
+    )
     assert answered(triage, prose) == [DROPPED]
 
 
@@ -191,11 +204,14 @@ def test_3_a_paraphrase_a_changed_word_or_a_short_quote_is_not(scanned) -> None:
         'being fetched" on close.\n',
         'Title: Lookup panics with "Tile not found"\n\nLooking up a tile after a reload fails.\n',
         # A fix in release notes names the message without having hit it.
-        '## v0.2.2\n\n### Bug fixes\n- Fix decoder panic ("Tile cache was dropped while tiles") (#41)\n',
+        "## v0.2.2\n\n### Bug fixes\n"
+        f'- Fix decoder panic ("{DROPPED}") (#41)\n',
     ):
         analysis = analysed(triage, text)
         assert analysis.answered == (), text
-    release = '## v0.3.0\n\n- Fix transpose panic ("Transpose needs a matrix of rank two or more")\n'
+    release = (
+        '## v0.3.0\n\n- Fix transpose panic ("Transpose needs a matrix of rank two or more")\n'
+    )
     assert answered(scanned("tail_reason"), release) == []
 
 
@@ -229,7 +245,8 @@ def test_4_a_reworded_reason_is_not(scanned) -> None:
     for text in (
         "It fails with `Transpose needs a rank two matrix`.\n",
         "Title: transpose fails on vectors\n\nError: Transpose needs a matrix of rank 2 or more\n",
-        "```\nCauses:\n    1) Transpose needs a tensor of rank two or more. The given tensor has rank 1.\n```\n",
+        "```\nCauses:\n    1) Transpose needs a tensor of rank two or more. "
+        "The given tensor has rank 1.\n```\n",
     ):
         assert answered(triage, text) == [], text
 
@@ -246,7 +263,9 @@ MISSING = (
 )
 VELOCITY = "my_game::physics::components::Velocity"
 SYSTEM = "my_game::physics::systems::integrate_velocities"
-HANDLES = "my_game::assets::handles::TextureAtlasHandles<my_game::render::pipelines::SpritePipeline>"
+HANDLES = (
+    "my_game::assets::handles::TextureAtlasHandles<my_game::render::pipelines::SpritePipeline>"
+)
 OLD_CONFLICT = (
     f"error[T0042]: SlotMut<{VELOCITY}> in task {SYSTEM} conflicts with a previous "
     f"SlotMut<{VELOCITY}> access. Consider removing the duplicate access."
@@ -259,8 +278,10 @@ def test_5_placeholder_heavy_messages_match_on_their_fixed_text(scanned) -> None
     assert answered(triage, header(older, 8, OLD_CONFLICT)) == [CONFLICT]
     assert answered(triage, f"My app crashes on start:\n\n```\n{OLD_CONFLICT}\n```\n") == [CONFLICT]
     # An older release's shorter form, the long type name filling the placeholder.
-    assert answered(triage, header(older, 17, f"Requested slot {HANDLES} does not exist")) == [MISSING]
-    current = f"Requested slot {HANDLES} does not exist in the graph. Did you forget to add it with `Graph::insert_slot`?"
+    assert answered(triage, header(older, 17, f"Requested slot {HANDLES} does not exist")) == [
+        MISSING
+    ]
+    current = MISSING.replace("{}", HANDLES)
     assert answered(triage, f"Startup fails:\n```\n{current}\n```\n") == [MISSING]
 
 

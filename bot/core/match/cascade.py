@@ -40,8 +40,11 @@ def is_uncatalogued_dependency(first: PanicMatch, in_project: Callable[[str], bo
 def answers_after_dependency(later: PanicMatch) -> bool:
     """A later panic answered after a dependency's: in full confidence, with its own header."""
     best = later.best
-    return answers_after_unwrap(later) and later.panic.has_header and best is not None and (
-        "location" in best.evidence or "pattern" in best.evidence
+    return (
+        answers_after_unwrap(later)
+        and later.panic.has_header
+        and best is not None
+        and ("location" in best.evidence or "pattern" in best.evidence)
     )
 
 

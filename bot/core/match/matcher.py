@@ -192,13 +192,19 @@ class Matcher:
         message = _score_message(query, entry, in_sentence)
         if message.score <= 0:
             return None
-        if message.evidence == ("prefix",) and not panic.has_header and not _quote_says_enough(
-            query.text, entry
+        if (
+            message.evidence == ("prefix",)
+            and not panic.has_header
+            and not _quote_says_enough(query.text, entry)
         ):
             # An older, shorter wording mentioned in prose is too weak to answer on, unless
             # the quoted clause says enough on its own (a verbatim quote is evidence).
             message = _MessageScore(0.8, message.evidence)
-        if message.evidence == ("fuzzy",) and not panic.has_header and not typo_only(query.text, entry):
+        if (
+            message.evidence == ("fuzzy",)
+            and not panic.has_header
+            and not typo_only(query.text, entry)
+        ):
             # Quoted without a header, a changed word is another message (or a paraphrase).
             message = _MessageScore(0.8, message.evidence)
         evidence = list(message.evidence)
@@ -237,7 +243,11 @@ class Matcher:
         if panic.has_header:
             evidence.append("header")
             confidence += 0.05
-            if reports_caller(record) and "pattern" in evidence and heading_with_body(entry, query.text):
+            if (
+                reports_caller(record)
+                and "pattern" in evidence
+                and heading_with_body(entry, query.text)
+            ):
                 # A helper's short heading and its body's shape, reported at the caller.
                 confidence += 0.1
         elif panic.wrapper in PANIC_WRAPPERS:
@@ -377,12 +387,11 @@ class Matcher:
             if snippet.source in _STANDALONE_SOURCES and snippet.text == snippet.context:
                 result = _boost_standalone(result)
             best = result.best
-            if (
-                best is not None
-                and best.evidence == ("prefix",)
-                and (strict or names_a_change(snippet.context, text))
+            if best is not None and (
+                (best.evidence == ("prefix",) and strict) or names_a_change(snippet.context, text)
             ):
-                # A leading clause named by a fix or a change description is no hit.
+                # A message named by a fix or in release notes is no hit (nor a leading
+                # clause named in a change description).
                 result = PanicMatch(panic=panic, candidates=result.candidates, matched=False)
                 best = None
             if best is None or best.confidence < MATCH_THRESHOLD or best.record_id in found_ids:

@@ -95,8 +95,7 @@ def typo_only(query: str, entry: IndexedRecord) -> bool:
         return False
     for mine, theirs in zip(pasted, record, strict=False):
         if mine != theirs and (
-            fuzz.ratio(mine, theirs, processor=utils.default_process, score_cutoff=TYPO_RATIO)
-            == 0
+            fuzz.ratio(mine, theirs, processor=utils.default_process, score_cutoff=TYPO_RATIO) == 0
         ):
             return False
     return True
