@@ -204,8 +204,7 @@ def test_3_a_paraphrase_a_changed_word_or_a_short_quote_is_not(scanned) -> None:
         'being fetched" on close.\n',
         'Title: Lookup panics with "Tile not found"\n\nLooking up a tile after a reload fails.\n',
         # A fix in release notes names the message without having hit it.
-        "## v0.2.2\n\n### Bug fixes\n"
-        f'- Fix decoder panic ("{DROPPED}") (#41)\n',
+        f'## v0.2.2\n\n### Bug fixes\n- Fix decoder panic ("{DROPPED}") (#41)\n',
     ):
         analysis = analysed(triage, text)
         assert analysis.answered == (), text
