@@ -12,6 +12,7 @@ paraphrase, a similar but different message) that must stay unanswered.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SHA = "6" * 40
 NOTE = "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"
 REGISTRY = "/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f"
+Scanned = Callable[[str], Triage]
 REPOS = {
     "tail_track_caller": "acme/gridcmp",
     "tail_root": "acme/relay",
@@ -51,7 +53,7 @@ def _scan(kind: str, out: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def scanned(tmp_path_factory: pytest.TempPathFactory):
+def scanned(tmp_path_factory: pytest.TempPathFactory) -> Scanned:
     cache: dict[str, Triage] = {}
 
     def get(kind: str) -> Triage:
@@ -68,8 +70,12 @@ def header(path: str, line: int, message: str, thread: str = "main") -> str:
 
 def answered(triage: Triage, text: str) -> list[str]:
     """The answered records' messages, root first."""
-    analysis = triage.analyse(text)
-    return [triage.catalog.get(m.best.record_id).error_message for m in analysis.answered if m.best]
+    out = []
+    for item in triage.analyse(text).answered:
+        record = triage.catalog.get(item.best.record_id) if item.best else None
+        assert record is not None
+        out.append(record.error_message)
+    return out
 
 
 def analysed(triage: Triage, text: str) -> Analysis:
@@ -90,7 +96,7 @@ CLOSE_BODY = (
 SAME_BODY = "Grids are not the same:\n  => Cell 0: 1 != 2\n  => Length: 4 != 5"
 
 
-def test_1_a_helpers_heading_and_body_is_answered_at_the_callers_line(scanned) -> None:
+def test_1_a_helpers_heading_and_body_is_answered_at_the_callers_line(scanned: Scanned) -> None:
     triage = scanned("tail_track_caller")
     test_run = f"running 1 test\n{header('tests/blur.rs', 41, CLOSE_BODY, 'blur_keeps_edges')}"
     assert answered(triage, test_run) == [CLOSE]
@@ -102,7 +108,7 @@ def test_1_a_helpers_heading_and_body_is_answered_at_the_callers_line(scanned) -
     assert analysis.answered[0].best.evidence == ("pattern", "header")
 
 
-def test_1_another_heading_or_no_body_is_not_the_helper(scanned) -> None:
+def test_1_another_heading_or_no_body_is_not_the_helper(scanned: Scanned) -> None:
     triage = scanned("tail_track_caller")
     for text in (
         header("/home/u/app/src/main.rs", 20, "Images are not close enough:\n  => Pixel 3: 0 != 1"),
@@ -127,7 +133,7 @@ DEPENDENCY = header(
 REPLAY = "Replay order is longer than the recorded steps: order len {}, steps len {}"
 
 
-def test_2_the_projects_panic_after_a_dependencys_is_answered(scanned) -> None:
+def test_2_the_projects_panic_after_a_dependencys_is_answered(scanned: Scanned) -> None:
     triage = scanned("tail_root")
     older = DEPENDENCY + header(
         f"{REGISTRY}/relay-0.4.0/src/replay.rs",
@@ -150,7 +156,7 @@ def test_2_the_projects_panic_after_a_dependencys_is_answered(scanned) -> None:
     assert " ".join(first.split()) in rendered
 
 
-def test_2_a_similar_message_or_the_users_own_file_after_the_root_stays_silent(scanned) -> None:
+def test_2_a_similar_message_or_the_users_file_after_the_root_is_silent(scanned: Scanned) -> None:
     triage = scanned("tail_root")
     for text in (
         DEPENDENCY
@@ -176,7 +182,7 @@ def test_2_a_similar_message_or_the_users_own_file_after_the_root_stays_silent(s
 DROPPED = "Tile cache was dropped while tiles were still being decoded"
 
 
-def test_3_a_verbatim_quote_in_a_title_or_prose_is_answered(scanned) -> None:
+def test_3_a_verbatim_quote_in_a_title_or_prose_is_answered(scanned: Scanned) -> None:
     triage = scanned("tail_quoted")
     body = "\n\nWhen I close the viewer during a scroll the app crashes. Version 0.2.1, Linux.\n"
     assert answered(triage, f'Title: Decoder panics with "{DROPPED}"{body}') == [DROPPED]
@@ -187,7 +193,7 @@ def test_3_a_verbatim_quote_in_a_title_or_prose_is_answered(scanned) -> None:
     assert answered(triage, prose) == [DROPPED]
 
 
-def test_3_a_leading_clause_quoted_alone_is_answered_when_it_says_enough(scanned) -> None:
+def test_3_a_leading_clause_quoted_alone_is_answered_when_it_says_enough(scanned: Scanned) -> None:
     triage = scanned("tail_reason")
     title = 'Title: transpose fails with "Transpose needs a matrix of rank two or more"\n'
     assert answered(triage, title) == [
@@ -195,7 +201,7 @@ def test_3_a_leading_clause_quoted_alone_is_answered_when_it_says_enough(scanned
     ]
 
 
-def test_3_a_paraphrase_a_changed_word_or_a_short_quote_is_not(scanned) -> None:
+def test_3_a_paraphrase_a_changed_word_or_a_short_quote_is_not(scanned: Scanned) -> None:
     triage = scanned("tail_quoted")
     for text in (
         "Title: crash when closing the viewer\n\nIt panics because the tile cache gets dropped "
@@ -224,7 +230,7 @@ MATMUL = (
 REASON = "Transpose needs a matrix of rank two or more. The given matrix has rank 1."
 
 
-def test_4_a_reason_without_its_banner_is_answered(scanned) -> None:
+def test_4_a_reason_without_its_banner_is_answered(scanned: Scanned) -> None:
     triage = scanned("tail_reason")
     banner = f"*** Shape Check Failed ***\n  Op: 'transpose'\n  Causes:\n    1) {REASON}"
     for text in (
@@ -239,7 +245,7 @@ def test_4_a_reason_without_its_banner_is_answered(scanned) -> None:
     assert answered(triage, title) == [MATMUL]
 
 
-def test_4_a_reworded_reason_is_not(scanned) -> None:
+def test_4_a_reworded_reason_is_not(scanned: Scanned) -> None:
     triage = scanned("tail_reason")
     for text in (
         "It fails with `Transpose needs a rank two matrix`.\n",
@@ -271,7 +277,7 @@ OLD_CONFLICT = (
 )
 
 
-def test_5_placeholder_heavy_messages_match_on_their_fixed_text(scanned) -> None:
+def test_5_placeholder_heavy_messages_match_on_their_fixed_text(scanned: Scanned) -> None:
     triage = scanned("tail_placeholders")
     older = f"{REGISTRY}/taskgraph-0.6.0/src/access.rs"
     assert answered(triage, header(older, 8, OLD_CONFLICT)) == [CONFLICT]
@@ -284,7 +290,7 @@ def test_5_placeholder_heavy_messages_match_on_their_fixed_text(scanned) -> None
     assert answered(triage, f"Startup fails:\n```\n{current}\n```\n") == [MISSING]
 
 
-def test_5_other_fixed_text_around_the_same_values_is_not(scanned) -> None:
+def test_5_other_fixed_text_around_the_same_values_is_not(scanned: Scanned) -> None:
     triage = scanned("tail_placeholders")
     older = f"{REGISTRY}/taskgraph-0.6.0/src/access.rs"
     for text in (
