@@ -59,6 +59,9 @@ def older_filled_wording(query: str, entry: IndexedRecord) -> bool:
     """
     if not entry.has_placeholders or not entry.derived:
         return False
+    first = entry.segments[0]
+    if not first.is_placeholder and not query.startswith(first.text.strip()):
+        return False  # cheap: most candidates differ at once
     clause = query.rstrip(" .")
     for regex, trailing_free in _leading_clauses(tuple(entry.segments)):
         found = regex.fullmatch(clause)
