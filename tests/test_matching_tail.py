@@ -147,6 +147,9 @@ def test_2_the_projects_panic_after_a_dependencys_is_answered(scanned: Scanned) 
         "Replay order is longer than the recorded steps: order len 4, steps len 3",
     )
     assert answered(triage, current) == [REPLAY]
+    checkout = "/home/u/.cargo/git/checkouts/gpu-core-3f1a2b4c5d6e7f80/8a1b2c3/crates/gpu-core"
+    from_git = DEPENDENCY.replace(f"{REGISTRY}/gpu-core-0.3.1", checkout)
+    assert answered(triage, from_git + older[len(DEPENDENCY) :]) == [REPLAY]
     analysis = analysed(triage, older)
     assert not analysis.panics[0].matched
     rendered = " ".join(render_text(build_answer(analysis, triage.catalog), color=False).split())
