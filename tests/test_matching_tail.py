@@ -23,6 +23,7 @@ from bot.cli.scan import register_catalog
 from bot.core.analysis import Analysis
 from bot.render import texts
 from bot.render.answer.build import build_answer
+from bot.render.github import render_comment
 from bot.render.terminal import render_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -152,11 +153,15 @@ def test_2_the_projects_panic_after_a_dependencys_is_answered(scanned: Scanned) 
     assert answered(triage, from_git + older[len(DEPENDENCY) :]) == [REPLAY]
     analysis = analysed(triage, older)
     assert not analysis.panics[0].matched
-    rendered = " ".join(render_text(build_answer(analysis, triage.catalog), color=False).split())
+    answer = build_answer(analysis, triage.catalog)
     first = texts.FIRST_NOT_CATALOGUED.format(
         message="Validation Error: buffer binding 0 is too small for the bound range"
     )
-    assert " ".join(first.split()) in rendered
+    assert " ".join(first.split()) in " ".join(render_text(answer, color=False).split())
+    # On GitHub too, the message set as code.
+    comment = " ".join(render_comment(answer).split())
+    assert "is not in the catalog; the answer is for a later panic." in comment
+    assert "`Validation Error: buffer binding 0 is too small for the bound range`" in comment
 
 
 def test_2_a_similar_message_or_the_users_file_after_the_root_is_silent(scanned: Scanned) -> None:
