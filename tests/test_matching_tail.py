@@ -199,6 +199,9 @@ def test_3_a_verbatim_quote_in_a_title_or_prose_is_answered(scanned: Scanned) ->
         f'Title: crash when closing the viewer\n\nClosing it panics with "{DROPPED}", every time.\n'
     )
     assert answered(triage, prose) == [DROPPED]
+    # Words a fix uses, in a report: not a changelog item.
+    report = f'When the window closes it panics with "{DROPPED}". I tried to fix it, no luck.\n'
+    assert answered(triage, report) == [DROPPED]
 
 
 def test_3_a_leading_clause_quoted_alone_is_answered_when_it_says_enough(scanned: Scanned) -> None:

@@ -218,8 +218,11 @@ def looks_like_change_description(text: str) -> bool:
     return len(_CHANGE_SECTIONS.findall(head)) >= 2 or "- [x]" in head or "- [ ]" in head
 
 
-# A fix named in a sentence (`Fix fusion panic ("MESSAGE")`, `fixes #12`), and a release's heading.
-_FIX_WORDS = re.compile(r"\b(?:fix(?:es|ed)?|resolves?|closes?)\b|\(#\d+\)", re.IGNORECASE)
+# A fix named by a changelog item (`Fix fusion panic ("MESSAGE")`, `... (#12)`), not a report
+# that mentions fixing (`when the window closes it panics`), and a release's heading.
+_FIX_WORDS = re.compile(
+    r"^\W{0,4}(?:fix(?:es|ed)?|resolves?|closes?)\b|\(#\d+\)\W{0,3}$", re.IGNORECASE
+)
 _RELEASE_HEADING = re.compile(r"^\s{0,3}#{1,4}\s*(?:v|version\s*)?\d+\.\d+", re.MULTILINE)
 
 
