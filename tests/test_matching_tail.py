@@ -309,6 +309,8 @@ def test_5_other_fixed_text_around_the_same_values_is_not(scanned: Scanned) -> N
         header(older, 17, f"Requested texture {HANDLES} does not exist"),
         header("src/main.rs", 17, f"Requested slot {HANDLES} does not exist"),  # the user's file
         header("src/main.rs", 8, OLD_CONFLICT.replace("SlotMut<", "Slot<", 1)),
+        # The older, shorter form quoted without a header: values the record cannot vouch for.
+        f"Startup fails:\n```\nRequested slot {HANDLES} does not exist\n```\n",
         # A cut that leaves too little fixed text: `Requested slot X does` says nothing.
         header(older, 17, f"Requested slot {HANDLES} does"),
     ):
