@@ -118,6 +118,8 @@ def quoted_snippets(text: str) -> list[Snippet]:
                 add(title_text, "title", title_text)
                 for span in _SPAN.finditer(title_text):
                     add(span.group(2), "title", title_text)
+                for quote in _QUOTED.finditer(title_text):  # `panics with "MESSAGE"`
+                    add(quote.group(1) or quote.group(2), "title", title_text)
                 lead = _LEAD_IN.match(title_text)
                 if lead:
                     add(title_text[lead.end() :], "title", title_text)
@@ -136,7 +138,10 @@ def quoted_snippets(text: str) -> list[Snippet]:
             add(quote.group(1) or quote.group(2), "span", line)
         lead = _LEAD_IN.match(line)
         if lead:
-            add(line[lead.end() :], "tail", line)
+            tail = line[lead.end() :]
+            add(tail, "tail", line)
+            # `Reason: 1. MESSAGE`: a numbered item after the lead-in (a reason without its banner)
+            add(_MARKERS.sub("", tail, count=1), "tail", line)
     return out
 
 
@@ -211,3 +216,16 @@ def looks_like_change_description(text: str) -> bool:
     if _CHANGE_TITLE.match(first_line):
         return True
     return len(_CHANGE_SECTIONS.findall(head)) >= 2 or "- [x]" in head or "- [ ]" in head
+
+
+# A fix named by a changelog item (`Fix fusion panic ("MESSAGE")`, `... (#12)`), not a report
+# that mentions fixing (`when the window closes it panics`), and a release's heading.
+_FIX_WORDS = re.compile(
+    r"^\W{0,4}(?:fix(?:es|ed)?|resolves?|closes?)\b|\(#\d+\)\W{0,3}$", re.IGNORECASE
+)
+_RELEASE_HEADING = re.compile(r"^\s{0,3}#{1,4}\s*(?:v|version\s*)?\d+\.\d+", re.MULTILINE)
+
+
+def names_a_change(context: str, text: str) -> bool:
+    """Whether a sentence quoting a message describes a fix, or the text is release notes."""
+    return bool(_FIX_WORDS.search(context)) or bool(_RELEASE_HEADING.search(text[:20_000]))

@@ -3,10 +3,14 @@
 Later panics are usually consequences of the first (a poisoned lock, a closed channel), so by
 default an uncatalogued first panic silences the rest. A plain `unwrap()` is different: nobody
 catalogues `called Option::unwrap() on a None value`, and a catalogued panic that follows it
-with full confidence is worth answering (the answer says the first is not catalogued).
+with full confidence is worth answering (the answer says the first is not catalogued). So is
+one of the project's own after a panic raised in a dependency (a registry or git crate the
+catalog does not hold): the dependency's panic is the root, the project's the one it answers.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from bot.core.analysis import PanicMatch
 
@@ -23,3 +27,29 @@ def is_uncatalogued_unwrap(first: PanicMatch) -> bool:
 def answers_after_unwrap(later: PanicMatch) -> bool:
     best = later.best
     return later.matched and best is not None and best.confidence >= FULL_CONFIDENCE
+
+
+def is_uncatalogued_dependency(first: PanicMatch, in_project: Callable[[str], bool]) -> bool:
+    """The first panic is not catalogued and was raised in a crate outside the projects."""
+    location = first.panic.location
+    if first.matched or location is None or location.kind not in ("registry", "git"):
+        return False
+    return location.crate is not None and not in_project(location.crate)
+
+
+def answers_after_dependency(later: PanicMatch) -> bool:
+    """A later panic answered after a dependency's: in full confidence, with its own header."""
+    best = later.best
+    return (
+        answers_after_unwrap(later)
+        and later.panic.has_header
+        and best is not None
+        and ("location" in best.evidence or "pattern" in best.evidence)
+    )
+
+
+def is_uncatalogued_root(first: PanicMatch) -> bool:
+    """The first panic is one a later answer may follow (what the answer says is uncatalogued)."""
+    location = first.panic.location
+    from_dependency = location is not None and location.kind in ("registry", "git")
+    return is_uncatalogued_unwrap(first) or (not first.matched and from_dependency)

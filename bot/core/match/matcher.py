@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -21,18 +22,25 @@ from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Refusal
 from bot.core.extract.hooks import HookFormat
 from bot.core.extract.quoted import (
     looks_like_change_description,
+    names_a_change,
     quoted_snippets,
     reads_like_report,
 )
 from bot.core.extract.scanner import extract_panics
 from bot.core.match.caller import line_is_evidence, reports_caller
-from bot.core.match.cascade import answers_after_unwrap, is_uncatalogued_unwrap
+from bot.core.match.cascade import (
+    answers_after_dependency,
+    answers_after_unwrap,
+    is_uncatalogued_dependency,
+    is_uncatalogued_unwrap,
+)
 from bot.core.match.drift import PastedForm, drift_between
 from bot.core.match.index import CatalogIndex, IndexedRecord, SiteCatalog, squash, words
 from bot.core.match.projects import Projects
 from bot.core.match.releases import ReleaseHistory
 from bot.core.match.releases import revise as revise_with_history
 from bot.core.match.std_messages import is_std_message
+from bot.core.match.tail import heading_with_body, older_filled_wording, says_enough, typo_only
 from bot.core.panic import PANIC_WRAPPERS, Location, Panic
 
 # Confidence at or above which the bot answers. Set for almost no false matches.
@@ -125,7 +133,7 @@ class Matcher:
         elif self.history is not None:  # issue 12: the release history
             records = self.catalog.records
             matches = revise_with_history(self.history, records, text, matches, MATCH_THRESHOLD)
-        matches = _without_cascades(matches)
+        matches = _without_cascades(matches, self.index.in_project)
         verdict = _verdict(matches)
         return Analysis(verdict=verdict, panics=tuple(matches), fingerprint=_fingerprint(matches))
 
@@ -184,8 +192,20 @@ class Matcher:
         message = _score_message(query, entry, in_sentence)
         if message.score <= 0:
             return None
-        if message.evidence == ("prefix",) and not panic.has_header:
-            # An older, shorter wording mentioned in prose is too weak to answer on.
+        if (
+            message.evidence == ("prefix",)
+            and not panic.has_header
+            and not _quote_says_enough(query.text, entry)
+        ):
+            # An older, shorter wording mentioned in prose is too weak to answer on, unless
+            # the quoted clause says enough on its own (a verbatim quote is evidence).
+            message = _MessageScore(0.8, message.evidence)
+        if (
+            message.evidence == ("fuzzy",)
+            and not panic.has_header
+            and not typo_only(query.text, entry)
+        ):
+            # Quoted without a header, a changed word is another message (or a paraphrase).
             message = _MessageScore(0.8, message.evidence)
         evidence = list(message.evidence)
         confidence = message.score * (0.5 + 0.4 * entry.specificity)
@@ -223,6 +243,13 @@ class Matcher:
         if panic.has_header:
             evidence.append("header")
             confidence += 0.05
+            if (
+                reports_caller(record)
+                and "pattern" in evidence
+                and heading_with_body(entry, query.text)
+            ):
+                # A helper's short heading and its body's shape, reported at the caller.
+                confidence += 0.1
         elif panic.wrapper in PANIC_WRAPPERS:
             # `assertion `left == right` failed: ...` is panic output even without its header.
             evidence.append("wrapper")
@@ -360,6 +387,13 @@ class Matcher:
             if snippet.source in _STANDALONE_SOURCES and snippet.text == snippet.context:
                 result = _boost_standalone(result)
             best = result.best
+            if best is not None and (
+                (best.evidence == ("prefix",) and strict) or names_a_change(snippet.context, text)
+            ):
+                # A message named by a fix or in release notes is no hit (nor a leading
+                # clause named in a change description).
+                result = PanicMatch(panic=panic, candidates=result.candidates, matched=False)
+                best = None
             if best is None or best.confidence < MATCH_THRESHOLD or best.record_id in found_ids:
                 if snippet.wrapper not in (None, "main-error") and not found:
                     # `assertion failed: ...` quoted in a title: a std panic, uncatalogued.
@@ -404,6 +438,12 @@ def _clean_query(message: str) -> str:
     return _QUERY_NOISE.sub("", normalise_message(message)).strip()[:MAX_QUERY_CHARS]
 
 
+def _quote_says_enough(query: str, entry: IndexedRecord) -> bool:
+    """A quoted leading clause of the message's fixed text that says enough alone (a clause
+    with filled placeholders holds values the record cannot vouch for: not from a quote)."""
+    return entry.message.startswith(query.rstrip(" .")) and says_enough(query)
+
+
 def _is_test_file(path: str) -> bool:
     name = path.rsplit("/", 1)[-1]
     return "/tests/" in f"/{path}" or name.endswith(("_test.rs", "_tests.rs")) or name == "tests.rs"
@@ -444,6 +484,8 @@ def _score_message(
     drifted = drift_between(prepared.drift_form, entry.drift_form)
     if drifted is not None:
         return _MessageScore(drifted.score, ("fuzzy",) if drifted.kind == "whole" else ("prefix",))
+    if older_filled_wording(query, entry):
+        return _MessageScore(0.9, ("prefix",))  # as `_is_older_wording`, values filled
     return _MessageScore(0.0, ())
 
 
@@ -584,14 +626,19 @@ def _settle_ties(ranked: list[tuple[float, Candidate]], index: CatalogIndex) -> 
     return candidates
 
 
-def _without_cascades(matches: list[PanicMatch]) -> list[PanicMatch]:
+def _without_cascades(
+    matches: list[PanicMatch], in_project: Callable[[str], bool]
+) -> list[PanicMatch]:
     """Later panics are usually consequences of the first: answer them only with the root."""
     if not matches or matches[0].matched or not matches[0].panic.has_header:
         return matches
     unwrap_first = is_uncatalogued_unwrap(matches[0])
+    dependency_first = is_uncatalogued_dependency(matches[0], in_project)
     return [
         m
-        if not m.matched or (unwrap_first and answers_after_unwrap(m))
+        if not m.matched
+        or (unwrap_first and answers_after_unwrap(m))
+        or (dependency_first and answers_after_dependency(m))
         else PanicMatch(panic=m.panic, candidates=m.candidates, matched=False)
         for m in matches
     ]

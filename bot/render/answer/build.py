@@ -13,7 +13,7 @@ from dataclasses import replace
 from bot.catalog.families import Family
 from bot.catalog.model import Record
 from bot.core.analysis import Analysis, Candidate, PanicMatch
-from bot.core.match.cascade import is_uncatalogued_unwrap
+from bot.core.match.cascade import is_uncatalogued_root
 from bot.core.match.projects import Projects
 from bot.core.match.releases import ReleaseHistory
 from bot.render import texts
@@ -94,8 +94,9 @@ def build_answer(
     if omitted:
         notes.append(count_words(omitted, texts.OMITTED_ONE, texts.OMITTED_MANY))
     first = analysis.panics[0] if analysis.panics else None
-    if shown and unmatched and unmatched[0] is first and is_uncatalogued_unwrap(first):
-        # An uncatalogued first panic (a plain unwrap) with a later one answered: say which.
+    if shown and unmatched and unmatched[0] is first and is_uncatalogued_root(first):
+        # An uncatalogued first panic (a plain unwrap, a dependency's) with a later one
+        # answered: say which.
         message = shorten(one_line(first.panic.message), TITLE_LIMIT)
         notes.append(words(texts.FIRST_NOT_CATALOGUED, message=message))
         unmatched = unmatched[1:]

@@ -1,0 +1,104 @@
+"""The matching tail (issue 25): message shapes the main scoring misses or over-trusts.
+
+- a `#[track_caller]` helper's heading followed by its body (`Grids differ:{report}` printed
+  as the heading, then `=> ...` lines): the body's shape backs the short heading up;
+- an older release's leading clause of a message with placeholders (`Requested slot X does
+  not exist` for today's `Requested slot {} does not exist in the graph. ...`);
+- a quoted leading clause is evidence only when it says enough on its own;
+- a message quoted without a header and only resembling a record counts only when its words
+  differ by typos, not by a changed word (`decoded` for `fetched` is another message).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from rapidfuzz import fuzz, utils
+
+from bot.catalog.patterns import Regex, Segment, compile_safe, format_to_regex, placeholders_fit
+from bot.core.match.index import IndexedRecord, specificity, words
+
+# The first line of a helper's body: `=> Position 3: ...`, `- cell 3`, `1) ...`, `* ...`.
+_BODY_ITEM = re.compile(r"(?:=>|->|-|\*|\d{1,4}[.)])\s")
+# A clause of a message ends at one of these, followed by a space.
+_CLAUSE_END = re.compile(r"[.:;,](?=\s)")
+# A quoted leading clause must name at least this many words and say this much on its own
+# (`Tile not found` does not).
+CLAUSE_MIN_WORDS = 4
+CLAUSE_MIN_SPECIFICITY = 0.6
+# Two words are one with a typo at this similarity (`dropepd`/`dropped` 86, `decoded`/`fetched` 43).
+TYPO_RATIO = 75.0
+
+
+def heading_with_body(entry: IndexedRecord, query: str) -> bool:
+    """Whether `query` is the record's heading (`Grids are not the same:`) followed by a body
+    in the shape such helpers print: the format glues its last placeholder to a colon (the
+    body brings its own line breaks), and the pasted rest opens with a list item."""
+    segments = entry.segments
+    if len(segments) != 2 or segments[0].is_placeholder or not segments[1].is_placeholder:
+        return False
+    heading = segments[0].text
+    if not heading.endswith(":") or not query.startswith(heading):
+        return False
+    return bool(_BODY_ITEM.match(query[len(heading) :].lstrip()))
+
+
+def says_enough(clause: str) -> bool:
+    """A quoted clause long and specific enough to stand for a catalogued message alone."""
+    fixed = re.sub(r"\{[^{}]*\}", " ", clause)
+    return len(words(fixed)) >= CLAUSE_MIN_WORDS and specificity(fixed) >= CLAUSE_MIN_SPECIFICITY
+
+
+def older_filled_wording(query: str, entry: IndexedRecord) -> bool:
+    """An older release printed a leading clause of today's message, placeholders filled.
+
+    The cut is inside the fixed text after the last placeholder and what is left says enough
+    on its own (`says_enough`): `Requested slot X does not exist` for a longer form today.
+    Only a pasted panic backs it (see the matcher's `_score`).
+    """
+    if not entry.has_placeholders or not entry.derived:
+        return False
+    first = entry.segments[0]
+    if not first.is_placeholder and not query.startswith(first.text.strip()):
+        return False  # cheap: most candidates differ at once
+    clause = query.rstrip(" .")
+    for regex, trailing_free in _leading_clauses(tuple(entry.segments)):
+        found = regex.fullmatch(clause)
+        if found and placeholders_fit(found, trailing_free):
+            return True
+    return False
+
+
+@lru_cache(maxsize=4096)
+def _leading_clauses(segments: tuple[Segment, ...]) -> tuple[tuple[Regex, bool], ...]:
+    """Patterns of the message cut inside its last fixed text (at a clause end or between
+    words) whose fixed text still says enough; the cut keeps every placeholder."""
+    last = len(segments) - 1
+    if last < 1 or segments[last].is_placeholder:
+        return ()
+    text = segments[last].text
+    cuts = {m.start() for m in _CLAUSE_END.finditer(text)} | {
+        m.start() for m in re.finditer(r"(?<=\w) (?=\S)", text)
+    }
+    out: list[tuple[Regex, bool]] = []
+    for cut in sorted(cuts):
+        head = [*segments[:last], Segment(text[:cut], False)]
+        if says_enough(" ".join(s.text for s in head if not s.is_placeholder)):
+            out.append((compile_safe(format_to_regex(head)), False))
+    return tuple(out)
+
+
+def typo_only(query: str, entry: IndexedRecord) -> bool:
+    """Whether a resembling message differs from the record's words by typos only."""
+    if entry.has_placeholders:
+        return True  # values fill the gaps: words cannot be paired one to one
+    pasted, record = words(query), words(entry.literal)
+    if len(pasted) < len(record):
+        return False
+    for mine, theirs in zip(pasted, record, strict=False):
+        if mine != theirs and (
+            fuzz.ratio(mine, theirs, processor=utils.default_process, score_cutoff=TYPO_RATIO) == 0
+        ):
+            return False
+    return True
