@@ -11,26 +11,17 @@ paraphrase, a similar but different message) that must stay unanswered.
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable
-from pathlib import Path
-
 import pytest
+from fixture_scan import NOTE, REGISTRY, Scanned, scanned_fixtures
 
 from bot.app import Triage
-from bot.catalog.loader import load_catalog
-from bot.cli.scan import register_catalog
 from bot.core.analysis import Analysis
 from bot.render import texts
 from bot.render.answer.build import build_answer
 from bot.render.github import render_comment
 from bot.render.terminal import render_text
 
-FIXTURES = Path(__file__).parent / "fixtures"
 SHA = "6" * 40
-NOTE = "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"
-REGISTRY = "/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f"
-Scanned = Callable[[str], Triage]
 REPOS = {
     "tail_track_caller": "acme/gridcmp",
     "tail_root": "acme/relay",
@@ -40,29 +31,9 @@ REPOS = {
 }
 
 
-def _scan(kind: str, out: Path) -> Path:
-    crate = FIXTURES / kind
-    parser = argparse.ArgumentParser()
-    catalog = parser.add_subparsers().add_parser("catalog")
-    register_catalog(catalog.add_subparsers())
-    argv = ["catalog", "scan", str(crate), "--repo", REPOS[kind], "--commit", SHA]
-    if (crate / "scan.toml").is_file():
-        argv += ["--config", str(crate / "scan.toml")]
-    args = parser.parse_args([*argv, "--out", str(out)])
-    assert args.handler(args) == 0
-    return out
-
-
 @pytest.fixture(scope="module")
 def scanned(tmp_path_factory: pytest.TempPathFactory) -> Scanned:
-    cache: dict[str, Triage] = {}
-
-    def get(kind: str) -> Triage:
-        if kind not in cache:
-            cache[kind] = Triage(load_catalog([_scan(kind, tmp_path_factory.mktemp(kind))]))
-        return cache[kind]
-
-    return get
+    return scanned_fixtures(tmp_path_factory, REPOS, SHA)
 
 
 def header(path: str, line: int, message: str, thread: str = "main") -> str:

@@ -12,28 +12,23 @@ g. refused candidates are listed with a reason (`match --json`, `/triage why`); 
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 from pathlib import Path
 
 import pytest
+from fixture_scan import NOTE, REGISTRY, Scanned, scanned_fixtures
 
 from bot.app import Triage
 from bot.app.match_report import analysis_json
-from bot.catalog.loader import load_catalog
 from bot.cli.match import analyse_input
-from bot.cli.scan import register_catalog
 from bot.core.analysis import Analysis, Candidate
 from bot.core.extract.scanner import extract_panics
 from bot.github.triage_command.handle import Controls, why_section
 from bot.render import texts
 
-FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).resolve().parent.parent
 SHA = "5" * 40
-NOTE = "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"
-REGISTRY = "/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f"
 # Each fixture's repository, named as its crate is published (a root `src/` is that crate).
 REPOS = {
     "std_message": "acme/bounded_vec",
@@ -45,31 +40,9 @@ REPOS = {
 }
 
 
-def _scan(rule: str, out: Path) -> Path:
-    crate = FIXTURES / rule
-    parser = argparse.ArgumentParser()
-    catalog = parser.add_subparsers().add_parser("catalog")
-    register_catalog(catalog.add_subparsers())
-    argv = ["catalog", "scan", str(crate), "--repo", REPOS[rule], "--commit", SHA]
-    if (crate / "scan.toml").is_file():
-        argv += ["--config", str(crate / "scan.toml")]
-    args = parser.parse_args([*argv, "--out", str(out)])
-    assert args.handler(args) == 0
-    return out
-
-
 @pytest.fixture(scope="module")
-def scanned(tmp_path_factory: pytest.TempPathFactory):
-    """rule -> Triage over that fixture's fresh scan (the folder, as a user points at it)."""
-    cache: dict[str, Triage] = {}
-
-    def get(rule: str) -> Triage:
-        if rule not in cache:
-            folder = _scan(rule, tmp_path_factory.mktemp(rule))
-            cache[rule] = Triage(load_catalog([folder]))
-        return cache[rule]
-
-    return get
+def scanned(tmp_path_factory: pytest.TempPathFactory) -> Scanned:
+    return scanned_fixtures(tmp_path_factory, REPOS, SHA)
 
 
 def header(path: str, line: int, message: str) -> str:
