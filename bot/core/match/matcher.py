@@ -13,8 +13,6 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from rapidfuzz import fuzz, utils
-
 from bot.catalog.model import TRACK_CALLER_TAG, Record
 from bot.catalog.patterns import Regex, RegexMatch, normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Refusal, Verdict
@@ -509,6 +507,8 @@ def _fuzzy(query: str, entry: IndexedRecord) -> float:
     target = entry.literal if entry.has_placeholders else entry.message
     if len(target) < 15:
         return 0.0
+    # why here: a text answered by its patterns never pays for importing rapidfuzz (cold start)
+    from rapidfuzz import fuzz, utils
     if entry.has_placeholders:
         # Values fill the placeholders, so the query is longer; align the literal inside it,
         # but only when the literal is most of the query.
