@@ -24,6 +24,7 @@ from pathlib import Path
 
 import bot
 from bot.catalog.loader import PROJECT_FILE, Catalog, catalog_files
+from bot.catalog.model import collector_paused
 from bot.core.match.index import CatalogIndex
 from bot.core.match.projects import Projects
 from bot.core.match.releases import ReleaseHistory
@@ -94,7 +95,9 @@ def load_indexed(paths: list[Path], build: Callable[[], LoadedCatalog]) -> Loade
     except OSError:
         return build()  # a catalog file went missing: let the loader say so
     try:
-        with path.open("rb") as stream:
+        # The cyclic collector paused: the objects built only grow, and each pass it made
+        # while they did walked all of them (a fifth of a cold `match`).
+        with path.open("rb") as stream, collector_paused():
             loaded = pickle.load(stream)
         if isinstance(loaded, LoadedCatalog):
             return loaded
