@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.catalog.model import TRACK_CALLER_TAG, Record
 from bot.catalog.patterns import Regex, RegexMatch, normalise_message, placeholders_fit
@@ -502,13 +502,25 @@ def _is_older_wording(query: str, entry: IndexedRecord) -> bool:
     return message.startswith(clause) and message[len(clause)] in ":,;(.-"
 
 
+_rapidfuzz: tuple[Any, Any] | None = None
+
+
+def _import_rapidfuzz() -> tuple[Any, Any]:
+    """rapidfuzz's `fuzz` and `utils`, imported on the first fuzzy score: a text answered by
+    its patterns does not pay for the import (a cold `triage-bot match`)."""
+    global _rapidfuzz
+    from rapidfuzz import fuzz, utils
+
+    _rapidfuzz = (fuzz, utils)
+    return _rapidfuzz
+
+
 def _fuzzy(query: str, entry: IndexedRecord) -> float:
     """Similarity for typos and small drift, on the literal text when there are placeholders."""
     target = entry.literal if entry.has_placeholders else entry.message
     if len(target) < 15:
         return 0.0
-    # why here: a text answered by its patterns never pays for importing rapidfuzz (cold start)
-    from rapidfuzz import fuzz, utils
+    fuzz, utils = _rapidfuzz or _import_rapidfuzz()
     if entry.has_placeholders:
         # Values fill the placeholders, so the query is longer; align the literal inside it,
         # but only when the literal is most of the query.
