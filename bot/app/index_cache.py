@@ -35,6 +35,7 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 _SOURCES = (
     *sorted((_PACKAGE / "catalog").glob("*.py")),
     _PACKAGE / "core" / "match" / "index.py",
+    _PACKAGE / "core" / "match" / "postings.py",
     _PACKAGE / "core" / "match" / "drift.py",
     _PACKAGE / "core" / "match" / "releases.py",
     _PACKAGE / "core" / "match" / "projects.py",
