@@ -92,6 +92,7 @@ def test_a_large_index_read_back_from_its_pickle_answers_the_same(grown_catalog,
     assert isinstance(built.index.postings, PackedPostings)
     copy = pickle.loads(pickle.dumps(built.index))
     assert list(copy.postings) == list(built.index.postings)
+    assert dict(copy.idf) == dict(built.index.idf)
     assert all(
         copy.postings[w].tolist() == built.index.postings[w].tolist() for w in built.index.postings
     )

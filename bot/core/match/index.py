@@ -31,6 +31,8 @@ from bot.core.match.drift import MessageForm
 from bot.core.match.postings import (
     HEAVIEST_CANDIDATES,
     ArrayPostingsBuilder,
+    PackedPostings,
+    PackedWeights,
     build_array_postings,
     rank_with_arrays,
 )
@@ -250,7 +252,12 @@ class CatalogIndex:
             name.split("-", 1)[0] for name in self.crate_folders if "-" in name
         }
         self.postings = postings
-        self.idf = {token: math.log(1 + total / len(ids)) for token, ids in postings.items()}
+        weights = [math.log(1 + total / len(ids)) for ids in postings.values()]
+        self.idf: Mapping[str, float] = (
+            PackedWeights(postings, weights)
+            if isinstance(postings, PackedPostings)
+            else dict(zip(postings, weights, strict=True))
+        )
         self.max_df = max(50, total // 100)
         if large:
             # Built now, so that the load time counts it and the first answer does not.

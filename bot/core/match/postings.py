@@ -114,6 +114,32 @@ class PackedPostings(Mapping[str, "np.ndarray"]):
         return (PackedPostings, (list(self._where), self._flat, self._bounds))
 
 
+class PackedWeights(Mapping[str, float]):
+    """Word -> weight for the words of a PackedPostings, in its order: one list of floats
+    beside it, not a second dict of a million words to read back from the cache."""
+
+    __slots__ = ("_postings", "_weights")
+
+    def __init__(self, postings: PackedPostings, weights: list[float]) -> None:
+        self._postings = postings
+        self._weights = weights
+
+    def __getitem__(self, token: str) -> float:
+        return self._weights[self._postings._where[token]]
+
+    def __contains__(self, token: object) -> bool:
+        return token in self._postings._where
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._postings)
+
+    def __len__(self) -> int:
+        return len(self._weights)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (PackedWeights, (self._postings, self._weights))
+
+
 class ArrayPostings:
     def __init__(self, index: CatalogIndex):
         import numpy as np  # large catalogs only (see the module's docstring)
@@ -176,7 +202,7 @@ class ArrayPostings:
         return [n for *_, n in ranked[:count]]
 
 
-def _weights(postings: Mapping, idf: dict[str, float], count: int) -> np.ndarray:
+def _weights(postings: Mapping, idf: Mapping[str, float], count: int) -> np.ndarray:
     """Per record, the weights of its words in `postings` summed in word order (`bincount`
     adds them in the order given, as the plain loop does), 1 where it has none."""
     import numpy as np
