@@ -1186,9 +1186,7 @@ def _change_description_by_regex(text: str) -> bool:
     head = text[:20_000]
     if quoted._CHANGE_TITLE.match(head.lstrip().split("\n", 1)[0]):
         return True
-    return (
-        len(quoted._CHANGE_SECTIONS.findall(head)) >= 2 or "- [x]" in head or "- [ ]" in head
-    )
+    return len(quoted._CHANGE_SECTIONS.findall(head)) >= 2 or "- [x]" in head or "- [ ]" in head
 
 
 @pytest.mark.parametrize(

@@ -368,7 +368,11 @@ def test_a_cold_match_from_the_cache_imports_only_what_it_uses(tmp_path) -> None
     for _ in range(2):  # the first run writes the cache, the second reads it
         done = subprocess.run(
             [sys.executable, "-c", code, example],
-            capture_output=True, text=True, check=True, cwd=tmp_path, env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=tmp_path,
+            env=env,
         )
     assert list(tmp_path.glob("catalog-*.pickle"))
     assert done.stdout.strip() == "[]"
