@@ -122,3 +122,17 @@ def test_off_turns_the_cache_off(catalog_copy, tmp_path, monkeypatch):
     builds.load()
     builds.load()
     assert builds.count == 2
+
+
+def test_cached_histories_keep_their_lineages_pickled_until_read(catalog_copy, cache_folder):
+    builds = Builds(catalog_copy)
+    built = builds.load()
+    read = builds.load()
+    assert builds.count == 1 and read.projects is not None and built.projects is not None
+    for old, new in zip(built.projects.histories, read.projects.histories, strict=True):
+        items = new.lineages._items  # type: ignore[attr-defined]
+        assert len(items) == len(old.lineages) and all(isinstance(i, bytes) for i in items)
+        assert new.lineages[-1] == old.lineages[-1]  # built on first read, then kept
+        assert not isinstance(items[-1], bytes) and isinstance(items[0], bytes)
+        assert list(new.lineages) == list(old.lineages)
+        assert new == old

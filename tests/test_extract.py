@@ -1188,3 +1188,45 @@ def test_color_eyre_report() -> None:
         1402,
     )
     assert panic.location.column is None
+
+
+def _change_description_by_regex(text: str) -> bool:
+    """looks_like_change_description without its word check: the pattern on every text."""
+    from bot.core.extract import quoted
+
+    head = text[:20_000]
+    if quoted._CHANGE_TITLE.match(head.lstrip().split("\n", 1)[0]):
+        return True
+    return len(quoted._CHANGE_SECTIONS.findall(head)) >= 2 or "- [x]" in head or "- [ ]" in head
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "## Changes\nfoo\n## Test plan\nran it",
+        "   CHANGELOG\n\n#### Related issues\n",
+        "Changes: one\nchecklist\n",
+        "## Changes\nonly one section",
+        "A log\nINFO testing\nchangeset 4 applied\n",
+        "## Çhanges\n## Test plan\n",  # not ASCII: the pattern decides
+        "## Changes\n## TeſTING\n",  # the long s matches `s` case-blind
+        "thread 'main' panicked at src/lib.rs:1:1:\nboom",
+    ],
+)
+def test_the_change_description_word_check_agrees_with_the_pattern(text):
+    from bot.core.extract.quoted import looks_like_change_description
+
+    assert looks_like_change_description(text) == _change_description_by_regex(text)
+
+
+def test_the_change_description_word_check_agrees_on_the_corpus():
+    from pathlib import Path
+
+    from bot.core.extract.quoted import looks_like_change_description
+
+    root = Path(__file__).parent
+    texts = [p.read_text(encoding="utf-8") for p in sorted(root.glob("corpus*/**/*.md"))]
+    assert len(texts) > 100
+    found = [looks_like_change_description(t) for t in texts]
+    assert found == [_change_description_by_regex(t) for t in texts]
+    assert any(found) and not all(found)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import pickle
 import subprocess
 import sys
@@ -349,3 +350,29 @@ def test_version_imports_no_command_module() -> None:
     assert version.startswith("triage-bot ")
     # bot.cli.output (the -v/-q options; standard library only) is the one module allowed.
     assert loaded in ("[]", "['bot.cli.output']")
+
+
+def test_a_cold_match_from_the_cache_imports_only_what_it_uses(tmp_path) -> None:
+    """Issue 25: `triage-bot match` on a header text, the index from the cache, imports no
+    command module but its own, no settings (tomllib), no orjson (files are not read), no
+    shutil, and none of the adapters' libraries."""
+    code = (
+        "import sys, io, contextlib; from bot.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()): main(['match', sys.argv[1]])\n"
+        "print(sorted(m for m in ('tomllib', 'orjson', 'shutil', 'numpy', 'jinja2', 'aiohttp',"
+        " 'discord', 'github', 'tree_sitter', 'bot.config.settings', 'bot.cli.catalog',"
+        " 'bot.cli.service', 'bot.store', 'bot.core.extract.quoted') if m in sys.modules))"
+    )
+    env = {**os.environ, "TRIAGE_BOT_CACHE_DIR": str(tmp_path)}
+    example = str(ROOT / "examples" / "issue.md")
+    for _ in range(2):  # the first run writes the cache, the second reads it
+        done = subprocess.run(
+            [sys.executable, "-c", code, example],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=tmp_path,
+            env=env,
+        )
+    assert list(tmp_path.glob("catalog-*.pickle"))
+    assert done.stdout.strip() == "[]"

@@ -76,3 +76,25 @@ def test_a_large_catalog_answers_as_with_the_plain_loop(grown_catalog, monkeypat
     arrays = Matcher(grown_catalog)
     assert [arrays.analyse(text) for text in texts] == expected
     assert arrays.index.__dict__.get("_array_postings") is not None  # the arrays were used
+
+
+def test_a_large_index_read_back_from_its_pickle_answers_the_same(grown_catalog, monkeypatch):
+    """The cache pickles a large catalog's postings as one array (PackedPostings), not one
+    array per word: read back, every word's records and every answer are the same."""
+    import pickle
+
+    from bot.core.match.postings import PackedPostings
+
+    texts = [case["text"] for case in load_cases()]
+    monkeypatch.setattr(index_module, "ARRAY_POSTINGS_MIN_RECORDS", 1)
+    built = Matcher(grown_catalog)
+    expected = [built.analyse(text) for text in texts]
+    assert isinstance(built.index.postings, PackedPostings)
+    copy = pickle.loads(pickle.dumps(built.index))
+    assert list(copy.postings) == list(built.index.postings)
+    assert dict(copy.idf) == dict(built.index.idf)
+    assert all(
+        copy.postings[w].tolist() == built.index.postings[w].tolist() for w in built.index.postings
+    )
+    read = Matcher(copy.catalog, index=copy)
+    assert [read.analyse(text) for text in texts] == expected

@@ -11,16 +11,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.app.index_cache import LoadedCatalog, load_indexed
 from bot.catalog.loader import Catalog, CatalogError, bundled_catalog_path, load_catalog
-from bot.config.settings import Settings, SettingsError
+from bot.config.env import SettingsError
 from bot.core.analysis import Analysis
 from bot.core.extract.hooks import HookFormat
 from bot.core.match.index import CatalogIndex
 from bot.core.match.matcher import Matcher
 from bot.core.match.projects import ProjectInfo, Projects
 from bot.core.match.releases import ReleaseHistory, parse_history
+
+if TYPE_CHECKING:
+    from bot.config.settings import Settings
 
 
 class Triage:
@@ -85,10 +89,10 @@ class Triage:
 def load_hooks(files: Sequence[Path]) -> tuple[HookFormat, ...]:
     """The panic-hook formats of the catalog's `hooks.toml` files; a file or pattern that
     cannot be used is skipped, as an unreadable history file is."""
-    import tomllib  # why: only catalogs of projects with their own panic hook have these
-
     hooks: list[HookFormat] = []
     for path in files:
+        import tomllib  # why: only catalogs of projects with their own panic hook have these
+
         try:
             tables = tomllib.loads(path.read_text(encoding="utf-8")).get("hook", [])
             for table in tables:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import bot
 from bot.catalog.loader import PROJECT_FILE, Catalog, catalog_files
+from bot.catalog.model import collector_paused
 from bot.core.match.index import CatalogIndex
 from bot.core.match.projects import Projects
 from bot.core.match.releases import ReleaseHistory
@@ -34,6 +35,7 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 _SOURCES = (
     *sorted((_PACKAGE / "catalog").glob("*.py")),
     _PACKAGE / "core" / "match" / "index.py",
+    _PACKAGE / "core" / "match" / "postings.py",
     _PACKAGE / "core" / "match" / "drift.py",
     _PACKAGE / "core" / "match" / "releases.py",
     _PACKAGE / "core" / "match" / "projects.py",
@@ -65,15 +67,23 @@ def cache_key(paths: list[Path]) -> str:
     """A digest of the catalog files and of the code that turns them into the cached objects."""
     digest = hashlib.sha256()
     digest.update(f"{bot.__version__}\n{sys.version}\n{pickle.HIGHEST_PROTOCOL}\n".encode())
+    # Each piece fed apart: concatenating copied the catalog's megabytes twice (issue 25).
     for source in _SOURCES:
-        digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+        _feed(digest, source.name, source)
     for given in paths:
         folder = Path(given)
         # the history and project files decide the cached histories too
         extra = [*folder.rglob("*.ndjson"), *folder.rglob(PROJECT_FILE)] if folder.is_dir() else []
         for file in [*catalog_files(folder), *sorted(extra)]:
-            digest.update(str(file).encode() + b"\0" + file.read_bytes() + b"\0")
+            _feed(digest, str(file), file)
     return digest.hexdigest()[:32]
+
+
+def _feed(digest: hashlib._Hash, name: str, file: Path) -> None:
+    digest.update(name.encode())
+    digest.update(b"\0")
+    digest.update(file.read_bytes())
+    digest.update(b"\0")
 
 
 def load_indexed(paths: list[Path], build: Callable[[], LoadedCatalog]) -> LoadedCatalog:
@@ -86,7 +96,9 @@ def load_indexed(paths: list[Path], build: Callable[[], LoadedCatalog]) -> Loade
     except OSError:
         return build()  # a catalog file went missing: let the loader say so
     try:
-        with path.open("rb") as stream:
+        # The cyclic collector paused: the objects built only grow, and each pass it made
+        # while they did walked all of them (a fifth of a cold `match`).
+        with path.open("rb") as stream, collector_paused():
             loaded = pickle.load(stream)
         if isinstance(loaded, LoadedCatalog):
             return loaded

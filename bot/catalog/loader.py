@@ -10,8 +10,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from bot.catalog.families import Family, family_contradiction, family_of, parse_families
 from bot.catalog.lint import review_flags
 from bot.catalog.model import (
@@ -233,6 +231,8 @@ def _parse_array(data: bytes) -> list[Any] | None:
     orjson reads a large catalog about twice as fast; what it refuses and the standard
     library accepts (NaN, integers past 64 bits) is read by the latter, so both give the same
     documents."""
+    import orjson  # why: imported when files are read, not when the catalog comes from the cache
+
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:

@@ -501,8 +501,11 @@ def _parse_document(text: str | bytes) -> dict[str, Any]:
     """A line kept by `RecordTable.add`, parsed as the loader parsed it (it was checked then)."""
     import json
 
-    import orjson
-
+    # orjson when the loader imported it; from the cache a cold `match` builds a few records,
+    # which json parses faster than orjson is imported (the same documents: see the loader).
+    orjson = sys.modules.get("orjson")
+    if orjson is None:
+        return json.loads(text)
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:

@@ -56,7 +56,7 @@ def configured_catalogs() -> list[str] | None:
     """TRIAGE_CATALOG (the environment over ./.env, as the other commands read it), or None for
     the bundled catalog. A path that does not exist is a SettingsError (exit 2), never the
     bundled catalog in its place."""
-    from bot.config.settings import catalog_paths, read_env_file  # see the top
+    from bot.config.env import catalog_paths, read_env_file  # see the top
 
     value = os.environ.get("TRIAGE_CATALOG")
     if value is None and Path(".env").is_file():

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from bot.config.env import SettingsError, catalog_paths, read_env_file
 from bot.config.redact import redact_url
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -74,14 +75,6 @@ def valid_full_name(full_name: object) -> bool:
         return False
     owner, name = full_name.split("/")
     return bool(_OWNER.fullmatch(owner) and _NAME.fullmatch(name)) and name not in (".", "..")
-
-
-class SettingsError(ValueError):
-    """A setting is missing or invalid. `names` lists the settings concerned."""
-
-    def __init__(self, message: str, names: tuple[str, ...] = ()) -> None:
-        super().__init__(message)
-        self.names = names
 
 
 @dataclass(frozen=True)
@@ -446,28 +439,6 @@ def _int(raw: str | None, name: str, *, positive: bool = False) -> int | None:
     return value
 
 
-def read_env_file(path: str | Path) -> dict[str, str]:
-    """Parse a `.env` file: KEY=VALUE lines, `export` allowed, `#` comments, quoted values."""
-    out: dict[str, str] = {}
-    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
-        text = line.strip()
-        if not text or text.startswith("#"):
-            continue
-        if text.startswith("export "):
-            text = text[len("export ") :].strip()
-        key, sep, value = text.partition("=")
-        key = key.strip()
-        if not sep or not key.replace("_", "").isalnum():
-            raise SettingsError(f"{path}:{number}: expected KEY=VALUE", ())
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        elif " #" in value:
-            value = value.split(" #", 1)[0].rstrip()
-        out[key] = value
-    return out
-
-
 def read_triage_config(path: str | Path) -> dict[str, Any]:
     """The TOML file named by TRIAGE_CONFIG, parsed; SettingsError naming it when unreadable."""
     try:
@@ -476,20 +447,6 @@ def read_triage_config(path: str | Path) -> dict[str, Any]:
         raise SettingsError(
             f"TRIAGE_CONFIG: cannot read {path}: {exc}", ("TRIAGE_CONFIG",)
         ) from exc
-
-
-def catalog_paths(value: str | None) -> tuple[Path, ...]:
-    """TRIAGE_CATALOG's paths: catalog folders or files separated by commas (empty: the
-    bundled catalog); SettingsError names the first that does not exist."""
-    paths = tuple(Path(p.strip()).expanduser() for p in (value or "").split(",") if p.strip())
-    for path in paths:
-        if not path.exists():
-            raise SettingsError(
-                f"TRIAGE_CATALOG: {path} does not exist (catalog folders or files separated "
-                "by commas; leave unset for the bundled catalog)",
-                ("TRIAGE_CATALOG",),
-            )
-    return paths
 
 
 # ---------------------------------------------------------------------------------------------

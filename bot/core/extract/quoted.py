@@ -207,6 +207,16 @@ _CHANGE_SECTIONS = re.compile(
     r"checklist|related issues?|pull request)\b",
     re.IGNORECASE | re.MULTILINE,
 )
+# Every alternative of _CHANGE_SECTIONS holds one of these.
+_CHANGE_SECTION_WORDS = (
+    "change",
+    "release notes",
+    "test plan",
+    "testing",
+    "checklist",
+    "related issue",
+    "pull request",
+)
 
 
 def looks_like_change_description(text: str) -> bool:
@@ -215,7 +225,15 @@ def looks_like_change_description(text: str) -> bool:
     first_line = head.lstrip().split("\n", 1)[0]
     if _CHANGE_TITLE.match(first_line):
         return True
-    return len(_CHANGE_SECTIONS.findall(head)) >= 2 or "- [x]" in head or "- [ ]" in head
+    if "- [x]" in head or "- [ ]" in head:
+        return True
+    if head.isascii():
+        # `^` tried at every character costs more than the rest of the text's extraction; in
+        # ASCII text the pattern's case-blind words are found lowered, or it cannot match.
+        lowered = head.lower()
+        if not any(word in lowered for word in _CHANGE_SECTION_WORDS):
+            return False
+    return len(_CHANGE_SECTIONS.findall(head)) >= 2
 
 
 # A fix named by a changelog item (`Fix fusion panic ("MESSAGE")`, `... (#12)`), not a report

@@ -12,20 +12,12 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
-
-from rapidfuzz import fuzz, utils
+from typing import Any, Protocol
 
 from bot.catalog.model import TRACK_CALLER_TAG, Record
 from bot.catalog.patterns import Regex, RegexMatch, normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Refusal, Verdict
 from bot.core.extract.hooks import HookFormat
-from bot.core.extract.quoted import (
-    looks_like_change_description,
-    names_a_change,
-    quoted_snippets,
-    reads_like_report,
-)
 from bot.core.extract.scanner import extract_panics
 from bot.core.match.caller import line_is_evidence, reports_caller
 from bot.core.match.cascade import (
@@ -373,6 +365,15 @@ class Matcher:
     # -- messages quoted without a header -------------------------------------------------
 
     def _quoted_matches(self, text: str, seen: set[str]) -> list[PanicMatch]:
+        # why here: only texts without a header read quoted messages; the module's patterns
+        # cost a cold `match` of a header text 14 ms
+        from bot.core.extract.quoted import (
+            looks_like_change_description,
+            names_a_change,
+            quoted_snippets,
+            reads_like_report,
+        )
+
         found: list[PanicMatch] = []
         found_ids: set[str] = set()
         # A pull request or a changelog names messages it changes; only a panic it shows as
@@ -558,11 +559,25 @@ def _is_older_wording(query: str, entry: IndexedRecord) -> bool:
     return message.startswith(clause) and message[len(clause)] in ":,;(.-"
 
 
+_rapidfuzz: tuple[Any, Any] | None = None
+
+
+def _import_rapidfuzz() -> tuple[Any, Any]:
+    """rapidfuzz's `fuzz` and `utils`, imported on the first fuzzy score: a text answered by
+    its patterns does not pay for the import (a cold `triage-bot match`)."""
+    global _rapidfuzz
+    from rapidfuzz import fuzz, utils
+
+    _rapidfuzz = (fuzz, utils)
+    return _rapidfuzz
+
+
 def _fuzzy(query: str, entry: IndexedRecord) -> float:
     """Similarity for typos and small drift, on the literal text when there are placeholders."""
     target = entry.literal if entry.has_placeholders else entry.message
     if len(target) < 15:
         return 0.0
+    fuzz, utils = _rapidfuzz or _import_rapidfuzz()
     if entry.has_placeholders:
         # Values fill the placeholders, so the query is longer; align the literal inside it,
         # but only when the literal is most of the query.

@@ -12,8 +12,8 @@ catalogs need it, and its import would cost every small catalog's start-up (abou
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -61,7 +61,7 @@ class ArrayPostingsBuilder:
         self.words.append(np.array(self._numbers(ordered), dtype=np.int32))
         self.records.append(np.full(len(ordered), number, dtype=np.int32))
 
-    def finish(self) -> dict[str, np.ndarray]:
+    def finish(self) -> Mapping[str, np.ndarray]:
         import numpy as np
 
         if not self.words:
@@ -81,10 +81,63 @@ class ArrayPostingsBuilder:
         for token, number in self.vocabulary.items():
             names[number] = token
         firsts = words[np.concatenate(([0], starts))].tolist()
-        return {
-            names[word]: numbers
-            for word, numbers in zip(firsts, np.split(records, starts), strict=True)
-        }
+        bounds = np.concatenate(([0], starts, [len(records)])).astype(np.int64)
+        return PackedPostings([names[word] for word in firsts], records, bounds)
+
+
+class PackedPostings(Mapping[str, "np.ndarray"]):
+    """Word -> its records' numbers, every word's in one array (`flat[bounds[i]:bounds[i+1]]`
+    for the i-th word). Pickled as three objects: one array per word (a million of them from a
+    million records, most holding one record) took seconds to read back from the cache."""
+
+    __slots__ = ("_bounds", "_flat", "_where")
+
+    def __init__(self, tokens: list[str], flat: np.ndarray, bounds: np.ndarray) -> None:
+        self._where = dict(zip(tokens, range(len(tokens)), strict=True))
+        self._flat = flat
+        self._bounds = bounds
+
+    def __getitem__(self, token: str) -> np.ndarray:
+        i = self._where[token]
+        return self._flat[self._bounds[i] : self._bounds[i + 1]]
+
+    def __contains__(self, token: object) -> bool:
+        return token in self._where
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (PackedPostings, (list(self._where), self._flat, self._bounds))
+
+
+class PackedWeights(Mapping[str, float]):
+    """Word -> weight for the words of a PackedPostings, in its order: one list of floats
+    beside it, not a second dict of a million words to read back from the cache."""
+
+    __slots__ = ("_postings", "_weights")
+
+    def __init__(self, postings: PackedPostings, weights: list[float]) -> None:
+        self._postings = postings
+        self._weights = weights
+
+    def __getitem__(self, token: str) -> float:
+        return self._weights[self._postings._where[token]]
+
+    def __contains__(self, token: object) -> bool:
+        return token in self._postings._where
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._postings)
+
+    def __len__(self) -> int:
+        return len(self._weights)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (PackedWeights, (self._postings, self._weights))
 
 
 class ArrayPostings:
@@ -94,8 +147,8 @@ class ArrayPostings:
         self.record_ids = index.record_ids
         count = len(index.record_ids)
         idf = index.idf
-        # The postings' int arrays, read in place.
-        self.arrays = {
+        # The searched words' int arrays (at most max_df records each), read in place.
+        searched = {
             token: np.asarray(numbers, dtype=np.int32)
             for token, numbers in index.postings.items()
             if len(numbers) <= index.max_df
@@ -103,7 +156,7 @@ class ArrayPostings:
         # Each record's total word weight: the sum of its words' weights, added in the same
         # order as `CatalogIndex.record_weights` adds them (so the same float), 1 without words;
         # on the searched words, and on every word for the ranking's tie-break.
-        self.totals = _weights(self.arrays, idf, count)
+        self.totals = _weights(searched, idf, count)
         self.totals_all = _weights(index.postings, idf, count)
         self.thresholds = index.min_coverage * self.totals
         self.scores = np.zeros(count, dtype=np.float64)
@@ -112,7 +165,7 @@ class ArrayPostings:
     def __getstate__(self) -> dict:
         # The cache pickles a large catalog's index whole: a lock cannot be pickled (it failed
         # from 50k records on), and the scratch array is zeros, so both are made afresh.
-        state = {k: getattr(self, k) for k in ("record_ids", "arrays", "totals", "totals_all")}
+        state = {k: getattr(self, k) for k in ("record_ids", "totals", "totals_all")}
         state["thresholds"] = self.thresholds
         return state
 
@@ -124,12 +177,10 @@ class ArrayPostings:
         self.lock = threading.Lock()
 
     def words(self, index: CatalogIndex, token: str) -> np.ndarray:
-        """A searched word's postings (a word past the cut, searched when no word is under
-        it, is read from the index)."""
+        """A searched word's postings, from the index (the same int arrays)."""
         import numpy as np
 
-        found = self.arrays.get(token)
-        return found if found is not None else np.asarray(index.postings[token], dtype=np.int32)
+        return np.asarray(index.postings[token], dtype=np.int32)
 
     def fullest(
         self, index: CatalogIndex, numbers: np.ndarray, count: int, every: frozenset[str]
@@ -151,7 +202,7 @@ class ArrayPostings:
         return [n for *_, n in ranked[:count]]
 
 
-def _weights(postings: dict, idf: dict[str, float], count: int) -> np.ndarray:
+def _weights(postings: Mapping, idf: Mapping[str, float], count: int) -> np.ndarray:
     """Per record, the weights of its words in `postings` summed in word order (`bincount`
     adds them in the order given, as the plain loop does), 1 where it has none."""
     import numpy as np
