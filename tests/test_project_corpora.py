@@ -31,9 +31,16 @@ NAMES = sorted(
 # are never lowered.
 # The second round's texts (labelled before they ran) set helix at (1, 2), uv at (0, 0) and
 # wgpu, added then, at (4, 3).
-MISSES = {"bevy": (1, 2), "tokio": (2, 2), "helix": (1, 2), "nushell": (0, 0), "uv": (0, 0), "wgpu": (4, 3)}
+MISSES = {
+    "bevy": (1, 2),
+    "tokio": (2, 2),
+    "helix": (1, 2),
+    "nushell": (0, 0),
+    "uv": (0, 0),
+    "wgpu": (4, 3),
+}
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.
-# nushell's two: a removed "missing span contents" message answered with "missing span".
+# nushell's two (the second from the second round): a removed "missing span contents" message answered with "missing span".
 HELD_OUT_FALSE = {"nushell": 2}
 
 
