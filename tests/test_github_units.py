@@ -383,6 +383,7 @@ NOT_IN_ENV_EXAMPLE = {
     # The terminal's own conventions, honoured by the commands' colours (README, Commands).
     "NO_COLOR": "any value switches colours off (no-color.org)",
     "TERM": "TERM=dumb switches colours off",
+    "COLUMNS": "the terminal's width, for --help",
 }
 
 

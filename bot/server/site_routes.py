@@ -91,6 +91,10 @@ class PageService:
         finally:
             self._pending -= 1
 
+    def full(self) -> bool:
+        """No room for another page job: a paste is refused before its body is read."""
+        return self._pending >= self.limits.max_pending
+
     def allow(self, client: str) -> bool:
         """A paste from `client` within its per-minute budget (a sliding minute)."""
         now = time.monotonic()
@@ -242,6 +246,9 @@ async def _paste_body(request: web.Request, api: bool) -> bytes | web.Response:
         if api:
             return _json({"error": message}, 429, headers)
         return _plain(message, 429, headers)
+    if service.full():
+        # Reading a body only to refuse it would cost the event loop what webhooks need.
+        return _busy(api)
     body = bytearray()
     while True:
         chunk = await request.content.read(64 * 1024)
