@@ -102,6 +102,14 @@ async def test_a_pushed_panic_is_answered_without_restart(fake, tmp_path: Path, 
         await deliver(session, url, "issues", payload, "issue-1")
         comments = await until(lambda: _comments(fake, issue.number))
         assert "beta value too large" in comments[0].body
+        # The pages answer from the swapped-in catalog too.
+        async with session.post(
+            url + "/api/match", data=panic("beta value too large: 9", 5).encode()
+        ) as response:
+            assert response.status == 200
+            found = await response.json()
+        assert found["verdict"] == "match"
+        assert "beta value too large" in found["matches"][0]["error_message"]
 
         # The mirror goes away: the refresh fails, the old catalog keeps answering.
         project.mirror.rename(tmp_path / "gone.git")

@@ -228,7 +228,10 @@ def create_app(
     app.router.add_get("/metrics", handle_metrics)
     app.router.add_get("/stats", handle_stats)
     if settings.triage_pages:
-        site_routes.add_routes(app, site_routes.PageService(triage, issues=_page_issues(state)))
+        pages = site_routes.PageService(
+            triage, issues=_page_issues(state), current=lambda: state.triage
+        )
+        site_routes.add_routes(app, pages)
     app.on_startup.append(_startup(start_discord))
     app.on_cleanup.append(_cleanup)
     return app

@@ -60,6 +60,8 @@ class PageService:
     triage: Triage
     limits: PageLimits = field(default_factory=PageLimits)
     issues: IssuesFor | None = None
+    # The catalog served now (serve swaps in a refreshed one): pages follow it.
+    current: Callable[[], Triage] | None = None
     _site: Site | None = None
     _pool: ThreadPoolExecutor | None = None
     _pending: int = 0
@@ -75,8 +77,10 @@ class PageService:
 
     def site(self) -> Site:
         with self._lock:  # on the pool's one thread; the lock keeps a second build out anyway
-            if self._site is None:
-                self._site = Site(self.triage)
+            live = self.current() if self.current is not None else self.triage
+            if self._site is None or live is not self.triage:
+                self.triage = live
+                self._site = Site(live)
             return self._site
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T | None:
