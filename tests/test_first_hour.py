@@ -11,18 +11,16 @@ import json
 import os
 import pty
 import re
-import select
 import shutil
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from cli_process import console, env_for, read_terminal
 
 from bot.cli import build_parser, subcommands
-from bot.config.settings import NAMES
 from bot.store.sqlite import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,18 +31,6 @@ COMMIT = "4805ca7d1e2f"
 ESC = "\x1b["
 # A user of the library's paste: the crate's file in cargo's registry, line 17 (`push`).
 PASTE = (ROOT / "tests" / "fixtures" / "first_hour_paste.md").read_text()
-
-
-def console(*argv: str) -> list[str]:
-    script = Path(sys.executable).parent / "triage-bot"
-    return [str(script), *argv] if script.exists() else [sys.executable, "-m", "bot", *argv]
-
-
-def env_for(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in NAMES and k not in ("NO_COLOR",)}
-    env["TRIAGE_DB"] = str(tmp_path / "store.sqlite3")
-    env.update(extra)
-    return env
 
 
 def cli(tmp_path: Path, *argv: str, stdin: str | None = None, **env: str):
@@ -245,20 +231,7 @@ def on_a_terminal(tmp_path: Path, argv: list[str], stdin: str = "", **env: str) 
     os.close(child)
     if stdin:
         os.write(main, stdin.encode() + b"\n\x04")  # one Ctrl-D, as a person ends a paste
-    out = b""
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([main], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(main, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            out += chunk
-        elif process.poll() is not None:
-            break
+    out = read_terminal(main, process, 20)
     process.wait(timeout=10)
     os.close(main)
     assert process.stderr is not None

@@ -8,18 +8,15 @@ from __future__ import annotations
 import json
 import os
 import pty
-import select
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+from cli_process import console, env_for, read_terminal
 from git_project import Project, src
 from harness import fake_github
 
 from bot.cli import build_parser, subcommands
-from bot.config.settings import NAMES
 from bot.github.backfill import cursor_name
 from bot.store.sqlite import Store
 
@@ -28,18 +25,6 @@ AVG = (
     "thread 'main' panicked at /home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/"
     "burn-autodiff-0.18.0/src/ops/module.rs:1498:9:\nCan't differentiate avg pool 2d backward.\n"
 )
-
-
-def console(*argv: str) -> list[str]:
-    script = Path(sys.executable).parent / "triage-bot"
-    return [str(script), *argv] if script.exists() else [sys.executable, "-m", "bot", *argv]
-
-
-def env_for(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in NAMES}
-    env["TRIAGE_DB"] = str(tmp_path / "store.sqlite3")
-    env.update(extra)
-    return env
 
 
 def piped(tmp_path: Path, *argv: str, **env: str) -> subprocess.CompletedProcess:
@@ -65,20 +50,7 @@ def on_a_terminal(tmp_path: Path, *argv: str, **env: str) -> tuple[int, str]:
         stderr=child,
     )
     os.close(child)
-    out = b""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([main], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(main, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            out += chunk
-        elif process.poll() is not None:
-            break
+    out = read_terminal(main, process, 60)
     status = process.wait(timeout=10)
     os.close(main)
     return status, out.decode("utf-8", "replace")
