@@ -38,9 +38,9 @@ MISSES = {
     "uv": (0, 0),
 }
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.
-# nushell's two (the second from the second round): a removed "missing span contents" message
-# answered with "missing span".
-HELD_OUT_FALSE = {"nushell": 2}
+# (nushell's two, a removed `missing span contents in file cache` answered with `missing span`,
+# went with the rule that a message going on past a record's whole text is another message.)
+HELD_OUT_FALSE: dict[str, int] = {}
 
 
 def project_triage(project: str) -> Triage:

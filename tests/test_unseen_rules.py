@@ -164,6 +164,26 @@ def test_one_word_apart_at_another_file_is_not_answered(scanned) -> None:
     assert best(triage, header("crates/infer/src/solve.rs", 3, exact))[2] is None
 
 
+def test_a_longer_message_at_another_file_is_not_answered(scanned) -> None:
+    """A pasted message that goes on with more words after the record's whole text is another
+    message (`missing span` and a released `missing span contents in file cache`)."""
+    triage = scanned("near_miss")
+    registry = f"{REGISTRY}/infer-0.3.0/src/region.rs"
+    longer = "internal error: missing span contents in file cache"
+    for path in (registry, "crates/infer/src/region.rs"):
+        _, top, file = best(triage, header(path, 347, longer))
+        assert file is None and top is not None and top.refused == "near-miss", path
+    # The record's own words at another file of an older release stay a move to ask about,
+    # and `expect`'s `: {error:?}` tail on a Result is no longer message.
+    for message in ("internal error: missing span", "internal error: missing span: SpanId(7)"):
+        assert best(triage, header("crates/infer/src/spans.rs", 2, message))[2] is not None
+    # At the record's own file, only its line says a longer wording is this site.
+    _, top, file = best(triage, header("crates/infer/src/spans.rs", 2, longer))
+    assert file == "crates/infer/src/spans.rs"
+    _, top, file = best(triage, header("crates/infer/src/spans.rs", 90, longer))
+    assert file is None and top is not None and top.refused == "near-miss"
+
+
 # --- d. panic hooks -----------------------------------------------------------------------------
 
 

@@ -219,6 +219,12 @@ class Matcher:
                     confidence += 0.1
                 elif line_distance <= 60:
                     confidence += 0.05
+            if "line" not in evidence and "pattern" not in message.evidence and _adds_words(
+                query.text, entry
+            ):
+                # More words after the record's whole text, away from its line: another site
+                # of the file (or one it no longer has).
+                refusal = "near-miss"
         elif location is not None and not self._printed_there(record, location, message):
             in_project = bool(location_path) or self._in_project(location)
             confidence = self._weigh_other_location(
@@ -284,7 +290,9 @@ class Matcher:
         record = entry.record
         if _kept_name(location.path, record.file_path or ""):
             return None
-        if "pattern" not in message.evidence and _changes_words(query, entry):
+        if "pattern" not in message.evidence and (
+            _changes_words(query, entry) or _adds_words(query, entry)
+        ):
             return "near-miss"
         if not in_project:
             return None
@@ -534,6 +542,22 @@ def _changes_words(query: str, entry: IndexedRecord) -> bool:
         if dropped:
             return True  # a word missing before one that is there: changed, not cut
     return False
+
+
+def _adds_words(query: str, entry: IndexedRecord) -> bool:
+    """Whether the pasted message goes on, word after word, past the record's whole text.
+
+    `missing span contents in file cache` is not `missing span`: a record whose message ends in
+    literal text prints nothing after it, except `expect`'s `: {error:?}` and clause marks.
+    """
+    if entry.has_placeholders:
+        return False
+    message = normalise_message(entry.record.error_message or "")
+    pasted = normalise_message(query)
+    if len(message) < 8 or not pasted.lower().startswith(message.lower()):
+        return False
+    rest = pasted[len(message) :]
+    return len(rest) > 1 and rest[0] == " " and rest[1].isalnum()
 
 
 def _fullmatch(regex: Regex, query: str, entry: IndexedRecord) -> RegexMatch | None:
