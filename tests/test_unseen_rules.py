@@ -37,6 +37,7 @@ REPOS = {
     "hook_format": "acme/lintkit",
     "glued_backtrace": "acme/packer",
     "single_crate": "acme/tinycfg",
+    "named_file": "acme/blockvm",
 }
 
 
@@ -182,6 +183,17 @@ def test_a_longer_message_at_another_file_is_not_answered(scanned) -> None:
     assert file == "crates/infer/src/spans.rs"
     _, top, file = best(triage, header("crates/infer/src/spans.rs", 90, longer))
     assert file is None and top is not None and top.refused == "near-miss"
+
+
+def test_a_file_the_prose_names_decides_between_sites_of_one_message(scanned) -> None:
+    """A message of two sites quoted without a header: the file the sentence names is the site."""
+    triage = scanned("named_file")
+    said = 'Closures panic with "internal error: missing block" at {}: the block was never added.'
+    for named, site in (("blocks.rs:2", "src/blocks.rs"), ("env.rs:3", "src/env.rs")):
+        assert best(triage, said.format(named))[2] == site, named
+    # Named nowhere, the two sites stay a tie to tell (issue 24), whichever is shown.
+    file = best(triage, said.format("runtime"))[2]
+    assert file in {"src/blocks.rs", "src/env.rs"}
 
 
 # --- d. panic hooks -----------------------------------------------------------------------------

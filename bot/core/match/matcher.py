@@ -395,6 +395,7 @@ class Matcher:
             result = self.match_panic(panic, in_sentence=snippet.source in _SENTENCE_SOURCES)
             if snippet.source in _STANDALONE_SOURCES and snippet.text == snippet.context:
                 result = _boost_standalone(result)
+            result = self._named_file_first(result, text)
             best = result.best
             if best is not None and (
                 (best.evidence == ("prefix",) and strict) or names_a_change(snippet.context, text)
@@ -413,6 +414,35 @@ class Matcher:
             found.append(result)
         return [m for m in found if m.matched] or found[:1]
 
+
+    def _named_file_first(self, result: PanicMatch, text: str) -> PanicMatch:
+        """Among sites of one message, the one whose file the text names (`at state.rs:903`)."""
+        best = result.best
+        if best is None or ".rs" not in text:
+            return result
+        named = {m.group(0) for m in _RS_FILE_NAME.finditer(text)}
+
+        def file_named(candidate: Candidate) -> bool:
+            path = self.index.entry(candidate.record_id).record.file_path or ""
+            return path.rsplit("/", 1)[-1] in named
+
+        if not named or file_named(best):
+            return result
+        literal = self.index.entry(best.record_id).literal
+        for position, other in enumerate(result.candidates[1:], 1):
+            if (
+                other.confidence >= best.confidence
+                and self.index.entry(other.record_id).literal == literal
+                and file_named(other)
+            ):
+                rest = [c for i, c in enumerate(result.candidates) if i != position]
+                return PanicMatch(
+                    panic=result.panic, candidates=(other, *rest), matched=result.matched
+                )
+        return result
+
+
+_RS_FILE_NAME = re.compile(r"(?<![\w.-])[A-Za-z0-9_-]+\.rs\b")
 
 _SENTENCE_SOURCES = frozenset({"title", "line", "tail"})
 # A message that is a whole title, line or code-block line by itself, not a phrase in prose.
