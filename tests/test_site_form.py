@@ -64,6 +64,9 @@ async def test_the_form_answers_an_example_issue_with_a_link_to_the_record_page(
     assert first and first.group(1) in text_of(page)
     links = re.findall(r'<a href="(/errors/[0-9a-f]+)">Full write-up', page)
     assert links == [f"/errors/{EXAMPLE_ID}"]
+    # What only a GitHub comment has: reactions counted, the maintainers' `/triage` commands.
+    assert texts.REACT_HINT in comment and texts.MAINTAINERS in comment
+    assert texts.REACT_HINT not in text_of(page) and texts.MAINTAINERS not in text_of(page)
     async with session.get(server.make_url(links[0])) as response:
         assert response.status == 200
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
@@ -241,6 +241,8 @@ class Site:
                 history=self.triage.history,
                 projects=self.triage.projects,
             )
+            # A page has no reactions to count nor `/triage` commands: the comment without them.
+            answer = replace(answer, wrong_hint=(), maintainers=())
             context.update(
                 answered=answer.answered,
                 answer_html=self.comment_html(render_comment(answer)),
