@@ -175,6 +175,22 @@ def test_3_a_verbatim_quote_in_a_title_or_prose_is_answered(scanned: Scanned) ->
     assert answered(triage, report) == [DROPPED]
 
 
+def test_3_a_line_led_by_a_quoted_message_is_answered_with_the_message_alone(
+    scanned: Scanned,
+) -> None:
+    """A chat line that opens with the message in a code span, then says more: the title is the
+    message the user saw, not the sentence after it."""
+    triage = scanned("tail_quoted")
+    for line in (
+        "`Decode budget exceeded: used 9000 bytes of 4096` when I open `big.tif`, is 4096 fixed?",
+        "quick one: `Decode budget exceeded: used 9000 bytes of 4096` , is that a hard limit?",
+    ):
+        analysis = triage.analyse(line + "\n")
+        assert [m.panic.message for m in analysis.answered] == [
+            "Decode budget exceeded: used 9000 bytes of 4096"
+        ], line
+
+
 def test_3_a_leading_clause_quoted_alone_is_answered_when_it_says_enough(scanned: Scanned) -> None:
     triage = scanned("tail_reason")
     title = 'Title: transpose fails with "Transpose needs a matrix of rank two or more"\n'

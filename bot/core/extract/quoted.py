@@ -87,15 +87,19 @@ def without_tool_output(text: str) -> str:
 def quoted_snippets(text: str) -> list[Snippet]:
     """Candidate messages in a text that has no `panicked at` header, in order, deduplicated."""
     out: list[Snippet] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, Source]] = set()
 
     def add(raw: str, source: Source, context: str) -> None:
         raw = raw.strip().strip("`'\"“”").strip()
-        if not MIN_SNIPPET_CHARS <= len(raw) <= MAX_SNIPPET_CHARS or raw in seen:
+        if raw.count("`") % 2:
+            # A line led by a code span (`MESSAGE` when I pass ...): the span is the message.
+            raw = raw[: raw.index("`")].strip()
+        # (the same words may stand as a span in prose and as a line's tail: each is read)
+        if not MIN_SNIPPET_CHARS <= len(raw) <= MAX_SNIPPET_CHARS or (raw, source) in seen:
             return
         if _FORMAT_PLACEHOLDER.search(raw):
             return  # `{id:?}` unfilled: a format string quoted from source, not output
-        seen.add(raw)
+        seen.add((raw, source))
         wrapper, core = split_wrapper(raw)
         out.append(Snippet(core.strip(), raw, wrapper, source, context))
 
