@@ -244,6 +244,16 @@ def test_known_hook_headers_are_extracted() -> None:
     assert extract_panics("I saw `Main thread panicked.` once\n") == []
     # `Message:` without a `Location:` is prose, not a hook's report.
     assert extract_panics("Message: please attach the log\nThanks\n") == []
+    # pyo3 raises a panic in Python as `PanicException`: a traceback's last line, or alone.
+    for text in (
+        'Traceback (most recent call last):\n  File "run.py", line 3, in <module>\n'
+        "pyo3_runtime.PanicException: the lint broke\n>>> \n",
+        "PanicException: the lint broke\n",
+        "2. PanicException: the lint broke\n",
+    ):
+        (raised,) = extract_panics(text)
+        assert raised.core_message == "the lint broke" and raised.location is None, text
+    assert extract_panics("We catch PanicException in the wrapper.\n") == []
 
 
 def test_a_known_hook_paste_is_answered(scanned) -> None:

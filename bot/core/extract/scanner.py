@@ -767,6 +767,7 @@ _TRIGGERS = (
     ".rs:",  # a location left alone on its line (and hook headers: `Panicked at P.rs:1:2`)
     "Message:",
     _BANNER,
+    "PanicException: ",  # pyo3's (bot.core.extract.hooks)
 )
 
 
