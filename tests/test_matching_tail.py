@@ -191,6 +191,14 @@ def test_3_a_line_led_by_a_quoted_message_is_answered_with_the_message_alone(
         ], line
 
 
+def test_3_a_quote_without_the_closing_full_stop_is_the_message(scanned: Scanned) -> None:
+    triage = scanned("tail_quoted")
+    said = "Opening the scan stops with\n\n`Tile size 300 is not supported. Use 256 or 512`\n"
+    assert answered(triage, said) == ["Tile size {size} is not supported. Use 256 or 512."]
+    changed = "Opening the scan stops with\n\n`Tile size 300 is not supported. Use 128 or 512`\n"
+    assert answered(triage, changed) == []
+
+
 def test_3_a_leading_clause_quoted_alone_is_answered_when_it_says_enough(scanned: Scanned) -> None:
     triage = scanned("tail_reason")
     title = 'Title: transpose fails with "Transpose needs a matrix of rank two or more"\n'

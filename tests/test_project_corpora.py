@@ -36,7 +36,7 @@ MISSES = {
     "helix": (1, 2),
     "nushell": (0, 0),
     "uv": (0, 0),
-    "polars": (3, 1),
+    "polars": (2, 1),
 }
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.
 # (nushell's two, a removed `missing span contents in file cache` answered with `missing span`,

@@ -495,6 +495,13 @@ def _score_message(
     query = prepared.text
     if not query:
         return _MessageScore(0.0, ())
+    if (
+        (entry.record.error_message or "").endswith(".")
+        and not query.endswith(".")
+        and entry.may_match(prepared.squashed + ".")
+        and _fullmatch(entry.regex, query + ".", entry)
+    ):
+        return _MessageScore(1.0, ("pattern",))  # quoted without its closing full stop
     if entry.may_match(prepared.squashed):
         found = _fullmatch(entry.regex, query, entry)
         if found:
