@@ -196,6 +196,16 @@ def test_a_file_the_prose_names_decides_between_sites_of_one_message(scanned) ->
     assert file in {"src/blocks.rs", "src/env.rs"}
 
 
+def test_a_bare_assertions_condition_is_no_wording_of_a_message(scanned) -> None:
+    """`assertion failed: EXPR` prints source code: its likeness to a record's prose is chance."""
+    triage = scanned("near_miss")
+    # Even at the record's own file (an `assert!` beside its `.expect("path is absolute")`).
+    for path in ("crates/infer/src/paths.rs", "crates/infer/src/lib.rs"):
+        analysis, _, file = best(triage, header(path, 200, "assertion failed: path.is_absolute()"))
+        assert file is None and analysis.verdict == "uncatalogued-panic", path
+    assert best(triage, header("crates/infer/src/paths.rs", 2, "path is absolute"))[2] is not None
+
+
 # --- d. panic hooks -----------------------------------------------------------------------------
 
 

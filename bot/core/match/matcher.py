@@ -184,6 +184,10 @@ class Matcher:
         message = _score_message(query, entry, in_sentence)
         if message.score <= 0:
             return None
+        if panic.wrapper == "assert" and "pattern" not in message.evidence:
+            # `assertion failed: path.is_absolute()` prints the condition's source, not words
+            # of a message: resembling a record's prose is no evidence.
+            return None
         if (
             message.evidence == ("prefix",)
             and not panic.has_header
