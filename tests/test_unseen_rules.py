@@ -206,6 +206,20 @@ def test_a_bare_assertions_condition_is_no_wording_of_a_message(scanned) -> None
     assert best(triage, header("crates/infer/src/paths.rs", 2, "path is absolute"))[2] is not None
 
 
+def test_a_renamed_crate_of_the_checkout_keeps_its_files_panics(scanned) -> None:
+    """`crates/ra_infer/src/solve.rs`, a crate folder the catalog does not know, the same file
+    name and every word of the message: the crate was renamed (an older checkout)."""
+    triage = scanned("near_miss")
+    gave_up = "the constraint solver gave up after too many rounds"
+    assert best(triage, header("crates/old_infer/src/solve.rs", 3, gave_up))[2] == (
+        "crates/infer/src/solve.rs"
+    )
+    # Another file name, or a changed word, is no rename.
+    assert best(triage, header("crates/old_infer/src/steps.rs", 3, gave_up))[2] is None
+    changed = "the constraint solver gave up after too many steps"
+    assert best(triage, header("crates/old_infer/src/solve.rs", 3, changed))[2] is None
+
+
 # --- d. panic hooks -----------------------------------------------------------------------------
 
 

@@ -354,6 +354,15 @@ class Matcher:
             if pasted_file == record_file or message_score >= 1.0:
                 return confidence + 0.1 * message_score
             return confidence * 0.9
+        if (
+            location.kind == "workspace"
+            and message_score >= 1.0
+            and pasted_file == record_file
+            and pasted_file not in _GENERIC_FILES
+        ):
+            # A crate of a checkout the catalog does not know (`crates/ra_parser/src/parser.rs`
+            # for today's `crates/parser/..`), the file's name and every word kept: renamed.
+            return confidence + 0.1 * message_score
         if message_score >= 1.0 and _is_test_file(location.path):
             # A test of the user's calling the project's assertion helpers (#[track_caller]
             # reports the test): `Tensors are not approx eq` raised from `tests/foo.rs`.
