@@ -93,7 +93,9 @@ def write(stream: IO[bytes], value: object) -> None:
         mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mapped,
         memoryview(mapped) as view,
     ):
-        checksum = _checksum(view[start + _HEADER_SIZE : start + place])
+        body = view[start + _HEADER_SIZE : start + place]
+        checksum = _checksum(body, place, len(buffers), len(pickled))
+        body.release()
     stream.seek(start)
     stream.write(_HEADER.pack(MAGIC, place, len(buffers), len(pickled), checksum))
     stream.seek(start + place)
@@ -102,14 +104,16 @@ def write(stream: IO[bytes], value: object) -> None:
 _CHUNK_WORDS = 1 << 17  # a MiB of 64-bit words
 
 
-def _checksum(view: memoryview) -> int:
+def _checksum(view: memoryview, *sizes: int) -> int:
+    """Of the header's sizes and of everything after the header."""
     import numpy as np  # only large catalogs are snapshots, and they use numpy anyway
 
     words = np.frombuffer(view, dtype=np.uint64)
     whole = len(words) - len(words) % _CHUNK_WORDS
     sums = words[:whole].reshape(-1, _CHUNK_WORDS).sum(axis=1, dtype=np.uint64)
     tail = words[whole:].sum(dtype=np.uint64)
-    checksum = zlib.crc32(sums.tobytes())
+    checksum = zlib.crc32(struct.pack("<3Q", *sizes))
+    checksum = zlib.crc32(sums.tobytes(), checksum)
     return zlib.crc32(tail.tobytes(), checksum)
 
 
@@ -125,7 +129,11 @@ def read(path: Path) -> Any:
     if magic != MAGIC or total != size:
         raise SnapshotError("not a whole snapshot")
     start = _HEADER_SIZE + _ENTRY.size * count
-    if start + pickled > size or size % 8 or _checksum(view[_HEADER_SIZE:]) != crc:
+    if (
+        start + pickled > size
+        or size % 8
+        or _checksum(view[_HEADER_SIZE:], total, count, pickled) != crc
+    ):
         raise SnapshotError("the checksum differs")
     buffers = []
     for n in range(count):
