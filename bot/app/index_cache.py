@@ -8,6 +8,10 @@ the source of the modules whose objects it holds), so an edited or rebuilt catal
 upgraded bot, never reads a stale file. A missing, unreadable or corrupt file is rebuilt; a cache
 folder that cannot be written is ignored.
 
+A large catalog (one whose index holds packed postings: ARRAY_POSTINGS_MIN_RECORDS records and
+more) is packed into columns first and written as a snapshot (bot.app.snapshot): read back by
+mapping the file, not by unpickling a million objects (issue 25).
+
 `TRIAGE_BOT_CACHE_DIR` names the folder; `off` turns the cache off. Default:
 `$XDG_CACHE_HOME/triage-bot`, else `~/.cache/triage-bot`.
 """
@@ -23,9 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import bot
+import bot.app.snapshot as snapshot
 from bot.catalog.loader import PROJECT_FILE, Catalog, catalog_files
-from bot.catalog.model import collector_paused
+from bot.catalog.model import RecordTable, collector_paused
 from bot.core.match.index import CatalogIndex
+from bot.core.match.postings import PackedPostings
 from bot.core.match.projects import Projects
 from bot.core.match.releases import ReleaseHistory
 
@@ -40,6 +46,7 @@ _SOURCES = (
     _PACKAGE / "core" / "match" / "releases.py",
     _PACKAGE / "core" / "match" / "projects.py",
     _PACKAGE / "app" / "index_cache.py",
+    _PACKAGE / "app" / "snapshot.py",
     _PACKAGE / "__init__.py",
 )
 
@@ -98,8 +105,8 @@ def load_indexed(paths: list[Path], build: Callable[[], LoadedCatalog]) -> Loade
     try:
         # The cyclic collector paused: the objects built only grow, and each pass it made
         # while they did walked all of them (a fifth of a cold `match`).
-        with path.open("rb") as stream, collector_paused():
-            loaded = pickle.load(stream)
+        with collector_paused():
+            loaded = _read(path)
         if isinstance(loaded, LoadedCatalog):
             return loaded
     except Exception:  # missing, unreadable, corrupt or from other code: rebuild it
@@ -107,6 +114,20 @@ def load_indexed(paths: list[Path], build: Callable[[], LoadedCatalog]) -> Loade
     loaded = build()
     _write(folder, path, loaded)
     return loaded
+
+
+def _read(path: Path) -> object:
+    with path.open("rb") as stream:
+        if not snapshot.is_snapshot(stream.read(len(snapshot.MAGIC))):
+            stream.seek(0)
+            return pickle.load(stream)
+    return snapshot.read(path)
+
+
+def _packable(loaded: LoadedCatalog) -> bool:
+    return isinstance(loaded.index.postings, PackedPostings) and isinstance(
+        loaded.catalog.records, RecordTable
+    )
 
 
 def _write(folder: Path, path: Path, loaded: LoadedCatalog) -> None:
@@ -118,8 +139,13 @@ def _write(folder: Path, path: Path, loaded: LoadedCatalog) -> None:
             old.unlink(missing_ok=True)  # files for other catalog versions are never read again
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=".catalog-", suffix=".tmp")
         try:
-            with os.fdopen(handle, "wb") as stream:
-                pickle.dump(loaded, stream, protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(handle, "w+b") as stream:  # read back: the snapshot's checksum
+                if _packable(loaded):
+                    # Packed in place: the caller's objects are then the ones later runs map.
+                    snapshot.pack(loaded.catalog, loaded.index)
+                    snapshot.write(stream, loaded)
+                else:
+                    pickle.dump(loaded, stream, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(temporary, path)  # whole or not at all, even with two writers
         except BaseException:
             Path(temporary).unlink(missing_ok=True)

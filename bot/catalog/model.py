@@ -17,6 +17,8 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any, cast
 
+from bot.catalog.columns import CodedColumn, NumberColumn, Positions, SourceColumn, StringColumn
+
 # (name in files, attribute, expected JSON type). Order is the canonical order for writing.
 # "str", "int", "list" (of strings), "any" (kept as given).
 FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -282,7 +284,9 @@ class RecordTable(MutableMapping[str, Record]):
 
     What is kept per record sits in lists, one per field, at the record's position: a list of
     strings is one object to the cyclic garbage collector, where a tuple per record was a
-    million (walking them once after loading cost a third of a second).
+    million (walking them once after loading cost a third of a second). A large catalog's
+    cache holds them packed (`pack`, bot.catalog.columns): one buffer per field, read in place
+    from the mapped file; an edit unpacks them first.
     """
 
     __slots__ = (
@@ -314,6 +318,45 @@ class RecordTable(MutableMapping[str, Record]):
         self._commits: set[str] = set()
         self._written_up: set[str] = set()
 
+    def pack(self) -> None:
+        """Hold every field as a packed column (deleted records left out), ids with a lookup
+        table: what the cache's snapshot maps in place instead of a million objects."""
+        if type(self._position) is not dict:
+            return  # packed already
+        live = [at for at, rid in enumerate(self._ids) if rid is not None]
+
+        def rows(values: list[Any]) -> list[Any]:
+            return values if len(live) == len(values) else [values[at] for at in live]
+
+        # Everything built before anything is replaced: a failure leaves the table as it was.
+        ids = StringColumn.of(rows(self._ids), lookup=True)
+        sources = SourceColumn.of(rows(self._sources))
+        files = CodedColumn.of(rows(self._files))
+        lines = NumberColumn.of((-1 if n is None else n for n in rows(self._lines)), "q")
+        messages = StringColumn.of(rows(self._messages))
+        paths = CodedColumn.of(rows(self._paths))
+        repos = CodedColumn.of(rows(self._repos))
+        self._position = Positions(ids)  # type: ignore[assignment]
+        self._ids, self._sources, self._files = ids, sources, files  # type: ignore[assignment]
+        self._lines, self._messages = lines, messages  # type: ignore[assignment]
+        self._paths, self._repos = paths, repos  # type: ignore[assignment]
+
+    def packed_ids(self) -> Sequence[str] | None:
+        """The packed id column (`pack`), or None."""
+        return None if type(self._position) is dict else cast("Sequence[str]", self._ids)
+
+    def _thaw(self) -> None:
+        """Back to lists and a dict before an edit (tests and tools edit catalogs)."""
+        if type(self._position) is dict:
+            return
+        ids: list[str | None] = list(self._ids)
+        self._position = dict(zip(cast("list[str]", ids), range(len(ids)), strict=True))
+        self._ids = ids
+        self._sources = [self._sources[at] for at in range(len(ids))]
+        self._files, self._messages = list(self._files), list(self._messages)
+        self._lines = [None if n < 0 else n for n in self._lines]  # type: ignore[operator]
+        self._paths, self._repos = list(self._paths), list(self._repos)
+
     def _put(
         self,
         rid: str,
@@ -325,6 +368,7 @@ class RecordTable(MutableMapping[str, Record]):
         repo: str,
         write_up: bool,
     ) -> None:
+        self._thaw()
         at = self._position.get(rid)
         if at is None:
             self._position[rid] = len(self._ids)
@@ -364,6 +408,7 @@ class RecordTable(MutableMapping[str, Record]):
     def add_batch(self, batch: DocumentBatch, file: str) -> bool:
         """Add a batch whose documents `validate.batch_is_clean` passed, a field at a time;
         False (nothing added) when an id is repeated, in the batch or in the table."""
+        self._thaw()
         documents = batch.documents
         ids = list(map(itemgetter("id"), documents))
         if len(set(ids)) != len(ids) or not self._position.keys().isdisjoint(ids):
@@ -413,7 +458,7 @@ class RecordTable(MutableMapping[str, Record]):
     def origin(self, record_id: str) -> str:
         at = self._position[record_id]
         file, line = self._files[at], self._lines[at]
-        return file if line is None else f"{file}:{line}"
+        return file if line is None or line < 0 else f"{file}:{line}"  # packed: -1 for None
 
     def drop(self, record_ids: set[str]) -> None:
         for rid in record_ids:
@@ -472,6 +517,7 @@ class RecordTable(MutableMapping[str, Record]):
         self._built[record_id] = record
 
     def __delitem__(self, record_id: str) -> None:
+        self._thaw()
         at = self._position.pop(record_id)
         self._ids[at] = None
         self._sources[at] = None

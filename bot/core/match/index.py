@@ -12,7 +12,7 @@ import re
 from array import array
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
@@ -210,8 +210,8 @@ class CatalogIndex:
             ArrayPostingsBuilder(_WEIGHTLESS) if large else PostingsBuilder()
         )
         record_ids: list[str] = []
-        self.by_file: dict[str, list[str]] = defaultdict(list)
-        by_file = self.by_file
+        by_file: defaultdict[str, list[str]] = defaultdict(list)
+        self.by_file: Mapping[str, list[str]] = by_file
         # crate name -> repository folder, learned from the catalog's paths
         self.crate_folders: dict[str, str] = {}
         folders_seen: set[tuple[str | None, str]] = set()
@@ -247,7 +247,7 @@ class CatalogIndex:
                         self.crate_folders.setdefault(crate, folder)
         postings = builder.finish()
         total = max(len(record_ids), 1)
-        self.record_ids = record_ids
+        self.record_ids: Sequence[str] = record_ids
         self.project_prefixes = {
             name.split("-", 1)[0] for name in self.crate_folders if "-" in name
         }
@@ -265,6 +265,24 @@ class CatalogIndex:
             return
         self.record_weight = self.record_weights()
         self.record_weight_all = self.record_weights(every_word=True)
+
+    def use_packed(
+        self,
+        record_ids: Sequence[str],
+        by_file: Mapping[str, list[str]],
+        words: Mapping[str, int],
+        weights: Sequence[float],
+    ) -> None:
+        """A large index's ids, ids by file, words and their weights swapped for packed
+        columns holding the same (bot.app.snapshot packs them for the cache)."""
+        postings = self.postings
+        if not isinstance(postings, PackedPostings):
+            raise TypeError("only a large catalog's index is packed")
+        arrays = build_array_postings(self)
+        self.record_ids = arrays.record_ids = record_ids
+        self.by_file = by_file
+        postings.use_where(words)
+        self.idf = PackedWeights(postings, weights)
 
     def record_weights(self, every_word: bool = False) -> list[float]:
         """Each record's total word weight (by record number), for ranking candidates by

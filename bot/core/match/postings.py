@@ -12,7 +12,7 @@ catalogs need it, and its import would cost every small catalog's start-up (abou
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -92,13 +92,31 @@ class PackedPostings(Mapping[str, "np.ndarray"]):
 
     __slots__ = ("_bounds", "_flat", "_where")
 
-    def __init__(self, tokens: list[str], flat: np.ndarray, bounds: np.ndarray) -> None:
-        self._where = dict(zip(tokens, range(len(tokens)), strict=True))
+    def __init__(
+        self, tokens: list[str] | Mapping[str, int], flat: np.ndarray, bounds: np.ndarray
+    ) -> None:
+        # Word -> its number. A large catalog's cache maps a packed lookup column in place of
+        # the dict (`use_where`, bot.catalog.columns.Positions): no million keys to rebuild.
+        self._where: Mapping[str, int] = (
+            tokens
+            if isinstance(tokens, Mapping)
+            else dict(zip(tokens, range(len(tokens)), strict=True))
+        )
         self._flat = flat
         self._bounds = bounds
 
+    def use_where(self, where: Mapping[str, int]) -> None:
+        """Words looked up in `where` instead: the same words and numbers, in the same order."""
+        self._where = where
+
     def __getitem__(self, token: str) -> np.ndarray:
         i = self._where[token]
+        return self._flat[self._bounds[i] : self._bounds[i + 1]]
+
+    def get(self, token: str, default: Any = None) -> Any:
+        i = self._where.get(token)
+        if i is None:
+            return default
         return self._flat[self._bounds[i] : self._bounds[i + 1]]
 
     def __contains__(self, token: object) -> bool:
@@ -111,7 +129,9 @@ class PackedPostings(Mapping[str, "np.ndarray"]):
         return len(self._where)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (PackedPostings, (list(self._where), self._flat, self._bounds))
+        where = self._where
+        tokens = list(where) if isinstance(where, dict) else where
+        return (PackedPostings, (tokens, self._flat, self._bounds))
 
 
 class PackedWeights(Mapping[str, float]):
@@ -120,9 +140,13 @@ class PackedWeights(Mapping[str, float]):
 
     __slots__ = ("_postings", "_weights")
 
-    def __init__(self, postings: PackedPostings, weights: list[float]) -> None:
+    def __init__(self, postings: PackedPostings, weights: Sequence[float]) -> None:
         self._postings = postings
-        self._weights = weights
+        self._weights = weights  # a list, or a packed column (bot.catalog.columns)
+
+    @property
+    def weights(self) -> Sequence[float]:
+        return self._weights
 
     def __getitem__(self, token: str) -> float:
         return self._weights[self._postings._where[token]]
@@ -257,8 +281,7 @@ def rank_with_arrays(
     ratios = scores / arrays.totals[numbers]
     record_ids = arrays.record_ids
     heaviest = sorted(
-        (-score, record_ids[n])
-        for n, score in zip(numbers.tolist(), scores.tolist(), strict=True)
+        (-score, record_ids[n]) for n, score in zip(numbers.tolist(), scores.tolist(), strict=True)
     )[:HEAVIEST_CANDIDATES]
     if len(numbers) > limit:
         # The records certainly among the first `limit`, and those tied for the last places.
