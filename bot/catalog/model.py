@@ -10,12 +10,190 @@ import gc
 import re
 import sys
 import threading
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
 from itertools import repeat
 from operator import itemgetter
-from typing import Any, cast
+from typing import Any, TypeVar, cast, dataclass_transform, overload
+
+# --- Value classes built without `dataclasses` (issue 25) -------------------------------------
+# `@dataclass` costs about 0.6 ms a class at import (its field checks, `inspect`, one exec per
+# method, a second class for slots): with the ~45 classes a cold `match` imports, a fifth of
+# its time. `value_class` builds the same methods (`__init__`, `__repr__`, `__eq__`, `__hash__` when
+# frozen, frozen `__setattr__`, `__match_args__`, slots, pickling) from one generated source.
+# Here because bot.core may import the record model (the layout's purity rule).
+
+_T = TypeVar("_T")
+_MISSING: Any = object()
+_FACTORY: Any = object()
+
+
+class FrozenError(AttributeError):
+    """Assigning to a field of a frozen `value_class` class."""
+
+
+class _Field:
+    __slots__ = ("compare", "default", "factory", "repr")
+
+    def __init__(self, default: Any, factory: Any, compare: bool, repr: bool) -> None:
+        self.default, self.factory, self.compare, self.repr = default, factory, compare, repr
+
+
+def field(
+    *,
+    default: Any = _MISSING,
+    default_factory: Callable[[], Any] = _MISSING,
+    compare: bool = True,
+    repr: bool = True,
+) -> Any:
+    """A `value_class` field's options, as `dataclasses.field`'s of the same names."""
+    return _Field(default, default_factory, compare, repr)
+
+
+@overload
+def value_class(cls: type[_T], /) -> type[_T]: ...
+@overload
+def value_class(
+    *, frozen: bool = False, eq: bool = True, repr: bool = True, slots: bool = True
+) -> Callable[[type[_T]], type[_T]]: ...
+@dataclass_transform(field_specifiers=(field,))
+def value_class(
+    cls: type[_T] | None = None,
+    /,
+    *,
+    frozen: bool = False,
+    eq: bool = True,
+    repr: bool = True,
+    slots: bool = True,
+) -> Any:
+    """`@dataclass` for plain value classes: fields from the class's annotations (a
+    `field(...)`, a default, or none), methods the class defines itself kept."""
+
+    def wrap(cls: type[_T]) -> type[_T]:
+        return _build(cls, frozen, eq, repr, slots)
+
+    return wrap if cls is None else wrap(cls)
+
+
+def fields_of(obj: Any) -> tuple[str, ...]:
+    """The field names of a `value_class` class or instance, in order."""
+    return obj.__record_fields__
+
+
+def replace(obj: _T, /, **changes: Any) -> _T:
+    """A copy of a `value_class` instance with some fields changed (`dataclasses.replace`)."""
+    for name in obj.__record_fields__:  # type: ignore[attr-defined]
+        if name not in changes:
+            changes[name] = getattr(obj, name)
+    return obj.__class__(**changes)
+
+
+def _build(cls: Any, frozen: bool, eq: bool, want_repr: bool, slots: bool) -> Any:
+    own = cls.__dict__
+    names: list[str] = list(getattr(cls, "__record_fields__", ()))  # a record base's first
+    options: dict[str, _Field] = dict(getattr(cls, "__record_options__", {}))
+    for name, kind in own.get("__annotations__", {}).items():
+        if "ClassVar" in str(kind):
+            continue
+        value = own.get(name, _MISSING)
+        option = value if isinstance(value, _Field) else _Field(value, _MISSING, True, True)
+        if name not in options:
+            names.append(name)
+        options[name] = option
+    scope: dict[str, Any] = {
+        "_FACTORY": _FACTORY,
+        "_set": object.__setattr__,
+        "_Frozen": FrozenError,
+    }
+    parameters, body, code = [], [], []
+    for name in names:
+        option = options[name]
+        if option.factory is not _MISSING:
+            scope[f"_f_{name}"] = option.factory
+            parameters.append(f"{name}=_FACTORY")
+            value = f"_f_{name}() if {name} is _FACTORY else {name}"
+        elif option.default is not _MISSING:
+            scope[f"_d_{name}"] = option.default
+            parameters.append(f"{name}=_d_{name}")
+            value = name
+        else:
+            parameters.append(name)
+            value = name
+        body.append(
+            f"    _set(self, {name!r}, {value})" if frozen else f"    self.{name} = {value}"
+        )
+    if "__post_init__" in dir(cls):
+        body.append("    self.__post_init__()")
+    code.append(f"def __init__(self, {', '.join(parameters)}):\n" + "\n".join(body or ["    pass"]))
+    shown = [n for n in names if options[n].repr]
+    code.append(
+        "def __repr__(self):\n    return self.__class__.__qualname__ + f'("
+        + ", ".join(f"{n}={{self.{n}!r}}" for n in shown)
+        + ")'"
+    )
+    compared = "".join(f"self.{n}," for n in names if options[n].compare)
+    code.append(
+        "def __eq__(self, other):\n    if other.__class__ is self.__class__:\n"
+        f"        return ({compared}) == ({compared.replace('self.', 'other.')})\n"
+        "    return NotImplemented"
+    )
+    code.append(f"def __hash__(self):\n    return hash(({compared}))")
+    code.append(
+        "def __setattr__(self, name, value):\n    if type(self) is _cls or name in _names:\n"
+        "        raise _Frozen(f'cannot assign to field {name!r}')\n    _set(self, name, value)"
+    )
+    code.append(
+        "def __delattr__(self, name):\n    if type(self) is _cls or name in _names:\n"
+        "        raise _Frozen(f'cannot delete field {name!r}')\n    object.__delattr__(self, name)"
+    )
+    code.append(f"def __getstate__(self):\n    return ({''.join(f'self.{n},' for n in names)})")
+    code.append(
+        "def __setstate__(self, state):\n"
+        + "".join(f"    _set(self, {n!r}, state[{i}])\n" for i, n in enumerate(names))
+        + "    pass"
+    )
+    exec("\n".join(code), scope)
+    methods: dict[str, Any] = {"__init__": scope["__init__"]}
+    if want_repr:
+        methods["__repr__"] = scope["__repr__"]
+    has_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
+    if eq:
+        methods["__eq__"] = scope["__eq__"]
+        if not has_hash:
+            methods["__hash__"] = scope["__hash__"] if frozen else None
+    if frozen:
+        methods["__setattr__"], methods["__delattr__"] = scope["__setattr__"], scope["__delattr__"]
+    if slots and frozen:
+        methods["__getstate__"], methods["__setstate__"] = (
+            scope["__getstate__"],
+            scope["__setstate__"],
+        )
+    added = {k: v for k, v in methods.items() if k not in own or (k == "__hash__" and not has_hash)}
+    added.update(
+        __record_fields__=tuple(names), __record_options__=options, __match_args__=tuple(names)
+    )
+    if not slots:  # the class itself, its defaults left on it as dataclasses leaves them
+        for name in names:
+            option = options[name]
+            if option.factory is _MISSING and option.default is not _MISSING:
+                setattr(cls, name, option.default)
+            elif name in own:
+                delattr(cls, name)
+        for name, value in added.items():
+            setattr(cls, name, value)
+        built = cls
+    else:  # slots need a new class
+        namespace = {k: v for k, v in own.items() if k not in ("__dict__", "__weakref__")}
+        for name in names:
+            namespace.pop(name, None)
+        namespace.update(added)
+        inherited = {s for base in cls.__mro__[1:] for s in getattr(base, "__slots__", ())}
+        namespace["__slots__"] = tuple(n for n in names if n not in inherited)
+        built = type(cls)(cls.__name__, cls.__bases__, namespace)
+        built.__qualname__ = cls.__qualname__
+    scope["_cls"], scope["_names"] = built, frozenset(names)
+    return built
+
 
 # (name in files, attribute, expected JSON type). Order is the canonical order for writing.
 # "str", "int", "list" (of strings), "any" (kept as given).
@@ -107,7 +285,7 @@ def _written(value: object) -> bool:
     return not all(map(is_draft_text, items))
 
 
-@dataclass(eq=True)
+@value_class(slots=False)
 class Record:
     """One catalog record. Treat as immutable: use `with_changes` for a modified copy.
 
@@ -261,7 +439,7 @@ def record_from_dict(data: dict[str, Any], origin: str = "") -> Record:
     return record
 
 
-@dataclass(slots=True)
+@value_class
 class DocumentBatch:
     """JSON documents read together from a catalog file, with their lines and texts (None
     for a `.json` file's document)."""

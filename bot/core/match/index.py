@@ -13,11 +13,10 @@ from array import array
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
 
-from bot.catalog.model import Record, collector_paused
+from bot.catalog.model import Record, collector_paused, value_class
 from bot.catalog.patterns import (
     Regex,
     Segment,
@@ -106,7 +105,7 @@ def squash(text: str) -> str:
     return "".join(text.split())
 
 
-@dataclass(slots=True)
+@value_class
 class IndexedRecord:
     record: Record
     message: str  # normalised errorMessage

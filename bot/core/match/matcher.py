@@ -11,10 +11,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bot.catalog.model import TRACK_CALLER_TAG, Record
+from bot.catalog.model import TRACK_CALLER_TAG, Record, value_class
 from bot.catalog.patterns import Regex, RegexMatch, normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Refusal, Verdict
 from bot.core.extract.hooks import HookFormat
@@ -47,7 +46,7 @@ REFUSED_CAP = 0.6
 MAX_QUERY_CHARS = 1_000
 
 
-@dataclass(slots=True)
+@value_class
 class _Query:
     """A pasted message as every candidate record is compared with it: prepared once."""
 
@@ -73,7 +72,7 @@ class _Query:
         return self._drift_form
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class _MessageScore:
     score: float
     evidence: tuple[Evidence, ...]
