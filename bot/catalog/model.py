@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager
 from itertools import repeat
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, TypeVar, cast, dataclass_transform, overload
 
 # --- Value classes built without `dataclasses` (issue 25) -------------------------------------
@@ -100,12 +100,8 @@ def _build(cls: Any, frozen: bool, eq: bool, want_repr: bool, slots: bool) -> An
         if name not in options:
             names.append(name)
         options[name] = option
-    scope: dict[str, Any] = {
-        "_FACTORY": _FACTORY,
-        "_set": object.__setattr__,
-        "_Frozen": FrozenError,
-    }
-    parameters, body, code = [], [], []
+    scope: dict[str, Any] = {"_FACTORY": _FACTORY, "_set": object.__setattr__}
+    parameters, body = [], []
     for name in names:
         option = options[name]
         if option.factory is not _MISSING:
@@ -124,50 +120,50 @@ def _build(cls: Any, frozen: bool, eq: bool, want_repr: bool, slots: bool) -> An
         )
     if "__post_init__" in dir(cls):
         body.append("    self.__post_init__()")
-    code.append(f"def __init__(self, {', '.join(parameters)}):\n" + "\n".join(body or ["    pass"]))
-    shown = [n for n in names if options[n].repr]
-    code.append(
-        "def __repr__(self):\n    return self.__class__.__qualname__ + f'("
-        + ", ".join(f"{n}={{self.{n}!r}}" for n in shown)
-        + ")'"
-    )
-    compared = "".join(f"self.{n}," for n in names if options[n].compare)
-    code.append(
-        "def __eq__(self, other):\n    if other.__class__ is self.__class__:\n"
-        f"        return ({compared}) == ({compared.replace('self.', 'other.')})\n"
-        "    return NotImplemented"
-    )
-    code.append(f"def __hash__(self):\n    return hash(({compared}))")
-    code.append(
-        "def __setattr__(self, name, value):\n    if type(self) is _cls or name in _names:\n"
-        "        raise _Frozen(f'cannot assign to field {name!r}')\n    _set(self, name, value)"
-    )
-    code.append(
-        "def __delattr__(self, name):\n    if type(self) is _cls or name in _names:\n"
-        "        raise _Frozen(f'cannot delete field {name!r}')\n    object.__delattr__(self, name)"
-    )
-    code.append(f"def __getstate__(self):\n    return ({''.join(f'self.{n},' for n in names)})")
-    code.append(
-        "def __setstate__(self, state):\n"
-        + "".join(f"    _set(self, {n!r}, state[{i}])\n" for i, n in enumerate(names))
-        + "    pass"
-    )
-    exec("\n".join(code), scope)
+    # Only `__init__` is compiled (a compile is most of the cost); the other methods are
+    # closures over the class's field names.
+    source = f"def __init__(self, {', '.join(parameters)}):\n" + "\n".join(body or ["    pass"])
+    exec(source, scope)
     methods: dict[str, Any] = {"__init__": scope["__init__"]}
     if want_repr:
-        methods["__repr__"] = scope["__repr__"]
+        methods["__repr__"] = _repr_method([n for n in names if options[n].repr])
+    compared = [n for n in names if options[n].compare]
+    key = _tuple_getter(compared)
     has_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
     if eq:
-        methods["__eq__"] = scope["__eq__"]
+
+        def __eq__(self: Any, other: Any) -> Any:
+            if other.__class__ is self.__class__:
+                return key(self) == key(other)
+            return NotImplemented
+
+        methods["__eq__"] = __eq__
         if not has_hash:
-            methods["__hash__"] = scope["__hash__"] if frozen else None
+            methods["__hash__"] = (lambda self: hash(key(self))) if frozen else None
     if frozen:
-        methods["__setattr__"], methods["__delattr__"] = scope["__setattr__"], scope["__delattr__"]
-    if slots and frozen:
-        methods["__getstate__"], methods["__setstate__"] = (
-            scope["__getstate__"],
-            scope["__setstate__"],
-        )
+        field_names = frozenset(names)
+
+        def __setattr__(self: Any, name: str, value: Any) -> None:
+            if type(self) is built or name in field_names:
+                raise FrozenError(f"cannot assign to field {name!r}")
+            object.__setattr__(self, name, value)
+
+        def __delattr__(self: Any, name: str) -> None:
+            if type(self) is built or name in field_names:
+                raise FrozenError(f"cannot delete field {name!r}")
+            object.__delattr__(self, name)
+
+        methods["__setattr__"], methods["__delattr__"] = __setattr__, __delattr__
+    if slots and frozen:  # pickle's default state is set through the frozen __setattr__
+        state = _tuple_getter(names)
+        ordered = tuple(names)
+
+        def __setstate__(self: Any, values: tuple[Any, ...]) -> None:
+            for name, value in zip(ordered, values, strict=True):
+                object.__setattr__(self, name, value)
+
+        methods["__getstate__"] = lambda self: state(self)  # a function: attrgetter binds no self
+        methods["__setstate__"] = __setstate__
     added = {k: v for k, v in methods.items() if k not in own or (k == "__hash__" and not has_hash)}
     added.update(
         __record_fields__=tuple(names), __record_options__=options, __match_args__=tuple(names)
@@ -191,8 +187,25 @@ def _build(cls: Any, frozen: bool, eq: bool, want_repr: bool, slots: bool) -> An
         namespace["__slots__"] = tuple(n for n in names if n not in inherited)
         built = type(cls)(cls.__name__, cls.__bases__, namespace)
         built.__qualname__ = cls.__qualname__
-    scope["_cls"], scope["_names"] = built, frozenset(names)
     return built
+
+
+def _tuple_getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
+    """A function of an instance: the tuple of these attributes (of one or none too)."""
+    if len(names) > 1:
+        return attrgetter(*names)
+    if names:
+        one = attrgetter(names[0])
+        return lambda obj: (one(obj),)
+    return lambda obj: ()
+
+
+def _repr_method(names: list[str]) -> Callable[[Any], str]:
+    def __repr__(self: Any) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
+        return f"{self.__class__.__qualname__}({shown})"
+
+    return __repr__
 
 
 # (name in files, attribute, expected JSON type). Order is the canonical order for writing.
