@@ -383,8 +383,9 @@ class CatalogIndex:
         # (postings.HEAVIEST_CANDIDATES: the heaviest are verified whatever their coverage)
         # `sorted(...)[:n]` is what heapq.nsmallest returns, ties in the same order; for the
         # few dozen records a text's words reach, sorting in C is faster than its heap.
-        heaviest = sorted(chosen, key=lambda c: (c[1], ids[c[2]]))[:HEAVIEST_CANDIDATES]
         if len(chosen) > limit:
+            # (the heaviest are among `chosen` already unless it is cut)
+            heaviest = sorted(chosen, key=lambda c: (c[1], ids[c[2]]))[:HEAVIEST_CANDIDATES]
             cut = sorted(chosen)[limit - 1][:2]
             tied = [c for c in chosen if c[:2] == cut]
             chosen = [c for c in chosen if c[:2] < cut]
@@ -393,8 +394,10 @@ class CatalogIndex:
                 fullest = set(self.fullest([n for *_, n in tied], slots, tokens | common))
                 tied = [c for c in tied if c[2] in fullest]
             chosen += tied
-        chosen.sort(key=lambda c: (c[0], c[1], ids[c[2]]))
-        chosen += [c for c in heaviest if c not in chosen]
+            chosen.sort(key=lambda c: (c[0], c[1], ids[c[2]]))
+            chosen += [c for c in heaviest if c not in chosen]
+        else:
+            chosen.sort(key=lambda c: (c[0], c[1], ids[c[2]]))
         return [ids[n] for *_, n in chosen]
 
     def fullest(self, numbers: list[int], count: int, every: frozenset[str]) -> list[int]:

@@ -25,7 +25,7 @@ from bot.core.match.cascade import (
     is_uncatalogued_dependency,
     is_uncatalogued_unwrap,
 )
-from bot.core.match.drift import PastedForm, drift_between
+from bot.core.match.drift import MIN_FIXED_TOKENS, PastedForm, drift_between
 from bot.core.match.index import CatalogIndex, IndexedRecord, SiteCatalog, squash, words
 from bot.core.match.projects import Projects
 from bot.core.match.releases import ReleaseHistory
@@ -481,7 +481,11 @@ def _score_message(
     if ratio >= FUZZY_CUTOFF:
         return _MessageScore(ratio / 100 * 0.95, ("fuzzy",))
     # compared on the fixed text, placeholders filled
-    drifted = drift_between(prepared.drift_form, entry.drift_form)
+    form = entry.drift_form
+    # (drift_between answers None below MIN_FIXED_TOKENS: the paste's form is not needed then)
+    drifted = (
+        drift_between(prepared.drift_form, form) if form.fixed_total >= MIN_FIXED_TOKENS else None
+    )
     if drifted is not None:
         return _MessageScore(drifted.score, ("fuzzy",) if drifted.kind == "whole" else ("prefix",))
     if older_filled_wording(query, entry):
