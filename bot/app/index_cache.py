@@ -23,13 +23,12 @@ import os
 import pickle
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import bot
 import bot.app.snapshot as snapshot
 from bot.catalog.loader import PROJECT_FILE, Catalog, catalog_files
-from bot.catalog.model import RecordTable, collector_paused
+from bot.catalog.model import RecordTable, collector_paused, value_class
 from bot.core.match.index import CatalogIndex
 from bot.core.match.postings import PackedPostings
 from bot.core.match.projects import Projects
@@ -51,7 +50,7 @@ _SOURCES = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class LoadedCatalog:
     """A catalog with what the app derives from it once: the matcher's index and the release
     history of its history file (None without one). Pickled whole."""

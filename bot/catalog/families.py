@@ -38,10 +38,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from bot.catalog.model import Record
+from bot.catalog.model import Record, field, value_class
 from bot.catalog.patterns import (
     PatternError,
     Regex,
@@ -89,7 +88,7 @@ WRITE_UP_ATTRS = (
 RecordLike = Record | Mapping[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Family:
     id: str
     name: str

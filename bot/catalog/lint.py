@@ -14,10 +14,9 @@ import re
 # The stdlib parser, used only to read a pattern's literal text (typeshed has no stub for it).
 import re._parser as sre_parse  # type: ignore[import-not-found]
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from bot.catalog.families import Family, family_contradiction
-from bot.catalog.model import KEY_BY_ATTR, Record
+from bot.catalog.model import KEY_BY_ATTR, Record, value_class
 from bot.catalog.patterns import literal_fragments, normalise_message
 
 WARNING = "warning"
@@ -38,7 +37,7 @@ _REVIEW_WHY = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class LintFinding:
     record_id: str | None
     file: str

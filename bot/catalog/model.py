@@ -10,14 +10,205 @@ import gc
 import re
 import sys
 import threading
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
 from itertools import repeat
-from operator import itemgetter
-from typing import Any, cast
+from operator import attrgetter, itemgetter
+from typing import Any, TypeVar, cast, dataclass_transform, overload
 
 from bot.catalog.columns import CodedColumn, NumberColumn, Positions, SourceColumn, StringColumn
+
+# --- Value classes built without `dataclasses` (issue 25) -------------------------------------
+# `@dataclass` costs about 0.6 ms a class at import (its field checks, `inspect`, one exec per
+# method, a second class for slots): with the ~45 classes a cold `match` imports, a fifth of
+# its time. `value_class` builds the same methods (`__init__`, `__repr__`, `__eq__`, `__hash__` when
+# frozen, frozen `__setattr__`, `__match_args__`, slots, pickling) from one generated source.
+# Here because bot.core may import the record model (the layout's purity rule).
+
+_T = TypeVar("_T")
+_MISSING: Any = object()
+_FACTORY: Any = object()
+
+
+class FrozenError(AttributeError):
+    """Assigning to a field of a frozen `value_class` class."""
+
+
+class _Field:
+    __slots__ = ("compare", "default", "factory", "repr")
+
+    def __init__(self, default: Any, factory: Any, compare: bool, repr: bool) -> None:
+        self.default, self.factory, self.compare, self.repr = default, factory, compare, repr
+
+
+def field(
+    *,
+    default: Any = _MISSING,
+    default_factory: Callable[[], Any] = _MISSING,
+    compare: bool = True,
+    repr: bool = True,
+) -> Any:
+    """A `value_class` field's options, as `dataclasses.field`'s of the same names."""
+    return _Field(default, default_factory, compare, repr)
+
+
+@overload
+def value_class(cls: type[_T], /) -> type[_T]: ...
+@overload
+def value_class(
+    *, frozen: bool = False, eq: bool = True, repr: bool = True, slots: bool = True
+) -> Callable[[type[_T]], type[_T]]: ...
+@dataclass_transform(field_specifiers=(field,))
+def value_class(
+    cls: type[_T] | None = None,
+    /,
+    *,
+    frozen: bool = False,
+    eq: bool = True,
+    repr: bool = True,
+    slots: bool = True,
+) -> Any:
+    """`@dataclass` for plain value classes: fields from the class's annotations (a
+    `field(...)`, a default, or none), methods the class defines itself kept."""
+
+    def wrap(cls: type[_T]) -> type[_T]:
+        return _build(cls, frozen, eq, repr, slots)
+
+    return wrap if cls is None else wrap(cls)
+
+
+def fields_of(obj: Any) -> tuple[str, ...]:
+    """The field names of a `value_class` class or instance, in order."""
+    return obj.__record_fields__
+
+
+def replace(obj: _T, /, **changes: Any) -> _T:
+    """A copy of a `value_class` instance with some fields changed (`dataclasses.replace`)."""
+    for name in obj.__record_fields__:  # type: ignore[attr-defined]
+        if name not in changes:
+            changes[name] = getattr(obj, name)
+    return obj.__class__(**changes)
+
+
+def _build(cls: Any, frozen: bool, eq: bool, want_repr: bool, slots: bool) -> Any:
+    own = cls.__dict__
+    names: list[str] = list(getattr(cls, "__record_fields__", ()))  # a record base's first
+    options: dict[str, _Field] = dict(getattr(cls, "__record_options__", {}))
+    for name, kind in own.get("__annotations__", {}).items():
+        if "ClassVar" in str(kind):
+            continue
+        value = own.get(name, _MISSING)
+        option = value if isinstance(value, _Field) else _Field(value, _MISSING, True, True)
+        if name not in options:
+            names.append(name)
+        options[name] = option
+    scope: dict[str, Any] = {"_FACTORY": _FACTORY, "_set": object.__setattr__}
+    parameters, body = [], []
+    for name in names:
+        option = options[name]
+        if option.factory is not _MISSING:
+            scope[f"_f_{name}"] = option.factory
+            parameters.append(f"{name}=_FACTORY")
+            value = f"_f_{name}() if {name} is _FACTORY else {name}"
+        elif option.default is not _MISSING:
+            scope[f"_d_{name}"] = option.default
+            parameters.append(f"{name}=_d_{name}")
+            value = name
+        else:
+            parameters.append(name)
+            value = name
+        body.append(
+            f"    _set(self, {name!r}, {value})" if frozen else f"    self.{name} = {value}"
+        )
+    if "__post_init__" in dir(cls):
+        body.append("    self.__post_init__()")
+    # Only `__init__` is compiled (a compile is most of the cost); the other methods are
+    # closures over the class's field names.
+    source = f"def __init__(self, {', '.join(parameters)}):\n" + "\n".join(body or ["    pass"])
+    exec(source, scope)
+    methods: dict[str, Any] = {"__init__": scope["__init__"]}
+    if want_repr:
+        methods["__repr__"] = _repr_method([n for n in names if options[n].repr])
+    compared = [n for n in names if options[n].compare]
+    key = _tuple_getter(compared)
+    has_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
+    if eq:
+
+        def __eq__(self: Any, other: Any) -> Any:
+            if other.__class__ is self.__class__:
+                return key(self) == key(other)
+            return NotImplemented
+
+        methods["__eq__"] = __eq__
+        if not has_hash:
+            methods["__hash__"] = (lambda self: hash(key(self))) if frozen else None
+    if frozen:
+        field_names = frozenset(names)
+
+        def __setattr__(self: Any, name: str, value: Any) -> None:
+            if type(self) is built or name in field_names:
+                raise FrozenError(f"cannot assign to field {name!r}")
+            object.__setattr__(self, name, value)
+
+        def __delattr__(self: Any, name: str) -> None:
+            if type(self) is built or name in field_names:
+                raise FrozenError(f"cannot delete field {name!r}")
+            object.__delattr__(self, name)
+
+        methods["__setattr__"], methods["__delattr__"] = __setattr__, __delattr__
+    if slots and frozen:  # pickle's default state is set through the frozen __setattr__
+        state = _tuple_getter(names)
+        ordered = tuple(names)
+
+        def __setstate__(self: Any, values: tuple[Any, ...]) -> None:
+            for name, value in zip(ordered, values, strict=True):
+                object.__setattr__(self, name, value)
+
+        methods["__getstate__"] = lambda self: state(self)  # a function: attrgetter binds no self
+        methods["__setstate__"] = __setstate__
+    added = {k: v for k, v in methods.items() if k not in own or (k == "__hash__" and not has_hash)}
+    added.update(
+        __record_fields__=tuple(names), __record_options__=options, __match_args__=tuple(names)
+    )
+    if not slots:  # the class itself, its defaults left on it as dataclasses leaves them
+        for name in names:
+            option = options[name]
+            if option.factory is _MISSING and option.default is not _MISSING:
+                setattr(cls, name, option.default)
+            elif name in own:
+                delattr(cls, name)
+        for name, value in added.items():
+            setattr(cls, name, value)
+        built = cls
+    else:  # slots need a new class
+        namespace = {k: v for k, v in own.items() if k not in ("__dict__", "__weakref__")}
+        for name in names:
+            namespace.pop(name, None)
+        namespace.update(added)
+        inherited = {s for base in cls.__mro__[1:] for s in getattr(base, "__slots__", ())}
+        namespace["__slots__"] = tuple(n for n in names if n not in inherited)
+        built = type(cls)(cls.__name__, cls.__bases__, namespace)
+        built.__qualname__ = cls.__qualname__
+    return built
+
+
+def _tuple_getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
+    """A function of an instance: the tuple of these attributes (of one or none too)."""
+    if len(names) > 1:
+        return attrgetter(*names)
+    if names:
+        one = attrgetter(names[0])
+        return lambda obj: (one(obj),)
+    return lambda obj: ()
+
+
+def _repr_method(names: list[str]) -> Callable[[Any], str]:
+    def __repr__(self: Any) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
+        return f"{self.__class__.__qualname__}({shown})"
+
+    return __repr__
+
 
 # (name in files, attribute, expected JSON type). Order is the canonical order for writing.
 # "str", "int", "list" (of strings), "any" (kept as given).
@@ -109,7 +300,7 @@ def _written(value: object) -> bool:
     return not all(map(is_draft_text, items))
 
 
-@dataclass(eq=True)
+@value_class(slots=False)
 class Record:
     """One catalog record. Treat as immutable: use `with_changes` for a modified copy.
 
@@ -263,7 +454,7 @@ def record_from_dict(data: dict[str, Any], origin: str = "") -> Record:
     return record
 
 
-@dataclass(slots=True)
+@value_class
 class DocumentBatch:
     """JSON documents read together from a catalog file, with their lines and texts (None
     for a `.json` file's document)."""

@@ -12,11 +12,12 @@ import re
 
 # The stdlib parser, used only to inspect pattern structure (typeshed has no stub for it).
 import re._parser as sre_parse  # type: ignore[import-not-found]
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
 
 import re2
+
+from bot.catalog.model import value_class
 
 MAX_PATTERN_LENGTH = 2_000
 # A placeholder stands for at most this many characters of message: bounded, so a pattern
@@ -49,7 +50,7 @@ class PatternError(ValueError):
     """A pattern that cannot be used; the message says why in a catalog author's words."""
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Segment:
     """A piece of a Rust format string: literal text, or a placeholder such as `{:?}`."""
 

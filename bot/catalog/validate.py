@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter, methodcaller
 from typing import Any
 
-from bot.catalog.model import REQUIRED, TYPE_BY_KEY, WRITE_UP_KEYS, is_draft_text
+from bot.catalog.model import REQUIRED, TYPE_BY_KEY, WRITE_UP_KEYS, is_draft_text, value_class
 from bot.catalog.patterns import PatternError, check_pattern
 
 # The message of a placeholder write-up text: `catalog validate` fails on it, the loader keeps
@@ -17,7 +16,7 @@ DRAFT_TEXT = "is a draft placeholder, not a write-up; write it or remove the fie
 _TYPE_WORDS = {"str": "text", "int": "a whole number", "list": "a list of texts"}
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Problem:
     """One thing wrong (or worth a warning) in a catalog file, located for its author."""
 

@@ -10,7 +10,6 @@ returns the process exit code.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import re
@@ -29,7 +28,7 @@ from bot.catalog.importers import (
 )
 from bot.catalog.lint import WARNING, lint_catalog
 from bot.catalog.loader import Catalog, CatalogError, load_catalog
-from bot.catalog.model import record_from_dict, record_to_dict
+from bot.catalog.model import fields_of, record_from_dict, record_to_dict
 from bot.catalog.validate import DRAFT_TEXT, check_record
 from bot.cli.output import add_json_option, print_json
 
@@ -222,7 +221,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
                 "records": len(catalog),
                 "warnings": len(warnings),
                 "infos": len(infos),
-                "findings": [dataclasses.asdict(f) for f in shown],
+                "findings": [{n: getattr(f, n) for n in fields_of(f)} for f in shown],
             }
         )
         return 1 if args.strict and warnings else 0

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from bot.catalog.model import value_class
 from bot.core.panic import Panic
 
 Verdict = Literal["match", "uncatalogued-panic", "no-panic"]
@@ -30,7 +30,7 @@ Refusal = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Candidate:
     """One catalog record scored against one panic."""
 
@@ -44,7 +44,7 @@ class Candidate:
     refused: Refusal | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class PanicMatch:
     """A panic found in the input and the records that could explain it, best first."""
 
@@ -57,7 +57,7 @@ class PanicMatch:
         return self.candidates[0] if self.candidates else None
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Analysis:
     """The matcher's result for one input text."""
 

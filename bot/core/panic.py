@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from bot.catalog.model import value_class
 
 # How the path was pasted: a crate from a registry or a git checkout (a dependency), the
 # project's own workspace (`crates/NAME/...`), the Rust standard library, or anything else.
@@ -30,7 +31,7 @@ PANIC_WRAPPERS: frozenset[str] = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Location:
     """A `file:line:col` as pasted, cleaned and mapped to a crate where the path shows one."""
 
@@ -44,7 +45,7 @@ class Location:
     crate_path: str | None  # path inside the crate: "src/ops/module.rs"
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Frame:
     """One backtrace frame: `N: crate::module::function` and its `at PATH:LINE:COL`."""
 
@@ -54,7 +55,7 @@ class Frame:
     location: Location | None
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Panic:
     """One panic or error report found in a text."""
 

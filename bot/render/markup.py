@@ -11,15 +11,16 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
 from urllib.parse import quote, urlsplit
+
+from bot.catalog.model import value_class
 
 ZW = "\u200b"  # zero-width space: invisible, and it stops mentions and fences from forming
 ELLIPSIS = "…"
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Span:
     """A run of text in a reply: prose, or code (shown as inline code)."""
 
@@ -31,7 +32,7 @@ class Span:
 Words = tuple[Span, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Link:
     """A template value shown as a labelled link: `[0.19.1 model_gen.rs:405](url)`."""
 
@@ -309,7 +310,7 @@ def term_clean(text: str) -> str:
 # --- trimming to a size limit --------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Block:
     """A part of a rendering; priority 0 is never dropped, the highest is dropped first.
 

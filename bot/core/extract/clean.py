@@ -8,7 +8,8 @@ result keeps one line per line of the input, so positions found in it map back t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from bot.catalog.model import value_class
 
 # Cleaning works on UTF-8 bytes: `bytes.translate` drops C0 controls at C speed, and decoding
 # with errors="ignore" drops lone surrogates (encoded with "surrogatepass"), so a huge binary
@@ -44,7 +45,7 @@ _SPACE_LIKE = tuple(
 _HTML_TAG = re.compile(rb"</?(?:details|summary|pre|code|br|kbd)\b[^<>\n]{0,200}>", re.IGNORECASE)
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Cleaned:
     """A text cleaned: what the scanner reads, line by line."""
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from bot.catalog.model import value_class
 from bot.core.extract.paths import parse_location, strip_symbol_hash
 from bot.core.panic import Location
 
@@ -15,7 +15,7 @@ _AT = re.compile(r"at[ \t]+(\S.*)")
 OMITTED = re.compile(r"\[ ?\.\.\. omitted")
 
 
-@dataclass(slots=True)
+@value_class
 class FrameLine:
     index: int
     function: str

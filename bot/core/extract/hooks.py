@@ -11,7 +11,8 @@ below it, as a std header does.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from bot.catalog.model import value_class
 
 GROUPS = ("message", "path", "line", "col")
 _MAX_PATTERN = 1000
@@ -21,7 +22,7 @@ class HookFormatError(ValueError):
     """A declared hook pattern that cannot be used."""
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class HookFormat:
     """One hook's line: `regex` is searched in a line (markdown and log prefixes left on)."""
 
@@ -55,7 +56,7 @@ KNOWN_HOOKS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class HookLine:
     message: str
     location: str | None  # `PATH:LINE[:COL]`, as a header would print it

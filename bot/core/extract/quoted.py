@@ -9,9 +9,9 @@ snippet therefore carries the sentence around it, so the matcher can tell "I get
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
 
+from bot.catalog.model import value_class
 from bot.core.extract.clean import clean_text
 from bot.core.extract.log_prefixes import strip_log_prefix
 from bot.core.extract.wrappers import split_wrapper
@@ -24,7 +24,7 @@ MIN_SNIPPET_CHARS = 8
 Source = Literal["title", "line", "code", "span", "tail"]
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Snippet:
     text: str  # the candidate message, std wrapper removed
     raw: str  # as it stands in the text, wrapper included

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from dataclasses import dataclass, field, replace
 from itertools import accumulate
 
+from bot.catalog.model import field, replace, value_class
 from bot.core.extract.clean import Cleaned, clean
 from bot.core.extract.frames import (
     OMITTED,
@@ -115,7 +115,7 @@ _BACKTRACE_HEADERS = ("stack backtrace:", "Stack backtrace:", "Backtrace:", "bac
 _BACKTRACE_AND_NOTE = (*_BACKTRACE_HEADERS, "note:")
 
 
-@dataclass(slots=True)
+@value_class
 class _Draft:
     message: str
     thread: str | None
@@ -128,7 +128,7 @@ class _Draft:
     gap: bool = False  # a blank line between the header and its message
 
 
-@dataclass(slots=True)
+@value_class
 class _View:
     text: str  # the line without quote markers, capped at MAX_LINE
     stripped: str

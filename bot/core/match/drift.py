@@ -16,8 +16,8 @@ says how much of the message's fixed text the paste carries, in order.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from bot.catalog.model import value_class
 from bot.catalog.patterns import Segment
 
 # A whole message may differ by this share of its fixed tokens (at least one token).
@@ -45,7 +45,7 @@ _TOKEN = re.compile(r"https?://\S{1,2000}|[A-Za-z0-9_]+|[^\sA-Za-z0-9_]")
 _PLACEHOLDER = None  # a placeholder's token
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Drift:
     score: float
     kind: str  # "whole": small edits over the whole message; "prefix": a shared start
@@ -55,7 +55,7 @@ def _tokens(text: str) -> list[str]:
     return [t.lower() for t in _TOKEN.findall(text)]
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class MessageForm:
     """A message format as drift compares it: computed once per record."""
 
@@ -82,7 +82,7 @@ class MessageForm:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class PastedForm:
     """A pasted message as drift compares it: computed once per query."""
 

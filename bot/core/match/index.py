@@ -13,11 +13,10 @@ from array import array
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
 
-from bot.catalog.model import Record, collector_paused
+from bot.catalog.model import Record, collector_paused, value_class
 from bot.catalog.patterns import (
     Regex,
     Segment,
@@ -106,7 +105,7 @@ def squash(text: str) -> str:
     return "".join(text.split())
 
 
-@dataclass(slots=True)
+@value_class
 class IndexedRecord:
     record: Record
     message: str  # normalised errorMessage
@@ -402,8 +401,9 @@ class CatalogIndex:
         # (postings.HEAVIEST_CANDIDATES: the heaviest are verified whatever their coverage)
         # `sorted(...)[:n]` is what heapq.nsmallest returns, ties in the same order; for the
         # few dozen records a text's words reach, sorting in C is faster than its heap.
-        heaviest = sorted(chosen, key=lambda c: (c[1], ids[c[2]]))[:HEAVIEST_CANDIDATES]
         if len(chosen) > limit:
+            # (the heaviest are among `chosen` already unless it is cut)
+            heaviest = sorted(chosen, key=lambda c: (c[1], ids[c[2]]))[:HEAVIEST_CANDIDATES]
             cut = sorted(chosen)[limit - 1][:2]
             tied = [c for c in chosen if c[:2] == cut]
             chosen = [c for c in chosen if c[:2] < cut]
@@ -412,8 +412,10 @@ class CatalogIndex:
                 fullest = set(self.fullest([n for *_, n in tied], slots, tokens | common))
                 tied = [c for c in tied if c[2] in fullest]
             chosen += tied
-        chosen.sort(key=lambda c: (c[0], c[1], ids[c[2]]))
-        chosen += [c for c in heaviest if c not in chosen]
+            chosen.sort(key=lambda c: (c[0], c[1], ids[c[2]]))
+            chosen += [c for c in heaviest if c not in chosen]
+        else:
+            chosen.sort(key=lambda c: (c[0], c[1], ids[c[2]]))
         return [ids[n] for *_, n in chosen]
 
     def fullest(self, numbers: list[int], count: int, every: frozenset[str]) -> list[int]:

@@ -11,10 +11,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bot.catalog.model import TRACK_CALLER_TAG, Record
+from bot.catalog.model import TRACK_CALLER_TAG, Record, value_class
 from bot.catalog.patterns import Regex, RegexMatch, normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Refusal, Verdict
 from bot.core.extract.hooks import HookFormat
@@ -26,7 +25,7 @@ from bot.core.match.cascade import (
     is_uncatalogued_dependency,
     is_uncatalogued_unwrap,
 )
-from bot.core.match.drift import PastedForm, drift_between
+from bot.core.match.drift import MIN_FIXED_TOKENS, PastedForm, drift_between
 from bot.core.match.index import CatalogIndex, IndexedRecord, SiteCatalog, squash, words
 from bot.core.match.projects import Projects
 from bot.core.match.releases import ReleaseHistory
@@ -47,7 +46,7 @@ REFUSED_CAP = 0.6
 MAX_QUERY_CHARS = 1_000
 
 
-@dataclass(slots=True)
+@value_class
 class _Query:
     """A pasted message as every candidate record is compared with it: prepared once."""
 
@@ -73,7 +72,7 @@ class _Query:
         return self._drift_form
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class _MessageScore:
     score: float
     evidence: tuple[Evidence, ...]
@@ -540,7 +539,11 @@ def _score_message(
     if ratio >= FUZZY_CUTOFF:
         return _MessageScore(ratio / 100 * 0.95, ("fuzzy",))
     # compared on the fixed text, placeholders filled
-    drifted = drift_between(prepared.drift_form, entry.drift_form)
+    form = entry.drift_form
+    # (drift_between answers None below MIN_FIXED_TOKENS: the paste's form is not needed then)
+    drifted = (
+        drift_between(prepared.drift_form, form) if form.fixed_total >= MIN_FIXED_TOKENS else None
+    )
     if drifted is not None:
         return _MessageScore(drifted.score, ("fuzzy",) if drifted.kind == "whole" else ("prefix",))
     if older_filled_wording(query, entry):

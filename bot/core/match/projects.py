@@ -15,15 +15,14 @@ Pure: histories, records and matches in, revised matches out.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
 
-from bot.catalog.model import Record
+from bot.catalog.model import Record, field, replace, value_class
 from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, PanicMatch
 from bot.core.match.releases import ReleaseHistory, crate_and_inner, pasted_crate_file, revise
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class ProjectInfo:
     """What a catalog folder's `project.toml` says of its project."""
 
@@ -40,7 +39,7 @@ class ProjectInfo:
         return self.tag.format(version=version)
 
 
-@dataclass(slots=True)
+@value_class
 class Projects:
     """The catalog's projects, own first, with their release histories."""
 

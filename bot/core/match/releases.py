@@ -26,12 +26,19 @@ import json
 import pickle
 import re
 from collections.abc import Container, Iterable, Iterator, Mapping, MutableSequence
-from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import Any, Literal, overload
 
-from bot.catalog.model import CRATE_TAG_PREFIX, MACRO_BODY_TAG, TRACK_CALLER_TAG, Record
+from bot.catalog.model import (
+    CRATE_TAG_PREFIX,
+    MACRO_BODY_TAG,
+    TRACK_CALLER_TAG,
+    Record,
+    field,
+    replace,
+    value_class,
+)
 from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, Evidence, PanicMatch
 from bot.core.extract.paths import normalise_path
@@ -78,7 +85,7 @@ def _version_patterns(name: str) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
     return lock, toml, prose
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class ReleaseInfo:
     version: str
     tag: str | None
@@ -90,7 +97,7 @@ EventKind = Literal["introduced", "changed", "removed", "moved", "fixed"]
 _PR_SUFFIX = re.compile(r"\s*\(#(\d+)\)\s*$")
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class HistoryEvent:
     """One commit's change to a lineage: `version` is the first release that shipped it (None
     while unreleased), `pr` and `title` come from the commit's subject (`... (#4393)`), `detail`
@@ -113,7 +120,7 @@ def subject_parts(subject: str) -> tuple[int | None, str]:
     return int(found.group(1)), subject[: found.start()].strip()
 
 
-@dataclass(slots=True)
+@value_class
 class LineageInfo:
     id: str
     records: tuple[str, ...]  # written-up records attached to it (seeds)
@@ -199,7 +206,7 @@ class Lineages(MutableSequence[LineageInfo]):
         return (Lineages, (blobs,))
 
 
-@dataclass(slots=True)
+@value_class
 class ReleaseHistory:
     repo: str
     releases: list[ReleaseInfo]
@@ -428,7 +435,7 @@ def message_consistent(pasted: str, message: str) -> bool:
 HitKind = Literal["line", "file", "crate"]
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class ReleaseHit:
     """Where the history places a pasted panic: a lineage, and the release it was raised in."""
 
@@ -705,7 +712,7 @@ def _prefer_existing(
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class VersionStory:
     """Where a record's site was in the user's release and where it is now (or when it left)."""
 

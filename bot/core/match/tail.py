@@ -12,9 +12,8 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-
-from rapidfuzz import fuzz, utils
+from functools import cache, lru_cache
+from typing import Any
 
 from bot.catalog.patterns import Regex, Segment, compile_safe, format_to_regex, placeholders_fit
 from bot.core.match.index import IndexedRecord, specificity, words
@@ -89,6 +88,15 @@ def _leading_clauses(segments: tuple[Segment, ...]) -> tuple[tuple[Regex, bool],
     return tuple(out)
 
 
+@cache
+def _rapidfuzz() -> tuple[Any, Any]:
+    """rapidfuzz's `fuzz` and `utils`, imported on first use (as the matcher's fuzzy score):
+    a cold `match` whose text needs no typo check does not pay for it."""
+    from rapidfuzz import fuzz, utils
+
+    return fuzz, utils
+
+
 def typo_only(query: str, entry: IndexedRecord) -> bool:
     """Whether a resembling message differs from the record's words by typos only."""
     if entry.has_placeholders:
@@ -96,6 +104,7 @@ def typo_only(query: str, entry: IndexedRecord) -> bool:
     pasted, record = words(query), words(entry.literal)
     if len(pasted) < len(record):
         return False
+    fuzz, utils = _rapidfuzz()
     for mine, theirs in zip(pasted, record, strict=False):
         if mine != theirs and (
             fuzz.ratio(mine, theirs, processor=utils.default_process, score_cutoff=TYPO_RATIO) == 0

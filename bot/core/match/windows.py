@@ -10,10 +10,10 @@ the first that found a panic.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
+from bot.catalog.model import replace
 from bot.core.analysis import Analysis, PanicMatch
 
 WINDOW_BYTES = 4 << 20
@@ -76,9 +76,7 @@ def _shifted(analysis: Analysis, offset: int) -> Analysis:
         return analysis
     panics = tuple(
         PanicMatch(
-            panic=dataclasses.replace(
-                m.panic, start=m.panic.start + offset, end=m.panic.end + offset
-            ),
+            panic=replace(m.panic, start=m.panic.start + offset, end=m.panic.end + offset),
             candidates=m.candidates,
             matched=m.matched,
         )

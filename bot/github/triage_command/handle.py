@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
+from bot.catalog.model import replace  # the answer's classes are value_class ones
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.match.projects import Projects
 from bot.core.match.releases import ReleaseHistory

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import replace
 
 from bot.catalog.families import Family
-from bot.catalog.model import Record
+from bot.catalog.model import Record, replace
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.match.cascade import is_uncatalogued_root
 from bot.core.match.projects import Projects

@@ -10,9 +10,8 @@ condition, function or message, so two records of different families never get t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from bot.catalog.model import RAISED_AT_TAG_PREFIX, Record
+from bot.catalog.model import RAISED_AT_TAG_PREFIX, Record, value_class
 from bot.catalog.patterns import parse_format
 from bot.core.match.releases import ReleaseHistory
 from bot.core.panic import Location, Panic
@@ -55,7 +54,7 @@ def _config_type(impl: str | None, code: str) -> str | None:
     return kind if not trait and kind.endswith("Config") else None
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class TensorCheck:
     """A pasted `=== Tensor Operation Error ===`: the operation and its reasons as printed."""
 

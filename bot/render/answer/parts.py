@@ -7,11 +7,10 @@ An `Answer` holds sections, one per answered panic (root first), with raw catalo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 from bot.catalog.families import Family
-from bot.catalog.model import Record
+from bot.catalog.model import Record, value_class
 from bot.core.analysis import PanicMatch, Verdict
 from bot.core.panic import Panic
 from bot.render.markup import Words
@@ -35,7 +34,7 @@ class CatalogLike(Protocol):
     def contradiction(self, record_id: str) -> str | None: ...
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class SourceLink:
     """A record's source, pinned to the analysed commit: `module.rs:1498 @ d16f7ba`."""
 
@@ -45,14 +44,14 @@ class SourceLink:
     line: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class RelatedError:
     message: str  # as the record lists it
     record_id: str | None  # the catalog record with that message, when there is one
     source: SourceLink | None  # that record's pinned source
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Extra:
     """A long, collapsed part: text, a list, or a code block."""
 
@@ -62,7 +61,7 @@ class Extra:
     code: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class FoldedWriteUp:
     """A record's own write-up kept out of the answer's way: lint found it contradicts the
     family's explanation, which the answer leads with instead."""
@@ -74,7 +73,7 @@ class FoldedWriteUp:
     claim: str = ""  # what the write-up says that the code contradicts
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Nearest:
     """A catalog record close to an uncatalogued panic, with its score."""
 
@@ -83,13 +82,13 @@ class Nearest:
     percent: int
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Uncatalogued:
     panic: Panic
     nearest: tuple[Nearest, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Section:
     """The answer for one panic."""
 
@@ -136,7 +135,7 @@ class Section:
         return bool(self.version_note) and (bool(self.record.removed_at) or self.tie)
 
 
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True)
 class Answer:
     verdict: Verdict
     fingerprint: str
