@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -14,7 +14,7 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from bot.app import Triage
-from bot.catalog.model import Record
+from bot.catalog.model import Record, replace
 from bot.render.answer.build import build_answer
 from bot.render.answer.links import source_link
 from bot.render.github import render_comment
