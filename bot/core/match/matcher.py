@@ -222,8 +222,10 @@ class Matcher:
                     confidence += 0.1
                 elif line_distance <= 60:
                     confidence += 0.05
-            if "line" not in evidence and "pattern" not in message.evidence and _adds_words(
-                query.text, entry
+            if (
+                "line" not in evidence
+                and "pattern" not in message.evidence
+                and _adds_words(query.text, entry)
             ):
                 # More words after the record's whole text, away from its line: another site
                 # of the file (or one it no longer has).
@@ -426,7 +428,6 @@ class Matcher:
             found.append(result)
         return [m for m in found if m.matched] or found[:1]
 
-
     def _named_file_first(self, result: PanicMatch, text: str) -> PanicMatch:
         """Among sites of one message, the one whose file the text names (`at state.rs:903`)."""
         best = result.best
@@ -507,13 +508,6 @@ def _score_message(
     query = prepared.text
     if not query:
         return _MessageScore(0.0, ())
-    if (
-        (entry.record.error_message or "").endswith(".")
-        and not query.endswith(".")
-        and entry.may_match(prepared.squashed + ".")
-        and _fullmatch(entry.regex, query + ".", entry)
-    ):
-        return _MessageScore(1.0, ("pattern",))  # quoted without its closing full stop
     if entry.may_match(prepared.squashed):
         found = _fullmatch(entry.regex, query, entry)
         if found:
@@ -532,6 +526,13 @@ def _score_message(
                 and query[found.end() : found.end() + 1] in _CLAUSE_ENDS
             ):
                 return _MessageScore(0.95, ("pattern",))
+    if (
+        (entry.record.error_message or "").endswith(".")
+        and not query.endswith(".")
+        and entry.may_match(prepared.squashed + ".")
+        and _fullmatch(entry.regex, query + ".", entry)
+    ):
+        return _MessageScore(1.0, ("pattern",))  # quoted without its closing full stop
     if _is_older_wording(query, entry):
         # Only as strong as a full match when a pasted panic backs it (see `_score`).
         return _MessageScore(0.9, ("prefix",))
