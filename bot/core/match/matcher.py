@@ -401,6 +401,8 @@ class Matcher:
         # A pull request or a changelog names messages it changes; only a panic it shows as
         # output (alone in a code block) or says was hit counts there.
         strict = looks_like_change_description(text)
+        # File names the text mentions, read once for all its snippets.
+        named_files = frozenset(_RS_FILE_NAME.findall(text)) if ".rs" in text else frozenset()
         for snippet in quoted_snippets(text):
             query = normalise_message(snippet.text)[:MAX_QUERY_CHARS]
             if query in seen or not reads_like_report(snippet, strict=strict):
@@ -409,7 +411,7 @@ class Matcher:
             result = self.match_panic(panic, in_sentence=snippet.source in _SENTENCE_SOURCES)
             if snippet.source in _STANDALONE_SOURCES and snippet.text == snippet.context:
                 result = _boost_standalone(result)
-            result = self._named_file_first(result, text)
+            result = self._named_file_first(result, named_files)
             best = result.best
             if best is not None and (
                 (best.evidence == ("prefix",) and strict) or names_a_change(snippet.context, text)
@@ -428,18 +430,17 @@ class Matcher:
             found.append(result)
         return [m for m in found if m.matched] or found[:1]
 
-    def _named_file_first(self, result: PanicMatch, text: str) -> PanicMatch:
+    def _named_file_first(self, result: PanicMatch, named: frozenset[str]) -> PanicMatch:
         """Among sites of one message, the one whose file the text names (`at state.rs:903`)."""
         best = result.best
-        if best is None or ".rs" not in text:
+        if best is None or not named:
             return result
-        named = {m.group(0) for m in _RS_FILE_NAME.finditer(text)}
 
         def file_named(candidate: Candidate) -> bool:
             path = self.index.entry(candidate.record_id).record.file_path or ""
             return path.rsplit("/", 1)[-1] in named
 
-        if not named or file_named(best):
+        if file_named(best):
             return result
         literal = self.index.entry(best.record_id).literal
         for position, other in enumerate(result.candidates[1:], 1):
