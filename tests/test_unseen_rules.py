@@ -38,6 +38,7 @@ REPOS = {
     "glued_backtrace": "acme/packer",
     "single_crate": "acme/tinycfg",
     "named_file": "acme/blockvm",
+    "lsp_handler": "acme/quill-ls",
 }
 
 
@@ -278,6 +279,14 @@ def test_known_hook_headers_are_extracted() -> None:
         (raised,) = extract_panics(text)
         assert raised.core_message == "the lint broke" and raised.location is None, text
     assert extract_panics("We catch PanicException in the wrapper.\n") == []
+    # A language server's error for a request whose handler panicked, in an editor's log.
+    for text in (
+        "Error 16:50 notify.error quill-ls: -32603: request handler panicked: the lint broke\n",
+        'LSP: ERRO Failure { error: Error { message: "Request handler panicked: the lint broke',
+    ):
+        (raised,) = extract_panics(text)
+        assert raised.core_message == "the lint broke" and raised.location is None, text
+    assert extract_panics("Does the request handler panic here?\n") == []
 
 
 def test_a_known_hook_paste_is_answered(scanned) -> None:
@@ -287,6 +296,22 @@ def test_a_known_hook_paste_is_answered(scanned) -> None:
         "`rule header `x` is longer than the parser accepts`\n"
     )
     assert best(triage, text)[2] == "src/rules.rs"
+
+
+def test_a_language_servers_handler_panic_is_answered(scanned) -> None:
+    """`request handler panicked: MESSAGE`, shown by the editor with no location: the message,
+    its values filled and its second line cut or escaped, answers; std's text does not."""
+    triage = scanned("lsp_handler")
+    for text in (
+        "notify.error quill-ls: -32603: request handler panicked: Can't find 17 in the id map:\n"
+        "[3, 5, 8]\n",
+        'Failure { error: Error { code: InternalError, message: "request handler panicked: '
+        'Can\'t find 17 in the id map:\\n[3, 5, 8]", data: None } }\n',
+    ):
+        assert best(triage, text)[2] == "src/ids.rs", text
+    unwrap = "request handler panicked: called `Option::unwrap()` on a `None` value\n"
+    analysis, _, file = best(triage, unwrap)
+    assert file is None and analysis.verdict == "uncatalogued-panic"
 
 
 def test_a_declared_hook_format_is_read_with_the_catalog(scanned) -> None:

@@ -53,6 +53,9 @@ KNOWN_HOOKS = (
     HookFormat.of(rf"\bPanicked at {_PATH}(?: [^:]{{1,300}}?)?:(?: (?P<message>.*))?$"),
     # pyo3 raises a Rust panic in Python as `PanicException: MESSAGE` (the traceback's last line).
     HookFormat.of(r"(?:^|[\s>#])(?:pyo3_runtime\.)?PanicException: (?P<message>\S.*)$"),
+    # A language server answers a request whose handler panicked with an error whose message
+    # is `request handler panicked: MESSAGE` (an editor's log or notification shows it).
+    HookFormat.of(r"(?:^|[\s>#:\"])[Rr]equest handler panicked: (?P<message>\S.*)$"),
 )
 
 

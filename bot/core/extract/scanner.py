@@ -768,6 +768,7 @@ _TRIGGERS = (
     "Message:",
     _BANNER,
     "PanicException: ",  # pyo3's (bot.core.extract.hooks)
+    "equest handler panicked: ",  # a language server's (bot.core.extract.hooks)
 )
 
 
