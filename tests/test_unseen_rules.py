@@ -306,7 +306,7 @@ def test_a_language_servers_handler_panic_is_answered(scanned) -> None:
         "notify.error quill-ls: -32603: request handler panicked: Can't find 17 in the id map:\n"
         "[3, 5, 8]\n",
         'Failure { error: Error { code: InternalError, message: "request handler panicked: '
-        'Can\'t find 17 in the id map:\\n[3, 5, 8]", data: None } }\n',
+        "Can't find 17 in the id map:\\n[3, 5, 8]\", data: None } }\n",
     ):
         assert best(triage, text)[2] == "src/ids.rs", text
     unwrap = "request handler panicked: called `Option::unwrap()` on a `None` value\n"
