@@ -39,6 +39,7 @@ REPOS = {
     "single_crate": "acme/tinycfg",
     "named_file": "acme/blockvm",
     "lsp_handler": "acme/quill-ls",
+    "nested_crate": "acme/textkit",
 }
 
 
@@ -219,6 +220,21 @@ def test_a_renamed_crate_of_the_checkout_keeps_its_files_panics(scanned) -> None
     assert best(triage, header("crates/old_infer/src/steps.rs", 3, gave_up))[2] is None
     changed = "the constraint solver gave up after too many steps"
     assert best(triage, header("crates/old_infer/src/solve.rs", 3, changed))[2] is None
+
+
+def test_a_crate_one_folder_down_is_known_by_its_registry_name(scanned) -> None:
+    """`lib/text-index/src/..` is published as `text-index`, `tools/fmt/src/..` as `tools-fmt`:
+    a registry copy of either is the project's own file, another crate's is not."""
+    triage = scanned("nested_crate")
+    offset = "offset past the end of the line index"
+    assert best(triage, header(f"{REGISTRY}/text-index-0.1.0/src/lib.rs", 2, offset))[2] == (
+        "lib/text-index/src/lib.rs"
+    )
+    width = "the formatter was given no column width"
+    assert best(triage, header(f"{REGISTRY}/tools-fmt-0.2.0/src/lib.rs", 2, width))[2] == (
+        "tools/fmt/src/lib.rs"
+    )
+    assert best(triage, header(f"{REGISTRY}/other-0.1.0/src/lib.rs", 2, offset))[2] is None
 
 
 # --- d. panic hooks -----------------------------------------------------------------------------

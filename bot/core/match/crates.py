@@ -35,6 +35,12 @@ def crate_folders(file_path: str, repo: str) -> list[tuple[str, str]]:
         return [(canonical_crate(parts[1]), f"crates/{parts[1]}")]
     if len(parts) > 2 and parts[1] == "src" and parts[0] not in _NOT_CRATES:
         return [(canonical_crate(parts[0]), parts[0])]
+    if len(parts) > 3 and parts[2] == "src" and parts[0] not in _NOT_CRATES:
+        # `lib/line-index/src/..`, `cranelift/codegen/src/..`: a crate one folder down, published
+        # under its folder's name or with its parent's as a prefix (`cranelift-codegen`).
+        folder = f"{parts[0]}/{parts[1]}"
+        names = (canonical_crate(parts[1]), canonical_crate(f"{parts[0]}-{parts[1]}"))
+        return [(name, folder) for name in names]
     if len(parts) > 1 and parts[0] == "src" and repo:
         return [(name, "") for name in sorted(repo_crate_names(repo))]
     return []
