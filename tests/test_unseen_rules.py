@@ -330,6 +330,20 @@ def test_a_language_servers_handler_panic_is_answered(scanned) -> None:
     assert file is None and analysis.verdict == "uncatalogued-panic"
 
 
+def test_a_list_of_hook_reports_without_locations_is_no_cascade(scanned) -> None:
+    """Python caught several panics, each a `PanicException` without a location: an unwrap
+    listed first does not silence the catalogued one after it, as a first panic would."""
+    triage = scanned("lsp_handler")
+    unwrap = 'called `Result::unwrap()` on an `Err` value: Io("closed")'
+    missing = "Can't find 17 in the id map:"
+    listed = f"Two calls fail:\n\n1. PanicException: {unwrap}\n2. PanicException: {missing}\n"
+    assert best(triage, listed)[2] == "src/ids.rs"
+    # After an unwrap a process printed with its location, the same report is its cascade.
+    printed = header("src/main.rs", 4, unwrap) + f"PanicException: {missing}\n"
+    analysis, _, file = best(triage, printed)
+    assert file is None and analysis.verdict == "uncatalogued-panic"
+
+
 def test_a_declared_hook_format_is_read_with_the_catalog(scanned) -> None:
     triage = scanned("hook_format")
     text = "lint run 3\nCRASH[src/lib.rs:5] the lint driver was handed an empty module\n"

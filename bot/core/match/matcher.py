@@ -726,6 +726,10 @@ def _without_cascades(
     """Later panics are usually consequences of the first: answer them only with the root."""
     if not matches or matches[0].matched or not matches[0].panic.has_header:
         return matches
+    if matches[0].panic.location is None:
+        # A hook's report without a location (pyo3's `PanicException: ..`) is one raised error
+        # among others a caller caught: a list of them are separate reports, not a cascade.
+        return matches
     unwrap_first = is_uncatalogued_unwrap(matches[0])
     dependency_first = is_uncatalogued_dependency(matches[0], in_project)
     return [
