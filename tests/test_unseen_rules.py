@@ -21,6 +21,8 @@ from fixture_scan import NOTE, REGISTRY, Scanned, scanned_fixtures
 
 from bot.app import Triage
 from bot.app.match_report import analysis_json
+from bot.catalog.loader import load_catalog
+from bot.cli import main as main_cli
 from bot.cli.match import analyse_input
 from bot.core.analysis import Analysis, Candidate
 from bot.core.extract.scanner import extract_panics
@@ -440,3 +442,53 @@ def test_a_bracketed_ci_timestamp_on_every_line_is_no_part_of_the_message() -> N
     (found,) = extract_panics(text)
     assert found.core_message == "resolver must be in universal mode"
     assert found.location is not None and found.location.line == 568
+
+
+def test_a_crates_history_does_not_place_code_or_brackets_at_a_placeholder_site(
+    tmp_path: Path,
+) -> None:
+    """With a release history, another file of a crate that once printed a message is that
+    message's site, but not for a bare assertion's condition (code) nor for a format with no
+    words (`({:?})` fits any text with brackets)."""
+    from git_project import Project  # why: this test alone builds a tagged repository
+
+    project = Project(tmp_path / "editor")
+    compose = (
+        "pub fn compose(a: Option<u8>) -> u8 {\n    match a {\n        Some(x) => x,\n"
+        '        None => unreachable!("({:?})", a),\n    }\n}\n'
+    )
+    gone = 'pub fn f() {\n    panic!("the grapheme index ran past the text");\n}\n'
+    project.commit(
+        "one",
+        {
+            "crates/core/src/compose.rs": compose,
+            "crates/core/src/lib.rs": "pub mod compose;\n" + gone,
+        },
+        tag="v0.1.0",
+    )
+    project.commit("two", {"crates/core/src/lib.rs": "pub mod compose;\n"}, tag="v0.2.0")
+    out = tmp_path / "catalog"
+    assert (
+        main_cli(
+            [
+                "catalog",
+                "history",
+                str(project.work),
+                "--repo",
+                "acme/editor",
+                "--out",
+                str(out),
+                "-q",
+            ]
+        )
+        == 0
+    )
+    triage = Triage(load_catalog([out]))
+    for message in ("assertion failed: char_idx <= slice.len_chars()", "failed (code 3)"):
+        text = f"thread 'main' panicked at '{message}', crates/core/src/graphemes.rs:37:5\n"
+        analysis, _, file = best(triage, text)
+        assert file is None and analysis.verdict == "uncatalogued-panic", message
+    # The removed site's own words at its own file are still that site.
+    removed = "the grapheme index ran past the text"
+    text = f"thread 'main' panicked at '{removed}', crates/core/src/lib.rs:3:5\n"
+    assert best(triage, text)[2] == "crates/core/src/lib.rs"

@@ -405,6 +405,15 @@ def _literal_parts(message: str) -> tuple[str, ...]:
     return tuple(p for p in parts if p)
 
 
+_LITERAL_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def _says_words(message: str) -> bool:
+    """Whether a format's literal text holds two words: `({:?})` fits any text with brackets,
+    which is no sign that a crate printed it."""
+    return len(_LITERAL_WORD.findall(" ".join(_literal_parts(message)))) >= 2
+
+
 def _parts_in_order(query: str, parts: tuple[str, ...]) -> bool:
     position = 0
     for part in parts:
@@ -483,7 +492,7 @@ def find_hit(
     wanted = normalise_message(message)
     candidates: list[tuple[int, int]] = []
     for stored, where in held.items():
-        if stored == wanted or full_fit(message, stored):
+        if stored == wanted or (_says_words(stored) and full_fit(message, stored)):
             candidates.extend(w for w in _expand(where) if w[1] in releases)
     if not candidates:
         return None
@@ -634,6 +643,8 @@ def _revise_one(
     weak = hit.how == "crate" and not _printed_elsewhere(records[rid], pasted[0])
     if weak and (is_std_message(panic.core_message) or (existing and existing.refused)):
         return match
+    if hit.how == "crate" and panic.wrapper == "assert":
+        return match  # a bare assertion prints its condition's code, no message of a site
     state = lineage.state(hit.release)
     distance = abs(state[1] - location.line) if state and location.line is not None else None
     evidence: list[Evidence] = (
