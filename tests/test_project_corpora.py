@@ -38,7 +38,7 @@ MISSES = {
     "uv": (0, 0),
     "polars": (1, 1),
     "rust-analyzer": (3, 1),  # both rounds labelled before they ran
-    "deno": (7, 3),
+    "deno": (6, 3),
 }
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.
 # (nushell's two, a removed `missing span contents in file cache` answered with `missing span`,

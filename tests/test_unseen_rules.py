@@ -307,6 +307,26 @@ def test_known_hook_headers_are_extracted() -> None:
     assert extract_panics("Does the request handler panic here?\n") == []
 
 
+def test_output_pasted_as_comments_is_read_without_its_markers() -> None:
+    """A script or a pull request quotes the panic with each line commented out."""
+    for marker in ("#", "//"):
+        text = (
+            f"# Steps\n\n```\nrun.sh\n{marker} thread 'main' panicked at src/lib.rs:3:9:\n"
+            f"{marker} the lint broke\n{marker} {NOTE}\n```\n"
+        )
+        (found,) = extract_panics(text)
+        assert found.core_message == "the lint broke", marker
+        assert found.location is not None and found.location.path == "src/lib.rs"
+
+
+def test_a_hook_report_after_a_panic_ends_its_message() -> None:
+    """pyo3 prints the panic, then Python raises it as `PanicException: ..` on the next line."""
+    text = "thread '<unnamed>' panicked at src/lib.rs:3:9:\nthe lint broke\n"
+    panics = extract_panics(text + "PanicException: the lint broke\n")
+    assert [p.core_message for p in panics] == ["the lint broke", "the lint broke"]
+    assert panics[0].location is not None and panics[1].location is None
+
+
 def test_a_known_hook_paste_is_answered(scanned) -> None:
     triage = scanned("hook_format")
     text = (

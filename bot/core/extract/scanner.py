@@ -108,6 +108,7 @@ _MESSAGE_STOPS = (
     "thread caused non-unwinding panic",
 )
 _BANNER = "=== PANIC ==="
+_COMMENTED_HEADER = re.compile(r"^[ \t>]{0,8}(#|//) (?:thread '[^'\n]{0,200}' )?panicked at ", re.M)
 # `MESSAGE Backtrace:    0: ...` printed on one line: the backtrace is no part of the message.
 _GLUED_BACKTRACE = re.compile(r"\s+(?:[Ss]tack )?[Bb]acktrace:\s+0: ")
 _STD_NOTES = ("note: run with `RUST_BACKTRACE", "note: Some details are omitted")
@@ -144,6 +145,10 @@ class _Scanner:
         self.views: dict[int, _View] = {}
         self.drafts: list[_Draft] = []
         self.fences: list[int] | None = None  # lines that open or close a code block
+        # Output pasted as comments (`# thread 'main' panicked at ..`, each line `# `): the
+        # marker a header carries is read off every line that starts with it.
+        found = _COMMENTED_HEADER.search(cleaned.decoded)
+        self.comment_marker = found.group(1) + " " if found else None
 
     def view(self, index: int) -> _View:
         cached = self.views.get(index)
@@ -153,6 +158,10 @@ class _Scanner:
         ci_stamp = CI_TIMESTAMP.match(text)
         if ci_stamp:  # CI logs stamp every line; the stamp is never part of a message
             text, column = text[ci_stamp.end() :], column + ci_stamp.end()
+        marker = self.comment_marker
+        if marker is not None and text.lstrip(" ").startswith(marker):
+            cut = len(text) - len(text.lstrip(" ")) + len(marker)
+            text, column = text[cut:], column + cut
         result = _View(text, text.strip(), column, quoted)
         if len(self.views) > 256:
             self.views.clear()
@@ -653,6 +662,8 @@ class _Scanner:
                 return True
         if started and stripped.startswith("at ") and parse_at(stripped) is not None:
             return True
+        if started and read_hook_line(stripped, self.hooks) is not None:
+            return True  # another report (pyo3's `PanicException: ..` after the panic)
         return bool(started and LOG_START.match(stripped))
 
     # -- messages without a header --
