@@ -30,11 +30,12 @@ NAMES = sorted(
 # top-1 floors these replace (bevy 80% and 50%, tokio 85% and 75%) were at today's figures and
 # are never lowered.
 # The second round's texts (labelled before they ran) set helix at (1, 2) and uv at (0, 0).
+# nushell's third round (22 texts, labelled before they ran) set it at (1, 2).
 MISSES = {
     "bevy": (1, 2),
     "tokio": (2, 2),
     "helix": (1, 2),
-    "nushell": (0, 0),
+    "nushell": (1, 2),
     "uv": (0, 0),
     "polars": (1, 1),
     "rust-analyzer": (3, 1),  # both rounds labelled before they ran
@@ -43,7 +44,9 @@ MISSES = {
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.
 # (nushell's two, a removed `missing span contents in file cache` answered with `missing span`,
 # went with the rule that a message going on past a record's whole text is another message.)
-HELD_OUT_FALSE: dict[str, int] = {}
+# nushell's one: the span message of its removed nu-source crate, the registry path wrapped by the
+# terminal, answered with nu-protocol's `Span::new` (third round, labelled before it ran).
+HELD_OUT_FALSE: dict[str, int] = {"nushell": 1}
 
 
 def project_triage(project: str) -> Triage:
