@@ -35,7 +35,7 @@ MISSES = {
     "bevy": (1, 2),
     "tokio": (2, 2),
     "helix": (1, 2),
-    "nushell": (1, 2),
+    "nushell": (0, 2),
     "uv": (0, 0),
     "polars": (1, 1),
     "rust-analyzer": (3, 1),  # both rounds labelled before they ran

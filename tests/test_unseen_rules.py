@@ -42,6 +42,7 @@ REPOS = {
     "named_file": "acme/blockvm",
     "lsp_handler": "acme/quill-ls",
     "nested_crate": "acme/textkit",
+    "moved_function": "acme/shell-engine",
 }
 
 
@@ -152,6 +153,46 @@ def test_a_record_reported_at_its_caller_stays_answered(scanned) -> None:
         _, top, file = best(triage, header(path, 2, message))
         assert file == "crates/sheet/src/checks.rs", path
         assert top is not None and top.refused is None
+
+
+def test_a_backtrace_naming_the_records_function_places_it_in_an_older_file(scanned) -> None:
+    """`engine_state.rs:1153` of an older release, today's message in `working_set.rs`: the
+    first frame below std's is `WorkingSet::get_block_mut`, the record's function there."""
+    triage = scanned("moved_function")
+    frozen = "Attempt to mutate a block that is frozen for good"
+    old_file = "crates/engine/src/engine_state.rs"
+
+    def pasted(function: str) -> str:
+        return (
+            f"thread 'main' panicked at '{frozen}', {old_file}:1153:13\nstack backtrace:\n"
+            "   0: rust_begin_unwind\n   1: core::panicking::panic_fmt\n"
+            f"   2: {function}\n   3: shell::repl::evaluate\n"
+        )
+
+    for function in (
+        "engine::engine_state::WorkingSet::get_block_mut",
+        "engine::engine_state::WorkingSet::get_block_mut::h0123456789abcdef",
+    ):
+        assert best(triage, pasted(function))[2] == "crates/engine/src/working_set.rs"
+    # Another function, the same name on another type, or no backtrace: another file's site.
+    for function in (
+        "engine::engine_state::WorkingSet::add_block",
+        "engine::engine_state::EngineState::get_block_mut",
+        "shell::repl::evaluate",
+    ):
+        _, top, file = best(triage, pasted(function))
+        assert file is None and top is not None and top.refused == "other-file", function
+    _, top, file = best(triage, header(old_file, 1153, frozen))
+    assert file is None and top is not None and top.refused == "other-file"
+
+
+def test_an_impls_type_is_read_from_the_scans_check() -> None:
+    from bot.core.match.raised_in import impl_type  # why: this test alone
+
+    assert impl_type("impl StateWorkingSet<'a>") == "StateWorkingSet"
+    assert impl_type("impl<'a, T: Clone> fmt::Display for Wrapper<'a, T>") == "Wrapper"
+    assert impl_type("impl<B: Backend> Tensor<B, 2>") == "Tensor"
+    assert impl_type(None) is None and impl_type("impl<") is None
 
 
 # --- c. near-miss wordings ----------------------------------------------------------------------

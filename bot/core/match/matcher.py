@@ -28,6 +28,7 @@ from bot.core.match.cascade import (
 from bot.core.match.drift import MIN_FIXED_TOKENS, PastedForm, drift_between
 from bot.core.match.index import CatalogIndex, IndexedRecord, SiteCatalog, squash, words
 from bot.core.match.projects import Projects
+from bot.core.match.raised_in import panicked_in
 from bot.core.match.releases import ReleaseHistory
 from bot.core.match.releases import revise as revise_with_history
 from bot.core.match.std_messages import is_std_message
@@ -236,6 +237,9 @@ class Matcher:
                 confidence, message.score, location, record, in_project
             )
             refusal = self._other_file_refusal(location, entry, message, query.text, in_project)
+            if refusal == "other-file" and panicked_in(record, panic.frames):
+                # The backtrace names the record's function: the site, in an older file.
+                refusal = None
         if not own_file and (query.std_message or entry.std_message):
             # Any program prints it anywhere: only the record's own file (or the release
             # history, later) says it is this site.

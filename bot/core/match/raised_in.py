@@ -1,0 +1,59 @@
+"""Whether a backtrace says the panic was raised in a record's own function.
+
+A site moves between files (nushell's `StateWorkingSet::get_block_mut` left `engine_state.rs`
+for `state_working_set.rs`); an older release's paste names the old file, and its backtrace
+still names the function. The first frame below the panic machinery (std's and core's frames,
+`rust_begin_unwind`) is the function that panicked: when it is the record's function, of the
+record's type, the pasted file is where that function lived then.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.catalog.model import Record
+from bot.core.extract.paths import STD_CRATES, strip_symbol_hash
+from bot.core.panic import Frame
+
+# Frames of the panic machinery looked past, at most.
+_MACHINERY_FRAMES = 12
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def impl_type(impl: str | None) -> str | None:
+    """`impl StateWorkingSet<'a>` -> `StateWorkingSet`; `impl<T> Display for Wrapper<T>` ->
+    `Wrapper`; None for no impl (a free function) or one that cannot be read."""
+    if not impl or not impl.startswith("impl"):
+        return None
+    text = impl[len("impl") :].strip()
+    if text.startswith("<"):
+        depth = 0
+        for position, char in enumerate(text):
+            depth += {"<": 1, ">": -1}.get(char, 0)
+            if depth == 0:
+                text = text[position + 1 :].strip()
+                break
+        else:
+            return None
+    if " for " in text:
+        text = text.rsplit(" for ", 1)[1].strip()
+    text = text.split("<", 1)[0].strip().lstrip("&").strip()
+    found = _IDENT.fullmatch(text.rsplit("::", 1)[-1])
+    return found.group(0) if found else None
+
+
+def panicked_in(record: Record, frames: tuple[Frame, ...]) -> bool:
+    """Whether the first frame of code that is not std's is the record's function (its type's
+    method when the record is in an impl)."""
+    name = record.enclosing_fn
+    if not name or not frames:
+        return False
+    owner = impl_type(record.site_check.get("impl"))
+    for frame in frames[: _MACHINERY_FRAMES + 1]:
+        if frame.crate is None or frame.crate in STD_CRATES:
+            continue  # `rust_begin_unwind`, `core::panicking::panic_fmt`, `std::..`
+        segments = strip_symbol_hash(frame.function).split("::")
+        if segments[-1] != name:
+            return False
+        return owner is None or (len(segments) > 1 and segments[-2] == owner)
+    return False
