@@ -280,6 +280,30 @@ def test_a_crate_one_folder_down_is_known_by_its_registry_name(scanned) -> None:
     assert best(triage, header(f"{REGISTRY}/other-0.1.0/src/lib.rs", 2, offset))[2] is None
 
 
+def test_a_crate_named_like_the_projects_but_never_scanned_is_another_crate(scanned) -> None:
+    """A release of a crate the scan has (`text-index`) may predate a move between its files; a
+    crate only named like the project's (`text-source`, removed long ago) is other code."""
+    triage = scanned("nested_crate")
+    offset = "offset past the end of the line index"
+    text = header(f"{REGISTRY}/text-source-0.35.0/src/meta.rs", 518, offset)
+    _, top, file = best(triage, text)
+    assert file is None and top is not None and top.refused == "other-file"
+    moved = header(f"{REGISTRY}/text-index-0.0.9/src/lines.rs", 40, offset)
+    assert best(triage, moved)[2] == "lib/text-index/src/lib.rs"
+
+
+def test_an_old_headers_path_wrapped_onto_the_next_line_is_joined() -> None:
+    text = (
+        "thread 'main' panicked at 'the lint broke', C:\\Users\\u\\.car\n"
+        "go\\registry\\src\\github.com-1ecc6299db9ec823\\lintkit-0.3.5\\src\\meta.rs:518:9\n"
+        "stack backtrace:\n"
+    )
+    (found,) = extract_panics(text)
+    assert found.core_message == "the lint broke"
+    assert found.location is not None and found.location.crate == "lintkit"
+    assert (found.location.crate_version, found.location.line) == ("0.3.5", 518)
+
+
 # --- d. panic hooks -----------------------------------------------------------------------------
 
 

@@ -524,6 +524,16 @@ class _Scanner:
         parts = [rest[1:]]
         last = index
         found = _old_terminator(parts[0])
+        if found is None and "', " in parts[0] and index + 1 < len(self.lines):
+            # A terminal wrapped the path (`../.car` / `go/registry/../meta.rs:518:9`): the
+            # next line is the rest of it, one word ending in `:LINE:COL`.
+            wrapped = self.view(index + 1).stripped
+            head = parts[0].rstrip()
+            joined = _old_terminator(head + wrapped) if wrapped and " " not in wrapped else None
+            if joined is not None and joined[0] < len(head):
+                message = _collapse(head[: joined[0]])[:MAX_MESSAGE_CHARS]
+                end = (index + 1, len(self.lines[index + 1]))
+                return _Draft(message, thread, joined[1], True, False, start, end), index + 2
         limit = min(len(self.lines), index + 1 + OLD_FORMAT_LOOKAHEAD)
         probe = index + 1
         while found is None and probe < limit:

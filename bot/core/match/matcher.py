@@ -305,8 +305,14 @@ class Matcher:
             return "near-miss"
         if not in_project:
             return None
-        if self._history_of(record) is None and location.crate_version:
-            # No history to ask, and a release that may predate a move between files.
+        if (
+            self._history_of(record) is None
+            and location.crate_version
+            and self.index.knows_crate(location.crate or "")
+        ):
+            # No history to ask, and a release of a crate we scanned that may predate a move
+            # between its files (a crate named like the project's but never scanned, as a
+            # removed `nu-source` beside `nu-protocol`, is another crate's code).
             return None
         return "other-file"
 
