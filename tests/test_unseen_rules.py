@@ -186,6 +186,21 @@ def test_a_backtrace_naming_the_records_function_places_it_in_an_older_file(scan
     assert file is None and top is not None and top.refused == "other-file"
 
 
+def test_an_older_wording_in_fewer_of_the_records_words_is_its_site_at_its_file(scanned) -> None:
+    """`the engine has no block yet` printed at `state.rs`, whose site says `the engine has no
+    block with this id yet` today: the same words, some left out, first and last kept."""
+    triage = scanned("moved_function")
+    state = "crates/engine/src/state.rs"
+    assert best(triage, header(state, 8, "the engine has no block yet"))[2] == state
+    for path, message in (
+        ("crates/engine/src/lib.rs", "the engine has no block yet"),  # another file
+        (state, "the engine has no block here"),  # another last word
+        (state, "the block has no engine yet"),  # words out of order
+        (state, "the engine yet"),  # too few of its words
+    ):
+        assert best(triage, header(path, 8, message))[2] is None, (path, message)
+
+
 def test_an_impls_type_is_read_from_the_scans_check() -> None:
     from bot.core.match.raised_in import impl_type  # why: this test alone
 

@@ -183,7 +183,15 @@ class Matcher:
         """The candidate and its uncapped score (for ranking), or None when the message differs."""
         message = _score_message(query, entry, in_sentence)
         if message.score <= 0:
-            return None
+            if not (
+                panic.has_header
+                and location_path is not None
+                and location_path == entry.record.file_path
+                and _older_shorter_wording(query.text, entry)
+            ):
+                return None
+            # Raised in the record's file, in fewer of its words: an older wording of it.
+            message = _MessageScore(0.85, ("fuzzy",))
         if panic.wrapper == "assert" and "pattern" not in message.evidence:
             # `assertion failed: path.is_absolute()` prints the condition's source, not words
             # of a message: resembling a record's prose is no evidence.
@@ -607,6 +615,26 @@ def _changes_words(query: str, entry: IndexedRecord) -> bool:
         if dropped:
             return True  # a word missing before one that is there: changed, not cut
     return False
+
+
+def _older_shorter_wording(query: str, entry: IndexedRecord) -> bool:
+    """Whether the pasted message is the record's words with some left out, its first and
+    last kept (`HirDisplay failed when calling Display::fmt!`, today `HirDisplay::hir_fmt
+    failed with DisplaySourceCodeError when calling Display::fmt!`)."""
+    if entry.has_placeholders:
+        return False
+    pasted, recorded = words(query), words(entry.literal)
+    if len(pasted) < 4 or 2 * len(pasted) < len(recorded) or len(pasted) >= len(recorded):
+        return False
+    if pasted[0] != recorded[0] or pasted[-1] != recorded[-1]:
+        return False
+    position = 0
+    for word in pasted:
+        try:
+            position = recorded.index(word, position) + 1
+        except ValueError:
+            return False
+    return True
 
 
 def _adds_words(query: str, entry: IndexedRecord) -> bool:
