@@ -159,11 +159,7 @@ def _project_infos(files: Sequence[Path]) -> dict[str, ProjectInfo]:
 def index_catalog(catalog: Catalog) -> LoadedCatalog:
     """The catalog with its index and release history (or its projects' histories)."""
     projects = load_projects(catalog)
-    history = (
-        load_history(catalog.history_files)
-        if projects is None
-        else projects.own_history()
-    )
+    history = load_history(catalog.history_files) if projects is None else projects.own_history()
     return LoadedCatalog(catalog, CatalogIndex(catalog), history, projects)
 
 

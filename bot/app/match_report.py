@@ -123,6 +123,8 @@ def refused_json(analysis: Analysis) -> list[dict[str, Any]]:
                 }
             )
     return out
+
+
 def match_bytes_json(triage: Triage, data: bytes, input_name: str = "-") -> dict[str, Any]:
     """What `triage-bot match --json` prints for `data` given on stdin (windows, the release
     the text names): the pages' POST /api/match. From the catalog alone (no store issues)."""

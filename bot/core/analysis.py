@@ -20,6 +20,7 @@ Evidence = Literal[
     "header",  # the message came with a `panicked at` header
     "wrapper",  # no header, but a wrapper only a panic prints (`assertion ... failed`)
     "release",  # the release history places the pasted crate/version/file at the record's site
+    "function",  # the backtrace's panicking frame is the record's function (the file moved)
 ]
 
 # Why a candidate whose score reached the threshold was not answered with, in the JSON's words.

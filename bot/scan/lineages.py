@@ -390,9 +390,7 @@ def version_of(tag: str) -> str:
     return tag[1:] if tag[:1] == "v" and tag[1:2].isdigit() else tag
 
 
-def extract_tree(
-    repo_dir: str | Path, ref: str, target: Path, paths: Sequence[str] = ()
-) -> None:
+def extract_tree(repo_dir: str | Path, ref: str, target: Path, paths: Sequence[str] = ()) -> None:
     """The `.rs` files of `ref` (only under the folders `paths`, when given) under `target`
     (all the scanner reads), from the object store: unlike `git archive`, this works on a
     partial clone missing some large non-Rust blobs."""

@@ -25,6 +25,7 @@ from bot.core.match.cascade import (
     is_uncatalogued_dependency,
     is_uncatalogued_unwrap,
 )
+from bot.core.match.crates import repo_crate_names
 from bot.core.match.drift import MIN_FIXED_TOKENS, PastedForm, drift_between
 from bot.core.match.index import CatalogIndex, IndexedRecord, SiteCatalog, squash, words
 from bot.core.match.projects import Projects
@@ -239,15 +240,21 @@ class Matcher:
                 # More words after the record's whole text, away from its line: another site
                 # of the file (or one it no longer has).
                 refusal = "near-miss"
+        elif (
+            location is not None
+            and {"pattern", "prefix"} & set(message.evidence)
+            and panicked_in(record, panic.frames, self._project_crate(record))
+        ):
+            # The backtrace's panicking frame is the record's function, of the project's crate:
+            # the site, in the file an older release kept it in (or one the path cut).
+            evidence.append("function")
+            confidence += 0.2
         elif location is not None and not self._printed_there(record, location, message):
             in_project = bool(location_path) or self._in_project(location)
             confidence = self._weigh_other_location(
                 confidence, message.score, location, record, in_project
             )
             refusal = self._other_file_refusal(location, entry, message, query.text, in_project)
-            if refusal == "other-file" and panicked_in(record, panic.frames):
-                # The backtrace names the record's function: the site, in an older file.
-                refusal = None
         if not own_file and (query.std_message or entry.std_message):
             # Any program prints it anywhere: only the record's own file (or the release
             # history, later) says it is this site.
@@ -343,6 +350,12 @@ class Matcher:
             return True
         crate = self._pasted_crate(location)
         return crate is None or self.index.in_project(crate)
+
+    def _project_crate(self, record: Record) -> Callable[[str], bool]:
+        """Whether a frame's crate is the record's project: a crate of the catalog, or one the
+        record's repository is published as (`deno` for denoland/deno)."""
+        names = repo_crate_names(record.repo or "")
+        return lambda crate: crate in names or self.index.in_project(crate)
 
     def _in_project(self, location: Location) -> bool:
         crate = self._pasted_crate(location)

@@ -10,9 +10,11 @@ record's type, the pasted file is where that function lived then.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from bot.catalog.model import Record
 from bot.core.extract.paths import STD_CRATES, strip_symbol_hash
+from bot.core.match.crates import canonical_crate
 from bot.core.panic import Frame
 
 # Frames of the panic machinery looked past, at most.
@@ -42,9 +44,11 @@ def impl_type(impl: str | None) -> str | None:
     return found.group(0) if found else None
 
 
-def panicked_in(record: Record, frames: tuple[Frame, ...]) -> bool:
+def panicked_in(
+    record: Record, frames: tuple[Frame, ...], project_crate: Callable[[str], bool]
+) -> bool:
     """Whether the first frame of code that is not std's is the record's function (its type's
-    method when the record is in an impl)."""
+    method when the record is in an impl), in a crate `project_crate` says is the project's."""
     name = record.enclosing_fn
     if not name or not frames:
         return False
@@ -53,7 +57,7 @@ def panicked_in(record: Record, frames: tuple[Frame, ...]) -> bool:
         if frame.crate is None or frame.crate in STD_CRATES:
             continue  # `rust_begin_unwind`, `core::panicking::panic_fmt`, `std::..`
         segments = strip_symbol_hash(frame.function).split("::")
-        if segments[-1] != name:
+        if segments[-1] != name or not project_crate(canonical_crate(frame.crate)):
             return False
         return owner is None or (len(segments) > 1 and segments[-2] == owner)
     return False
