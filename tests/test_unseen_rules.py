@@ -28,6 +28,7 @@ from bot.core.analysis import Analysis, Candidate
 from bot.core.extract.scanner import extract_panics
 from bot.github.triage_command.handle import Controls, why_section
 from bot.render import texts
+from bot.render.answer.build import build_answer
 
 ROOT = Path(__file__).resolve().parent.parent
 SHA = "5" * 40
@@ -173,9 +174,14 @@ def test_a_backtrace_naming_the_records_function_places_it_in_an_older_file(scan
         "engine::engine_state::WorkingSet::get_block_mut",
         "engine::engine_state::WorkingSet::get_block_mut::h0123456789abcdef",
     ):
-        _, top, file = best(triage, pasted(function))
+        analysis, top, file = best(triage, pasted(function))
         assert file == "crates/engine/src/working_set.rs"
         assert top is not None and "function" in top.evidence
+    said = build_answer(analysis, triage.catalog).sections[0].confidence
+    # (the reply's code spans carry no backticks of their own)
+    assert "".join(span.text for span in said) == texts.MATCH_MESSAGE_FUNCTION.replace(
+        "`", ""
+    ).format(function="WorkingSet::get_block_mut", location=f"{old_file}:1153")
     # Another function, the same name on another type or in another crate (the user's), or no
     # backtrace: another file's site.
     for function in (

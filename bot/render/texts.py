@@ -17,6 +17,10 @@ MATCH_MESSAGE_NO_LOCATION = "The message matches; the location was not pasted."
 MATCH_MESSAGE_OTHER_LOCATION = (
     "The message matches; the pasted location `{location}` is not the catalogued one."
 )
+MATCH_MESSAGE_FUNCTION = (
+    "The message matches, and the backtrace's panicking function `{function}` is this site's: "
+    "the pasted `{location}` is where an older release kept it."
+)
 MATCH_CHECK_REASON = (
     "The message matches this tensor check's reason; Rust prints where the check was called, "
     "`{location}`."

@@ -13,6 +13,7 @@ from bot.core.analysis import Analysis, Candidate, PanicMatch, Verdict
 from bot.core.panic import Location, Panic
 from bot.render import texts
 from bot.render.answer.links import short_sha, source_link
+from bot.render.answer.meaning import subject
 from bot.render.answer.parts import (
     LOCATION_LIMIT,
     SHORT_LIMIT,
@@ -136,6 +137,11 @@ def confidence_words(item: PanicMatch, best: Candidate, record: Record) -> Words
         if same_file:
             return words(
                 texts.MATCH_MESSAGE_AND_FILE, location=pasted, record_line=record.line_number
+            )
+        if "function" in evidence:
+            who = subject(record) or record.enclosing_fn or ""
+            return words(
+                texts.MATCH_MESSAGE_FUNCTION, function=shorten(who, SHORT_LIMIT), location=pasted
             )
         if location is None:
             crates = item.panic.stack_crates
