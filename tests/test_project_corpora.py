@@ -37,7 +37,7 @@ MISSES = {
     "nushell": (0, 0),
     "uv": (0, 0),
     "polars": (2, 1),
-    "rust-analyzer": (6, 2),  # both rounds labelled before they ran
+    "rust-analyzer": (11, 2),  # all three rounds labelled before they ran
     "deno": (7, 3),
 }
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.
