@@ -38,7 +38,7 @@ MISSES = {
     "nushell": (0, 2),
     "uv": (0, 0),
     "polars": (1, 1),
-    "rust-analyzer": (2, 1),  # both rounds labelled before they ran
+    "rust-analyzer": (6, 1),  # three rounds, each labelled before it ran
     "deno": (7, 4),  # third batch (108-118) labelled before it ran
 }
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.
