@@ -35,10 +35,10 @@ MISSES = {
     "bevy": (1, 2),
     "tokio": (2, 2),
     "helix": (1, 2),
-    "nushell": (0, 2),
+    "nushell": (0, 1),
     "uv": (0, 0),
     "polars": (1, 1),
-    "rust-analyzer": (6, 1),  # three rounds, each labelled before it ran
+    "rust-analyzer": (5, 1),  # three rounds, each labelled before it ran
     "deno": (7, 4),  # third batch (108-118) labelled before it ran
 }
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.

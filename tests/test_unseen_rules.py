@@ -456,6 +456,21 @@ def test_a_list_of_hook_reports_without_locations_is_no_cascade(scanned) -> None
     assert file is None and analysis.verdict == "uncatalogued-panic"
 
 
+def test_a_catalogued_panic_after_a_std_message_in_one_paste_is_answered(scanned) -> None:
+    """std's `no entry found for key` first, then the project's own message at its own file:
+    nobody catalogues std's messages, so the later panic is not silenced as their cascade."""
+    triage = scanned("near_miss")
+    gave_up = "the constraint solver gave up after too many rounds"
+    own = header("crates/infer/src/solve.rs", 3, gave_up)
+    for first in ("no entry found for key", "index out of bounds: the len is 3 but the index is 7"):
+        text = header("crates/infer/src/lib.rs", 40, first) + own
+        assert best(triage, text)[2] == "crates/infer/src/solve.rs", first
+    # After an uncatalogued panic of the project's own words, the rest stay its cascade.
+    text = header("crates/infer/src/lib.rs", 40, "the region table was left half written") + own
+    analysis, _, file = best(triage, text)
+    assert file is None and analysis.verdict == "uncatalogued-panic"
+
+
 def test_a_declared_hook_format_is_read_with_the_catalog(scanned) -> None:
     triage = scanned("hook_format")
     text = "lint run 3\nCRASH[src/lib.rs:5] the lint driver was handed an empty module\n"

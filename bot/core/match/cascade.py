@@ -2,8 +2,9 @@
 
 Later panics are usually consequences of the first (a poisoned lock, a closed channel), so by
 default an uncatalogued first panic silences the rest. A plain `unwrap()` is different: nobody
-catalogues `called Option::unwrap() on a None value`, and a catalogued panic that follows it
-with full confidence is worth answering (the answer says the first is not catalogued). So is
+catalogues `called Option::unwrap() on a None value` (nor std's other messages), and a
+catalogued panic that follows it with full confidence is worth answering (the answer says the
+first is not catalogued). So is
 one of the project's own after a panic raised in a dependency (a registry or git crate the
 catalog does not hold): the dependency's panic is the root, the project's the one it answers.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bot.core.analysis import PanicMatch
+from bot.core.match.std_messages import is_std_message
 
 # The confidence of a later panic answered after an uncatalogued unwrap: the message matches
 # in full and says enough, or the location backs it up.
@@ -21,7 +23,11 @@ PLAIN_UNWRAPS = frozenset({"unwrap-none", "unwrap-err"})
 
 
 def is_uncatalogued_unwrap(first: PanicMatch) -> bool:
-    return not first.matched and first.panic.wrapper in PLAIN_UNWRAPS
+    """A plain unwrap, or another message std prints itself (`no entry found for key`, a
+    bounds check): nobody catalogues those either."""
+    if first.matched:
+        return False
+    return first.panic.wrapper in PLAIN_UNWRAPS or is_std_message(first.panic.core_message)
 
 
 def answers_after_unwrap(later: PanicMatch) -> bool:
