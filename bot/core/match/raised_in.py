@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from bot.catalog.impl_header import impl_parts
 from bot.catalog.model import Record
 from bot.core.extract.paths import STD_CRATES, strip_symbol_hash
 from bot.core.match.crates import canonical_crate
@@ -27,20 +28,8 @@ def impl_type(impl: str | None) -> str | None:
     `Wrapper`; None for no impl (a free function) or one that cannot be read."""
     if not impl or not impl.startswith("impl"):
         return None
-    text = impl[len("impl") :].strip()
-    if text.startswith("<"):
-        depth = 0
-        for position, char in enumerate(text):
-            depth += {"<": 1, ">": -1}.get(char, 0)
-            if depth == 0:
-                text = text[position + 1 :].strip()
-                break
-        else:
-            return None
-    if " for " in text:
-        text = text.rsplit(" for ", 1)[1].strip()
-    text = text.split("<", 1)[0].strip().lstrip("&").strip()
-    found = _IDENT.fullmatch(text.rsplit("::", 1)[-1])
+    kind = impl_parts(impl)[0].lstrip("&").strip()
+    found = _IDENT.fullmatch(kind.rsplit("::", 1)[-1])
     return found.group(0) if found else None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from bot.catalog.impl_header import impl_parts
 from bot.catalog.model import RAISED_AT_TAG_PREFIX, Record, value_class
 from bot.catalog.patterns import parse_format
 from bot.core.match.releases import ReleaseHistory
@@ -31,7 +32,6 @@ _REASON = re.compile(r"(?:^|\s)\d+\.\s+(.*?)(?=\s+\d+\.\s|\s*$)", re.S)
 # A catch-all match arm: a binding or `_`, which takes whatever the earlier arms did not.
 _CATCH_ALL = re.compile(r"^(?:_|[a-z_][a-z0-9_]*)$")
 _MISSING = re.compile(r"^(?:None|Err\(.*\))$")  # an arm taken when a value is missing
-_GENERICS = re.compile(r"<.*>$")
 # The clause of a message that tells the reader what to do.
 _DIRECTIVE = re.compile(
     r"(?:^|(?<=[.:;!?]\s))(?P<clause>[^.;!?]*?\b(?:must|should|make sure|please|did you "
@@ -50,7 +50,7 @@ def _config_type(impl: str | None, code: str) -> str | None:
     config the user built."""
     if not impl or not _SELF.search(code):
         return None
-    kind, trait = _type_name(one_line(impl))
+    kind, trait = impl_parts(one_line(impl))
     return kind if not trait and kind.endswith("Config") else None
 
 
@@ -105,23 +105,6 @@ def _literals(message: str) -> list[str]:
     return [s.text for s in parse_format(message or "") if not s.is_placeholder]
 
 
-def _type_name(header: str) -> tuple[str, str | None]:
-    """(`Candle`, `FloatTensorOps<Self>`) from `impl FloatTensorOps<Self> for Candle<F, I>`:
-    the type without its parameters, the trait with them (`From<i32>` is not `From<i64>`)."""
-    body = header[len("impl") :].lstrip() if header.startswith("impl") else header
-    if body.startswith("<"):  # the impl's own parameters: `impl<B: Backend<X>> ...`
-        depth = 0
-        for at, char in enumerate(body):
-            depth += {"<": 1, ">": -1}.get(char, 0)
-            if depth == 0:
-                body = body[at + 1 :].lstrip()
-                break
-    trait, _, kind = body.partition(" for ")
-    if not kind:
-        trait, kind = "", body
-    return _GENERICS.sub("", kind.strip()), (trait.strip() or None)
-
-
 def _module_path(file_path: str | None, function: str) -> str:
     """`burn_cubecl_fusion::optim::reduce::tune::create_key` from the file and the fn."""
     parts = (file_path or "").split("/")
@@ -144,7 +127,7 @@ def subject(record: Record) -> str | None:
     function = one_line(record.enclosing_fn) if record.enclosing_fn else None
     impl = check.get("impl")
     if function and impl:
-        kind, trait = _type_name(one_line(impl))
+        kind, trait = impl_parts(one_line(impl))
         if trait:
             return texts.SUBJECT_TRAIT.format(function=function, trait=trait, type=kind)
         return texts.SUBJECT_METHOD.format(function=function, type=kind)
@@ -219,7 +202,7 @@ def first_step(record: Record, message: str) -> str | None:
             return texts.STEP_MISSING.format(**values)
     impl = check.get("impl")
     if who and impl and (record.error_type or "") in ("unimplemented", "todo"):
-        kind_name, trait = _type_name(one_line(impl))
+        kind_name, trait = impl_parts(one_line(impl))
         if trait:
             return texts.STEP_NOT_IMPLEMENTED.format(
                 function=record.enclosing_fn, type=kind_name, crate=record.crate or record.repo
