@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from bot.catalog.impl_header import impl_parts
 from bot.catalog.model import Record
 from bot.core.extract.paths import STD_CRATES, strip_symbol_hash
+from bot.core.impl_header import impl_parts
 from bot.core.match.crates import canonical_crate
 from bot.core.panic import Frame
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from bot.catalog.impl_header import impl_parts
 from bot.catalog.model import RAISED_AT_TAG_PREFIX, Record, value_class
 from bot.catalog.patterns import parse_format
+from bot.core.impl_header import impl_parts
 from bot.core.match.releases import ReleaseHistory
 from bot.core.panic import Location, Panic
 from bot.render import texts
