@@ -44,6 +44,7 @@ REPOS = {
     "lsp_handler": "acme/quill-ls",
     "nested_crate": "acme/textkit",
     "moved_function": "acme/shell-engine",
+    "checkout_path": "acme/ferrojs",
 }
 
 
@@ -303,6 +304,39 @@ def test_a_crate_one_folder_down_is_known_by_its_registry_name(scanned) -> None:
         "tools/fmt/src/lib.rs"
     )
     assert best(triage, header(f"{REGISTRY}/other-0.1.0/src/lib.rs", 2, offset))[2] is None
+
+
+def test_a_clone_of_the_project_built_where_it_lies_is_the_project(scanned) -> None:
+    """A crate folder without `src/` (`libs/state/lib.rs`), pasted as the absolute path of a
+    clone named as the repository (a CI runner's, a developer's), is the catalog's own file;
+    the same path under another folder is the user's own code."""
+    triage = scanned("checkout_path")
+    missing = "no handle of type ferro_fetch::Options was registered with the state map"
+    for path in (
+        "/home/runner/work/ferrojs/ferrojs/libs/state/lib.rs",
+        "/Users/dev/src/ferrojs/libs/state/lib.rs",
+        "D:\\a\\ferrojs\\ferrojs\\libs\\state\\lib.rs",
+    ):
+        assert best(triage, header(path, 11, missing))[2] == "libs/state/lib.rs", path
+    assert best(triage, header("/home/dev/app/libs/state/lib.rs", 11, missing))[2] is None
+    # Another file of the clone is another site.
+    slot = "slot index past the last reserved slot"
+    _, top, file = best(triage, header("/home/dev/ferrojs/libs/state/lib.rs", 11, slot))
+    assert file is None and top is not None and top.refused == "other-file"
+    assert best(triage, header("/home/dev/ferrojs/libs/state/slots.rs", 2, slot))[2] == (
+        "libs/state/slots.rs"
+    )
+
+
+def test_a_crate_folder_without_src_moved_down_keeps_its_files(scanned) -> None:
+    """`state/slots.rs` (an older release's layout, relative or in a clone) is the one catalog
+    file ending so, `libs/state/slots.rs`; a path through `src/` is left to the crate folders."""
+    triage = scanned("checkout_path")
+    slot = "slot index past the last reserved slot"
+    for path in ("state/slots.rs", "/home/dev/ferrojs/state/slots.rs"):
+        assert best(triage, header(path, 2, slot))[2] == "libs/state/slots.rs", path
+    for path in ("src/slots.rs", "app/state/src/slots.rs", "/home/dev/app/state/slots.rs"):
+        assert best(triage, header(path, 2, slot))[2] is None, path
 
 
 def test_a_crate_named_like_the_projects_but_never_scanned_is_another_crate(scanned) -> None:

@@ -184,6 +184,9 @@ class SiteCatalog(Protocol):
     def site_columns(self) -> tuple[list[str], list[str], list[str | None], list[str]]: ...
 
 
+# First folders of a relative path that name no crate.
+_NO_CRATE_FOLDERS = frozenset({"src", "tests", "benches", "examples", ".", ".."})
+
 class CatalogIndex:
     """Everything the matcher looks up, computed once per catalog."""
 
@@ -213,6 +216,9 @@ class CatalogIndex:
         self.by_file: Mapping[str, list[str]] = by_file
         # crate name -> repository folder, learned from the catalog's paths
         self.crate_folders: dict[str, str] = {}
+        # the repositories' own names (`deno` for denoland/deno): a clone's folder
+        self.repo_names: set[str] = set()
+        self._files_by_tail: defaultdict[str, list[str]] | None = None  # by last two segments
         folders_seen: set[tuple[str | None, str]] = set()
         all_ids, all_messages, all_paths, all_repos = catalog.site_columns()
         for first in range(0, len(all_ids), _CHUNK_RECORDS):
@@ -241,6 +247,8 @@ class CatalogIndex:
                     by_file[file_path].append(rid)
             for file_path, repo in set(zip(file_paths, repos, strict=True)) - folders_seen:
                 folders_seen.add((file_path, repo))  # records share files
+                if repo:
+                    self.repo_names.add(repo.rsplit("/", 1)[-1])
                 if file_path:
                     for crate, folder in crate_folders(file_path, repo):
                         self.crate_folders.setdefault(crate, folder)
@@ -318,6 +326,36 @@ class CatalogIndex:
         if folder is None:
             return None
         return f"{folder}/{crate_path}" if folder else crate_path  # "": the repository's root
+
+    def checkout_file(self, path: str) -> str | None:
+        """The catalog's file a path names through a clone of its repository, built where it
+        lies: `/home/ci/checkout/deno/libs/core/ops.rs` -> `libs/core/ops.rs` (or, in an
+        older clone, `.../deno/core/ops.rs` -> `libs/core/ops.rs`: `moved_down`)."""
+        parts = path.split("/")
+        for at, part in enumerate(parts[:-1]):
+            if part in self.repo_names:
+                rest = "/".join(parts[at + 1 :])
+                found = rest if rest in self.by_file else self.moved_down(rest)
+                if found:
+                    return found
+        return None
+
+    def moved_down(self, path: str) -> str | None:
+        """The one catalog file that is a relative path with folders put in front of it:
+        `serde_v8/payload.rs` (an older release's layout) -> `libs/serde_v8/payload.rs`. Only
+        for crates without `src/`: a path through `src/` is known by its crate's folder, and
+        the user's own crates have one."""
+        parts = path.split("/")
+        if len(parts) < 2 or parts[0] in _NO_CRATE_FOLDERS or "src" in parts or not all(parts):
+            return None
+        tails = self._files_by_tail
+        if tails is None:
+            tails = self._files_by_tail = defaultdict(list)
+            for file_path in self.by_file:
+                tails["/".join(file_path.rsplit("/", 2)[-2:])].append(file_path)
+        ending = "/" + path
+        found = [f for f in tails.get("/".join(parts[-2:]), ()) if f.endswith(ending)]
+        return found[0] if len(found) == 1 else None
 
     def knows_crate(self, crate: str) -> bool:
         return canonical_crate(crate) in self.crate_folders

@@ -171,7 +171,16 @@ class Matcher:
             return self.index.repo_path(*found)
         # `src/lib.rs` of a single-crate project: a relative path that is the catalog's own file.
         relative = location.path.removeprefix("./")
-        return relative if relative in self.index.by_file else None
+        if relative in self.index.by_file:
+            return relative
+        if location.kind != "other":
+            return None
+        if location.path.startswith("/") or _DRIVE.match(location.path):
+            # A crate folder without `src/` (`libs/core/ops.rs`) in a clone named as the
+            # repository; any other absolute path is the user's machine.
+            return self.index.checkout_file(location.path)
+        # A file an older release kept higher up (`serde_v8/payload.rs`, now under `libs/`).
+        return self.index.moved_down(relative)
 
     def _score(
         self,
@@ -487,6 +496,7 @@ class Matcher:
         return result
 
 
+_DRIVE = re.compile(r"[A-Za-z]:/")  # `C:/Users/..` (a Windows path, normalised)
 _RS_FILE_NAME = re.compile(r"(?<![\w.-])[A-Za-z0-9_-]+\.rs\b")
 
 _SENTENCE_SOURCES = frozenset({"title", "line", "tail"})
