@@ -187,6 +187,7 @@ class SiteCatalog(Protocol):
 # First folders of a relative path that name no crate.
 _NO_CRATE_FOLDERS = frozenset({"src", "tests", "benches", "examples", ".", ".."})
 
+
 class CatalogIndex:
     """Everything the matcher looks up, computed once per catalog."""
 
