@@ -45,6 +45,7 @@ _STD_OLD = re.compile(
     r"^(?:/rustc/[0-9a-f]{6,64}/|\.\./)?(?:src/)?lib(core|std|alloc|proc_macro|test|panic_unwind)/(.+)$"
 )
 _SLASHES = re.compile(r"/{2,}")
+_DRIVE = re.compile(r"[A-Za-z]:/")
 # `~/.cargo/registry/src/INDEX-DIR/NAME-VERSION/REST`, whatever CARGO_HOME is.
 _REGISTRY = re.compile(r"(?:^|/)registry/src/[^/]{1,200}/([^/]{1,200})/(.*)$")
 # `~/.cargo/git/checkouts/REPO-HASH/SHA/REST`
@@ -72,6 +73,11 @@ def normalise_path(path: str) -> str:
         # `/rustc/HASH\/src\libstd\...` (old Windows backtraces) has doubled separators.
         path = path[:1] + _SLASHES.sub("/", path[1:])
     return path
+
+
+def is_absolute(path: str) -> bool:
+    """A normalised path from a filesystem's root: `/home/..`, `C:/Users/..`."""
+    return path.startswith("/") or bool(_DRIVE.match(path))
 
 
 def parse_location(raw: str) -> Location | None:

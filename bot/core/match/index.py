@@ -184,8 +184,8 @@ class SiteCatalog(Protocol):
     def site_columns(self) -> tuple[list[str], list[str], list[str | None], list[str]]: ...
 
 
-# First folders of a relative path that name no crate.
-_NO_CRATE_FOLDERS = frozenset({"src", "tests", "benches", "examples", ".", ".."})
+# First folders of a relative path that name no crate (`src/` anywhere is ruled out apart).
+_NO_CRATE_FOLDERS = frozenset({"tests", "benches", "examples", ".", ".."})
 
 
 class CatalogIndex:

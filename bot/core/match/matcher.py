@@ -17,6 +17,7 @@ from bot.catalog.model import TRACK_CALLER_TAG, Record, value_class
 from bot.catalog.patterns import Regex, RegexMatch, normalise_message, placeholders_fit
 from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Refusal, Verdict
 from bot.core.extract.hooks import HookFormat
+from bot.core.extract.paths import is_absolute
 from bot.core.extract.scanner import extract_panics
 from bot.core.match.caller import line_is_evidence, reports_caller
 from bot.core.match.cascade import (
@@ -175,7 +176,7 @@ class Matcher:
             return relative
         if location.kind != "other":
             return None
-        if location.path.startswith("/") or _DRIVE.match(location.path):
+        if is_absolute(location.path):
             # A crate folder without `src/` (`libs/core/ops.rs`) in a clone named as the
             # repository; any other absolute path is the user's machine.
             return self.index.checkout_file(location.path)
@@ -496,7 +497,6 @@ class Matcher:
         return result
 
 
-_DRIVE = re.compile(r"[A-Za-z]:/")  # `C:/Users/..` (a Windows path, normalised)
 _RS_FILE_NAME = re.compile(r"(?<![\w.-])[A-Za-z0-9_-]+\.rs\b")
 
 _SENTENCE_SOURCES = frozenset({"title", "line", "tail"})
