@@ -18,6 +18,7 @@ from bot.scan.lineages import (
     path_affinity,
     release_tags,
     version_key,
+    version_of,
 )
 
 REPO = "acme/widgets"
@@ -213,6 +214,25 @@ def test_release_tags_sort_by_version_and_skip_other_tags(tmp_path):
     assert release_tags(repo.root) == ["v0.9.0", "v0.9.1", "v0.10.0"]
     assert release_tags(repo.root, r"^v\d+\.\d+\.\d+(-pre\.\d+)?$")[-1] == "v0.11.0-pre.1"
     assert version_key("v0.11.0-pre.1") < version_key("v0.11.0")
+
+
+def test_release_tags_of_a_monorepo_crate_a_calendar_and_a_date_name_their_version() -> None:
+    assert [version_of(t) for t in ("tokio-1.38.0", "tokio-util-0.7.0", "rs-0.40.0")] == [
+        "1.38.0",
+        "0.7.0",
+        "0.40.0",
+    ]
+    assert [version_of(t) for t in ("25.01", "24.07.1", "2024-07-01", "HEAD")] == [
+        "25.01",
+        "24.07.1",
+        "2024-07-01",
+        "HEAD",
+    ]
+    calendar = ["25.01", "22.12", "24.07.1", "24.07"]
+    assert sorted(calendar, key=version_key) == ["22.12", "24.07", "24.07.1", "25.01"]
+    dated = ["2024-07-01", "2023-12-25", "2024-01-08"]
+    assert sorted(dated, key=version_key) == ["2023-12-25", "2024-01-08", "2024-07-01"]
+    assert version_key("tokio-1.9.0") < version_key("tokio-1.10.0")
 
 
 def test_history_command_writes_lineages_and_records_that_validate(tmp_path, capsys):

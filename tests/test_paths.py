@@ -180,6 +180,20 @@ def test_vendored_crates_are_registry_like() -> None:
         "0.17.1",
         "src/stream/base.rs",
     )
+    for raw in (
+        ".../tokio-1.51.1/src/runtime/task/core.rs:422:22",  # the registry's folders elided
+        "/nix/store/x-vendor-cargo-deps/tokio-1.51.1/src/runtime/task/core.rs:422:22",
+    ):
+        elided = parse_location(raw)
+        assert elided is not None
+        assert (elided.kind, elided.crate, elided.crate_version, elided.crate_path) == (
+            "registry",
+            "tokio",
+            "1.51.1",
+            "src/runtime/task/core.rs",
+        ), raw
+    unversioned = parse_location("/home/me/myapp/src/main.rs:3:5")
+    assert unversioned is not None and unversioned.kind == "other"
     bare = parse_location("/build/app/vendor/burn-fusion/src/stream/base.rs:55:13")
     assert bare is not None
     assert (bare.kind, bare.crate, bare.crate_version, bare.crate_path) == (

@@ -32,14 +32,16 @@ NAMES = sorted(
 # The second round's texts (labelled before they ran) set helix at (1, 2) and uv at (0, 0).
 # nushell's third round (22 texts, labelled before they ran) set it at (1, 2).
 MISSES = {
-    "bevy": (1, 2),
-    "tokio": (2, 2),
-    "helix": (1, 2),
+    # The sixth round's texts (labelled before they ran) raised the counts here: bevy 38 texts,
+    # four of them since relabelled uncatalogued (a bare unwrap is no older wording).
+    "bevy": (5, 3),
+    "tokio": (1, 4),  # 33 more texts; 19 held-out catalogued panics
+    "helix": (0, 2),  # 52 more texts
     "nushell": (0, 1),
-    "uv": (0, 0),
+    "uv": (1, 0),  # 13 more texts, none catalogued held out
     "polars": (1, 1),
     "rust-analyzer": (5, 1),  # three rounds, each labelled before it ran
-    "deno": (6, 2),  # third batch (108-118) labelled before it ran
+    "deno": (0, 2),  # 36 more texts; its release history places cli/main.rs
 }
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.
 # (nushell's two, a removed `missing span contents in file cache` answered with `missing span`,
@@ -51,7 +53,10 @@ HELD_OUT_FALSE: dict[str, int] = {}
 
 
 def project_triage(project: str) -> Triage:
-    return Triage(load_catalog([PROJECTS / project / "catalog.jsonl"]))
+    """The project's catalog, with its release history when it has one (`history/`)."""
+    history = PROJECTS / project / "history"
+    paths = [PROJECTS / project / "catalog.jsonl", *([history] if history.is_dir() else [])]
+    return Triage(load_catalog(paths))
 
 
 @pytest.mark.parametrize("project", NAMES)

@@ -84,6 +84,17 @@ def test_first_steps_name_the_check_and_fit_its_kind() -> None:
         "The message of `burn_nn::modules::x::forward` says what to do: “there is no reactor "
         "running, must be called from a runtime”"
     )
+    # A sentence in the imperative is an instruction too; a noun that starts one is not.
+    timers = (
+        "A Tokio 1.x context was found, but timers are disabled. Call `enable_time` on the "
+        "runtime builder to enable timers."
+    )
+    assert first_step(site({}), timers) == (
+        "The message of `burn_nn::modules::x::forward` says what to do: “Call `enable_time` on "
+        "the runtime builder to enable timers.”"
+    )
+    assert first_step(site({}), "Use of a moved handle in the scheduler loop.") is None
+    assert first_step(site({}), "The set of workers is empty. Add workers first.") is None
 
 
 def test_a_title_never_shows_a_raw_format_string() -> None:

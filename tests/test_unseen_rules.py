@@ -45,6 +45,7 @@ REPOS = {
     "nested_crate": "acme/textkit",
     "moved_function": "acme/shell-engine",
     "checkout_path": "acme/ferrojs",
+    "values_in_numbers": "acme/ropechange",
 }
 
 
@@ -383,6 +384,9 @@ def test_known_hook_headers_are_extracted() -> None:
             "crates/x/src/y.rs",
             12,
         ),
+        # A server's logging hook, after its log line's own location.
+        "2023-12-05 20:31:32.974 ERRO [panic_ext/src/lib.rs:54] thread 'read' panicked 'the "
+        "lint broke' at \"crates/x/src/y.rs:12\"\n": ("the lint broke", "crates/x/src/y.rs", 12),
         "Message:  the lint broke\nLocation: crates/x/src/y.rs:12\n": (
             "the lint broke",
             "crates/x/src/y.rs",
@@ -651,3 +655,100 @@ def test_a_crates_history_does_not_place_code_or_brackets_at_a_placeholder_site(
     removed = "the grapheme index ran past the text"
     text = f"thread 'main' panicked at '{removed}', crates/core/src/lib.rs:3:5\n"
     assert best(triage, text)[2] == "crates/core/src/lib.rs"
+
+
+def _src_less_history(tmp_path: Path) -> Path:
+    """tests/fixtures/src_less_history's two releases, committed and tagged, and the catalog
+    `catalog history` writes for them."""
+    from git_project import Project  # why: these tests alone build a tagged repository
+
+    fixture = ROOT / "tests" / "fixtures" / "src_less_history"
+    project = Project(tmp_path / "wick")
+    for release in ("v0.1.0", "v0.2.0"):
+        tree = fixture / release
+        files: dict[str, str | None] = {
+            str(p.relative_to(tree)): p.read_text() for p in sorted(tree.rglob("*")) if p.is_file()
+        }
+        gone = [
+            str(p.relative_to(project.work))
+            for p in project.work.rglob("*.rs")
+            if str(p.relative_to(project.work)) not in files
+        ]
+        project.commit(release, {**files, **dict.fromkeys(gone)}, tag=release)
+    out = tmp_path / "catalog"
+    argv = ["catalog", "history", str(project.work), "--repo", "acme/wick", "--out", str(out)]
+    assert main_cli([*argv, "-q"]) == 0
+    return out
+
+
+FATAL = "Fatal error in :0: Check failed: slot != nullptr."
+
+
+def test_a_crate_without_src_has_a_history_and_its_old_file_is_its_site(tmp_path) -> None:
+    out = _src_less_history(tmp_path)
+    sites = [json.loads(line) for line in (out / "panic_sites.jsonl").read_text().splitlines()]
+    assert sorted(s["filePath"] for s in sites) == ["tool/lib.rs"] * 3
+    with_history = Triage(load_catalog([out]))
+    scan_only = Triage(load_catalog([out / "panic_sites.jsonl"]))
+    # v0.1.0 raised it in tool/main.rs, line 2; a Windows build prints `tool\main.rs`.
+    for path in ("tool/main.rs", "tool\\main.rs", "/home/ci/wick/tool/main.rs"):
+        text = header(path, 2, FATAL)
+        analysis, _, file = best(with_history, text)
+        assert (analysis.verdict, file) == ("match", "tool/lib.rs"), path
+        assert best(scan_only, text)[2] is None, path  # another file of the project, no history
+    # Near its line in a patch release between the tags: the file held it, the message fits.
+    assert best(with_history, header("tool/main.rs", 9, FATAL))[2] == "tool/lib.rs"
+
+
+def test_a_file_without_src_that_never_held_the_message_is_still_another_site(tmp_path) -> None:
+    triage = Triage(load_catalog([_src_less_history(tmp_path)]))
+    for path in ("tool/embed.rs", "main.rs", "/home/me/app/main.rs"):
+        analysis, _, file = best(triage, header(path, 2, FATAL))
+        assert file is None and analysis.verdict == "uncatalogued-panic", path
+    # tool/main.rs never held the embedder's expect (new in v0.2.0's lib.rs); it did hold the
+    # slot table's panic, at line 7.
+    text = header("tool/main.rs", 3, "the embedder passed no isolate to the runtime")
+    assert best(triage, text)[2] is None
+    text = header("tool/main.rs", 7, "the slot table of the isolate is full")
+    assert best(triage, text)[2] == "tool/lib.rs"
+
+
+def test_an_older_wording_is_answered_whatever_the_length_of_its_numbers(scanned) -> None:
+    """Numbers fill placeholders: `Position 6934 ... len 6932` is as near the record's words as
+    `Position 18 ... len 13` (an older, singular wording at the record's own file)."""
+    triage = scanned("values_in_numbers")
+    for position, length in ((18, 13), (738, 695), (6934, 6932), (1234567, 7654321)):
+        message = f"Position {position} is out of range for changeset len {length}!"
+        text = f"thread 'main' panicked at '{message}', src/lib.rs:14:5\n{NOTE}\n"
+        assert best(triage, text)[2] == "src/lib.rs", message
+    # Another message of the file, numbers or not, is no older wording of it.
+    other = "Position 5 is out of range for a rope of 3 bytes"
+    assert best(triage, f"thread 'main' panicked at '{other}', src/lib.rs:14:5\n")[2] is None
+
+
+def test_an_unwrapped_error_holding_a_crates_message_is_not_that_crates_site(tmp_path) -> None:
+    """`called Result::unwrap() on an Err value: ComputeError("...")` is an `unwrap()` raised
+    where it is pasted: a release history whose crate once printed those words elsewhere (a
+    `debug_assert!`) does not make it that site."""
+    from git_project import Project  # why: this test alone builds a tagged repository
+
+    project = Project(tmp_path / "frames")
+    checked = (
+        "pub fn check(len: usize, mask: usize) {\n"
+        '    debug_assert!(len == mask, "validity mask length must match the number of values");\n'
+        "}\n"
+    )
+    project.commit("one", {"crates/arrow/src/utf8.rs": checked}, tag="v0.1.0")
+    project.commit("two", {"crates/arrow/src/lib.rs": "pub mod utf8;\n"}, tag="v0.2.0")
+    out = tmp_path / "catalog"
+    argv = ["catalog", "history", str(project.work), "--repo", "acme/frames", "--out", str(out)]
+    assert main_cli([*argv, "-q"]) == 0
+    triage = Triage(load_catalog([out]))
+    words = "validity mask length must match the number of values"
+    unwrapped = f'called `Result::unwrap()` on an `Err` value: ComputeError(ErrString("{words}"))'
+    text = header("/ci/frames/crates/arrow/src/primitive.rs", 447, unwrapped)
+    analysis, _, file = best(triage, text)
+    assert file is None and analysis.verdict == "uncatalogued-panic"
+    # The site's own panic, at its file: answered.
+    own = "crates/arrow/src/utf8.rs"
+    assert best(triage, header(own, 2, words))[2] == own

@@ -20,7 +20,6 @@ from typing import Any
 from bot.catalog.loader import HOOK_FILE, CatalogError, load_catalog
 from bot.catalog.model import ATTR_BY_KEY, WRITE_UP_ATTRS
 from bot.cli.output import eta
-from bot.core.match.releases import crate_and_inner
 from bot.scan.builders import (
     Builder,
     BuilderConfigError,
@@ -35,7 +34,7 @@ from bot.scan.lineages import (
     attach_records,
     build_history,
     history_lines,
-    is_test_helper_crate,
+    is_runtime_path,
     lineage_records,
     release_tags,
     version_key,
@@ -250,7 +249,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     )
     if not args.include_tests:
         # As `catalog history` does: test-helper crates (burn-no-std-tests) are tests too.
-        sites = [s for s in sites if not is_test_helper_crate(crate_and_inner(s.file_path)[0])]
+        sites = [s for s in sites if is_runtime_path(s.file_path)]
     if args.format == "sites":
         rows: list[dict[str, Any]] = [s.as_panic_site(args.commit) for s in sites]
     else:

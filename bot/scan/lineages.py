@@ -339,15 +339,10 @@ _TEST_HELPER_CRATE = re.compile(r"-(tests?|testgen)$")
 
 
 def is_runtime_path(file_path: str) -> bool:
-    """Whether a site's file is a crate's runtime code: under `crates/` (or a top-level crate
-    folder of an old layout), and not a test-helper crate (burn-no-std-tests, *-testgen)."""
-    crate, inner = crate_and_inner(file_path)
-    # A build script runs on the user's machine too: its panics reach issues.
-    if crate is None and (inner.startswith("src/") or inner == "build.rs"):
-        return True  # a single-crate repository (ndarray): its crate is at the root
-    if crate is None or not (inner.startswith("src/") or inner == "build.rs"):
-        return False
-    return not is_test_helper_crate(crate)
+    """Whether a site's file is runtime code, as `catalog scan` reads a checkout: not in a
+    test-helper crate (burn-no-std-tests, *-testgen, xtask); tests, benches and examples are
+    never walked. A crate need not keep its files under `src/` (deno's `cli/lib.rs`)."""
+    return not is_test_helper_crate(crate_and_inner(file_path)[0])
 
 
 def is_test_helper_crate(crate: str | None) -> bool:
@@ -372,14 +367,27 @@ def release_tags(repo_dir: str | Path, pattern: str | None = None) -> list[str]:
     return sorted((t for t in tags if wanted.search(t)), key=version_key)
 
 
+# A release tag's version: `v0.18.0`, `0.5.1`, one crate's tag in a monorepo (`tokio-1.38.0`,
+# `rs-0.40.0`), a calendar release (`25.01`, `24.07.1`), a dated one (`2024-07-01`).
+_TAG_VERSION = re.compile(
+    r"^(?:v|[A-Za-z][A-Za-z0-9_.]*(?:-[A-Za-z][A-Za-z0-9_.]*)*-)?"
+    r"(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?|\d{4}-\d{2}-\d{2})$"
+)
+_VERSION_PARTS = re.compile(
+    r"^(\d+)\.(\d+)(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?$|^(\d{4})-(\d{2})-(\d{2})$"
+)
+
+
 def version_key(tag: str) -> tuple:
-    match = re.match(r"^v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?", tag)
+    match = _VERSION_PARTS.match(version_of(tag))
     if not match:
         return (1 << 30, tag)
-    major, minor, patch, pre = match.groups()
+    major, minor, patch, pre, year, month, day = match.groups()
+    if year is not None:
+        return (int(year), int(month), int(day), (1, ()))
     # A pre-release sorts before its release.
     pre_key = (0, tuple(_num_or_text(p) for p in pre.split("."))) if pre else (1, ())
-    return (int(major), int(minor), int(patch), pre_key)
+    return (int(major), int(minor), int(patch or 0), pre_key)
 
 
 def _num_or_text(part: str) -> tuple[int, Any]:
@@ -387,7 +395,10 @@ def _num_or_text(part: str) -> tuple[int, Any]:
 
 
 def version_of(tag: str) -> str:
-    return tag[1:] if tag[:1] == "v" and tag[1:2].isdigit() else tag
+    """The version a release tag names (`v0.18.0` -> `0.18.0`, `tokio-1.38.0` -> `1.38.0`);
+    any other tag is its own version (`HEAD`)."""
+    match = _TAG_VERSION.match(tag)
+    return match.group(1) if match else tag
 
 
 def extract_tree(repo_dir: str | Path, ref: str, target: Path, paths: Sequence[str] = ()) -> None:

@@ -52,6 +52,9 @@ _REGISTRY = re.compile(r"(?:^|/)registry/src/[^/]{1,200}/([^/]{1,200})/(.*)$")
 _GIT = re.compile(r"(?:^|/)git/checkouts/([^/]{1,200})/[^/]{1,200}/(.*)$")
 _VENDOR = re.compile(r"(?:^|/)vendor/([^/]{1,200})/(.*)$")
 _WORKSPACE = re.compile(r"(?:^|/)crates/([^/]{1,200})/(.*)$")
+# A versioned crate folder is how cargo unpacks a published crate, wherever the rest of the
+# path went: `.../tokio-1.51.1/src/runtime/task/core.rs` (elided), a build's own vendor copy.
+_VERSIONED_CRATE = re.compile(r"(?:^|/)([^/]{1,200}-\d{1,9}\.\d{1,9}\.\d{1,9}[^/]{0,80})/(src/.*)$")
 # `burn-autodiff-0.18.0`, `burn-core-0.21.0-pre.2`, `foo-1.0.0+build.5`
 _NAME_VERSION = re.compile(
     r"([A-Za-z0-9_][A-Za-z0-9_-]{0,120}?)-(\d{1,9}\.\d{1,9}\.\d{1,9}(?:[-+][0-9A-Za-z.+-]{0,80})?)"
@@ -158,6 +161,11 @@ def classify_path(path: str) -> tuple[PathKind, str | None, str | None, str | No
     match = _WORKSPACE.search(path)
     if match:
         return "workspace", match.group(1), None, match.group(2)
+    match = _VERSIONED_CRATE.search(path)
+    if match:
+        name, version = _split_name_version(match.group(1))
+        if version is not None:
+            return "registry", name, version, match.group(2)
     return "other", None, None, None
 
 

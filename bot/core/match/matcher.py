@@ -720,7 +720,9 @@ def _fuzzy(query: str, entry: IndexedRecord) -> float:
     fuzz, utils = _rapidfuzz or _import_rapidfuzz()
     if entry.has_placeholders:
         # Values fill the placeholders, so the query is longer; align the literal inside it,
-        # but only when the literal is most of the query.
+        # but only when the literal is most of the query. A number is a value: how many digits
+        # it has (`Position 18` or `Position 6934`) is no evidence either way.
+        query = _values_as_zero(query, target)
         if len(target) < 0.6 * len(query) or len(query) < 0.9 * len(target):
             return 0.0
         return fuzz.partial_ratio(
@@ -731,6 +733,16 @@ def _fuzzy(query: str, entry: IndexedRecord) -> float:
         return 0.0
     head = query[: len(target) + 2]
     return fuzz.ratio(head, target, processor=utils.default_process, score_cutoff=FUZZY_CUTOFF)
+
+
+_NUMBER = re.compile(r"\d+")
+
+
+def _values_as_zero(query: str, literal: str) -> str:
+    """The query with each number the literal does not have written as `0`: a value filling a
+    placeholder, whose length says nothing (`Use 256 or 512` keeps its own numbers)."""
+    own = set(_NUMBER.findall(literal))
+    return _NUMBER.sub(lambda found: found[0] if found[0] in own else "0", query)
 
 
 def _rank(scored: list[tuple[float, Candidate]]) -> list[tuple[float, Candidate]]:

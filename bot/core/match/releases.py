@@ -41,7 +41,7 @@ from bot.catalog.model import (
 )
 from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, Evidence, PanicMatch
-from bot.core.extract.paths import normalise_path
+from bot.core.extract.paths import is_absolute, normalise_path
 from bot.core.match.crates import repo_crate_names
 from bot.core.match.std_messages import is_std_message
 
@@ -55,6 +55,8 @@ CRATE_HIT_CONFIDENCE = 0.85
 AGAINST_CAP = 0.6
 # Lines within this distance count as the same site (a patch release shifting a few lines).
 NEAR_LINES = 3
+# The crate of `by_file` keys for files outside any `src/` layout, kept by repository path.
+REPO_FILE = ""
 
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
@@ -283,10 +285,13 @@ def parse_history(lines: list[str]) -> ReleaseHistory | None:
             crate, inner = crate_and_inner(file)
             if crate is None and inner.startswith("src/"):
                 crate = root_crate  # a single-crate repository (ndarray): named after it
-            if crate is None:
-                continue
             # A span is a run of releases the site is in: stored once, expanded on query.
             entry = (index, first, last)
+            if crate is None:
+                # A crate without a `src/` folder (deno's `cli/lib.rs`): its file by its path
+                # in the repository; no crate to fall back on.
+                history.by_file.setdefault((REPO_FILE, file), []).append(entry)
+                continue
             history.by_file.setdefault((crate, inner), []).append(entry)
             by_message = history.by_crate.setdefault(crate, {})
             by_message.setdefault(normalise_message(message), []).append(entry)
@@ -365,6 +370,19 @@ def pasted_crate_file(path: str, crates: Container[str]) -> tuple[str, str] | No
         if versioned and versioned.group(1) in crates:
             return versioned.group(1), inner
     return None
+
+
+def pasted_repo_file(path: str, by_file: Container[tuple[str, str]]) -> tuple[str, str] | None:
+    """(REPO_FILE, repository path) for a pasted path that is a file the history keeps by its
+    repository path (a crate without `src/`): `cli\\main.rs`, `/home/ci/deno/cli/main.rs`. A
+    relative path is the file itself; an absolute one ends with it, from two parts up
+    (`build.rs` alone says nothing)."""
+    parts = normalise_path(path).removeprefix("./").split("/")
+    if is_absolute(path):
+        tails = ["/".join(parts[start:]) for start in range(len(parts) - 1)]
+    else:
+        tails = ["/".join(parts)]
+    return next(((REPO_FILE, t) for t in tails if (REPO_FILE, t) in by_file), None)
 
 
 def message_quality(pasted: str, message: str) -> int:
@@ -581,6 +599,11 @@ def _candidate(
     )
 
 
+# Panics whose text is no site's message: a bare assertion prints its condition's code, an
+# `unwrap()` on an `Err` its error's Debug (which may hold a message of the crate's errors).
+_NO_SITE_MESSAGE = frozenset({"assert", "unwrap-err"})
+
+
 def _revise_one(
     history: ReleaseHistory,
     records: Mapping[str, Record],
@@ -592,7 +615,9 @@ def _revise_one(
     location = panic.location
     pasted = None
     if location is not None and location.kind != "std":
-        pasted = pasted_crate_file(location.path, history.by_crate)
+        pasted = pasted_crate_file(location.path, history.by_crate) or pasted_repo_file(
+            location.path, history.by_file
+        )
     version = (location.crate_version if location else None) or text_version
     if location is None or pasted is None:  # (no pasted file without a location)
         return _prefer_existing(history, match, records, version)
@@ -643,8 +668,8 @@ def _revise_one(
     weak = hit.how == "crate" and not _printed_elsewhere(records[rid], pasted[0])
     if weak and (is_std_message(panic.core_message) or (existing and existing.refused)):
         return match
-    if hit.how == "crate" and panic.wrapper == "assert":
-        return match  # a bare assertion prints its condition's code, no message of a site
+    if hit.how == "crate" and panic.wrapper in _NO_SITE_MESSAGE:
+        return match
     state = lineage.state(hit.release)
     distance = abs(state[1] - location.line) if state and location.line is not None else None
     evidence: list[Evidence] = (

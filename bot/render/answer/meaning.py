@@ -34,8 +34,11 @@ _CATCH_ALL = re.compile(r"^(?:_|[a-z_][a-z0-9_]*)$")
 _MISSING = re.compile(r"^(?:None|Err\(.*\))$")  # an arm taken when a value is missing
 # The clause of a message that tells the reader what to do.
 _DIRECTIVE = re.compile(
-    r"(?:^|(?<=[.:;!?]\s))(?P<clause>[^.;!?]*?\b(?:must|should|make sure|please|did you "
-    r"forget|consider|try)\b[^;!?]*?(?:[.!?](?=\s|$)|$))",
+    r"(?:^|(?<=[.:;!?]\s))(?P<clause>(?:[^.;!?]*?\b(?:must|should|make sure|please|did you "
+    r"forget|consider|try)\b"
+    # A sentence in the imperative: `Call `enable_time` on the runtime builder to ...`.
+    r"|(?:call|enable|install|ensure|upgrade|pass|add|use|set) (?=`|the |a |an ))"
+    r"[^;!?]*?(?:[.!?](?=\s|$)|$))",
     re.I,
 )
 _ENV_VAR = re.compile(r"(?:std::)?env::var(?:_os)?\(\"(?P<name>[A-Za-z_][A-Za-z0-9_]*)\"\)")
