@@ -34,7 +34,7 @@ NAMES = sorted(
 MISSES = {
     # The sixth round's texts (labelled before they ran) raised the counts here: bevy 38 texts,
     # four of them since relabelled uncatalogued (a bare unwrap is no older wording).
-    "bevy": (5, 3),
+    "bevy": (4, 3),
     "tokio": (1, 4),  # 33 more texts; 19 held-out catalogued panics
     "helix": (0, 2),  # 52 more texts
     "nushell": (0, 0),  # with its release history
