@@ -726,10 +726,11 @@ def test_an_older_wording_is_answered_whatever_the_length_of_its_numbers(scanned
     assert best(triage, f"thread 'main' panicked at '{other}', src/lib.rs:14:5\n")[2] is None
 
 
-def test_an_unwrapped_error_holding_a_crates_message_is_not_that_crates_site(tmp_path) -> None:
+def test_an_unwrap_or_a_bare_assertion_is_no_site_of_the_release_history(tmp_path) -> None:
     """`called Result::unwrap() on an Err value: ComputeError("...")` is an `unwrap()` raised
     where it is pasted: a release history whose crate once printed those words elsewhere (a
-    `debug_assert!`) does not make it that site."""
+    `debug_assert!`) does not make it that site; nor does a site that lived at the line of a
+    bare assertion."""
     from git_project import Project  # why: this test alone builds a tagged repository
 
     project = Project(tmp_path / "frames")
@@ -738,7 +739,12 @@ def test_an_unwrapped_error_holding_a_crates_message_is_not_that_crates_site(tmp
         '    debug_assert!(len == mask, "validity mask length must match the number of values");\n'
         "}\n"
     )
-    project.commit("one", {"crates/arrow/src/utf8.rs": checked}, tag="v0.1.0")
+    compose = (
+        "pub fn compose(a: Option<u8>) -> u8 {\n    match a {\n        Some(x) => x,\n"
+        '        None => unreachable!("({:?})", a),\n    }\n}\n'
+    )
+    files = {"crates/arrow/src/utf8.rs": checked, "crates/arrow/src/compose.rs": compose}
+    project.commit("one", files, tag="v0.1.0")
     project.commit("two", {"crates/arrow/src/lib.rs": "pub mod utf8;\n"}, tag="v0.2.0")
     out = tmp_path / "catalog"
     argv = ["catalog", "history", str(project.work), "--repo", "acme/frames", "--out", str(out)]
@@ -749,6 +755,11 @@ def test_an_unwrapped_error_holding_a_crates_message_is_not_that_crates_site(tmp
     text = header("/ci/frames/crates/arrow/src/primitive.rs", 447, unwrapped)
     analysis, _, file = best(triage, text)
     assert file is None and analysis.verdict == "uncatalogued-panic"
+    # A bare assertion at the line where a placeholder-only site lived: no site printed it.
+    bare = "assertion failed: original.len_chars() == self.len"
+    for line in (4, 5):
+        text = header("crates/arrow/src/compose.rs", line, bare)
+        assert best(triage, text)[2] is None, line
     # The site's own panic, at its file: answered.
     own = "crates/arrow/src/utf8.rs"
     assert best(triage, header(own, 2, words))[2] == own

@@ -600,8 +600,8 @@ def _candidate(
 
 
 # Panics whose text is no site's message: a bare assertion prints its condition's code, an
-# `unwrap()` on an `Err` its error's Debug (which may hold a message of the crate's errors).
-_NO_SITE_MESSAGE = frozenset({"assert", "unwrap-err"})
+# `unwrap()` its std message or its error's Debug (which may hold words of the crate's errors).
+_NO_SITE_MESSAGE = frozenset({"assert", "unwrap-err", "unwrap-none"})
 
 
 def _revise_one(
@@ -643,6 +643,8 @@ def _revise_one(
             if confirmed is not None:
                 return PanicMatch(panic, (confirmed, *match.candidates[1:]), matched=True)
         return match
+    if panic.wrapper in _NO_SITE_MESSAGE:
+        return match  # whatever site lived at the pasted line, it did not print this
     hit = find_hit(history, pasted, location.line, panic.core_message, version)
     if hit is None:
         if (
@@ -667,8 +669,6 @@ def _revise_one(
     # nor against a rule that refused the candidate.
     weak = hit.how == "crate" and not _printed_elsewhere(records[rid], pasted[0])
     if weak and (is_std_message(panic.core_message) or (existing and existing.refused)):
-        return match
-    if hit.how == "crate" and panic.wrapper in _NO_SITE_MESSAGE:
         return match
     state = lineage.state(hit.release)
     distance = abs(state[1] - location.line) if state and location.line is not None else None
