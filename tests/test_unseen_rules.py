@@ -384,6 +384,15 @@ def test_known_hook_headers_are_extracted() -> None:
             "crates/x/src/y.rs",
             12,
         ),
+        # human-panic's crash report (TOML, keys bare or quoted): location, then `cause`.
+        "name = 'lint'\nexplanation = '''\nPanic occurred in file 'crates/x/src/y.rs' at line 12\n"
+        "'''\ncause = 'the lint broke'\nmethod = 'Panic'\n": (
+            "the lint broke",
+            "crates/x/src/y.rs",
+            12,
+        ),
+        '"explanation" = """\nPanic occurred in file \'crates/x/src/y.rs\' at line 12\n"""\n'
+        '"cause" = "the lint broke"\n': ("the lint broke", "crates/x/src/y.rs", 12),
         # A server's logging hook, after its log line's own location.
         "2023-12-05 20:31:32.974 ERRO [panic_ext/src/lib.rs:54] thread 'read' panicked 'the "
         "lint broke' at \"crates/x/src/y.rs:12\"\n": ("the lint broke", "crates/x/src/y.rs", 12),
@@ -413,6 +422,9 @@ def test_known_hook_headers_are_extracted() -> None:
     (bare,) = extract_panics("Error:\n  × Main thread panicked.\n  ╰─▶ the lint broke\n")
     assert bare.core_message == "the lint broke" and bare.location is None
     assert extract_panics("I saw `Main thread panicked.` once\n") == []
+    # human-panic's explanation without its cause line says no message.
+    no_cause = "Panic occurred in file 'src/main.rs' at line 5\nmethod = 'Panic'\n"
+    assert extract_panics(no_cause) == []
     # `Message:` without a `Location:` is prose, not a hook's report.
     assert extract_panics("Message: please attach the log\nThanks\n") == []
     # pyo3 raises a panic in Python as `PanicException`: a traceback's last line, or alone.

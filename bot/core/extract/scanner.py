@@ -108,6 +108,14 @@ _MESSAGE_STOPS = (
     "thread caused non-unwinding panic",
 )
 _BANNER = "=== PANIC ==="
+# human-panic's crash report (TOML): `explanation` holds `Panic occurred in file 'PATH' at line
+# N`, a later `cause = '...'` the message.
+_HUMAN_PANIC = "Panic occurred in file '"
+_HUMAN_PANIC_AT = re.compile(
+    r"Panic occurred in file '(?P<path>[^'\n]{1,1000})' at line (?P<line>\d{1,9})"
+)
+_HUMAN_PANIC_CAUSE = re.compile(r"""^"?cause"?\s*=\s*(?P<quote>'|")(?P<message>.*)(?P=quote)\s*$""")
+_HUMAN_PANIC_LINES = 8  # the report's lines between its explanation and its cause
 _COMMENTED_HEADER = re.compile(r"^[ \t>]{0,8}(#|//) (?:thread '[^'\n]{0,200}' )?panicked at ", re.M)
 # `MESSAGE Backtrace:    0: ...` printed on one line: the backtrace is no part of the message.
 _GLUED_BACKTRACE = re.compile(r"\s+(?:[Ss]tack )?[Bb]acktrace:\s+0: ")
@@ -242,6 +250,10 @@ class _Scanner:
             result = self.hook_header(index, view, hooked)
             if result[0] is not None:
                 return result
+        if _HUMAN_PANIC in stripped:
+            result = self.human_panic_report(index, view)
+            if result[0] is not None:
+                return result
         if stripped.startswith(_BANNER):
             result = self.banner(index, view)
             if result[0] is not None:
@@ -306,6 +318,31 @@ class _Scanner:
             _collapse(message)[:MAX_MESSAGE_CHARS], None, location, True, False, start, end
         )
         return draft, last + 1
+
+    def human_panic_report(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+        """human-panic's report: the location in `explanation`, the message in the `cause` line
+        below it (a TOML string, quoted with `'` or `"`)."""
+        found = _HUMAN_PANIC_AT.search(view.stripped)
+        if found is None:
+            return None, index + 1
+        location = parse_location(f"{found['path']}:{found['line']}")
+        limit = min(len(self.lines), index + 1 + _HUMAN_PANIC_LINES)
+        for probe in range(index + 1, limit):
+            cause = _HUMAN_PANIC_CAUSE.match(self.view(probe).stripped)
+            if cause is None:
+                continue
+            message = cause["message"]
+            if cause["quote"] == '"':
+                message = message.replace('\\"', '"').replace("\\\\", "\\")
+            if not message.strip():
+                return None, index + 1
+            start = (index, view.column + found.start())
+            end = (probe, len(self.lines[probe]))
+            draft = _Draft(
+                _collapse(message)[:MAX_MESSAGE_CHARS], None, location, True, False, start, end
+            )
+            return draft, probe + 1
+        return None, index + 1
 
     def banner(self, index: int, view: _View) -> tuple[_Draft | None, int]:
         """`=== PANIC ===`, then the message and maybe `at PATH:LINE:COL` / `Location: ..`,
@@ -789,6 +826,7 @@ _TRIGGERS = (
     "Message:",
     _BANNER,
     "PanicException: ",  # pyo3's (bot.core.extract.hooks)
+    _HUMAN_PANIC,
     "equest handler panicked: ",  # a language server's (bot.core.extract.hooks)
 )
 
