@@ -32,10 +32,10 @@ NAMES = sorted(
 # The second round's texts (labelled before they ran) set helix at (1, 2) and uv at (0, 0).
 # nushell's third round (22 texts, labelled before they ran) set it at (1, 2).
 MISSES = {
-    # The sixth round's texts (labelled before they ran) raised the counts here: bevy 38 texts,
-    # four of them since relabelled uncatalogued (a bare unwrap is no older wording).
-    "bevy": (4, 3),
-    "tokio": (1, 4),  # 33 more texts; 19 held-out catalogued panics
+    # The sixth round's texts (labelled before they ran) raised the counts here; bevy's bare
+    # unwraps and its 0.8-0.15 commands/mod.rs B0003 texts since relabelled uncatalogued.
+    "bevy": (5, 2),  # 92 more texts (two rounds)
+    "tokio": (5, 4),  # 92 more texts (two rounds); 34 held-out catalogued panics
     "helix": (0, 3),  # 87 more texts (two rounds)
     "nushell": (0, 0),  # with its release history
     "uv": (1, 0),  # 13 more texts, none catalogued held out
