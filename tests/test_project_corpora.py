@@ -41,7 +41,7 @@ MISSES = {
     "uv": (1, 0),  # 13 more texts, none catalogued held out
     "polars": (0, 1),  # with its release history
     "rust-analyzer": (5, 1),  # three rounds, each labelled before it ran
-    "deno": (0, 2),  # 36 more texts; its release history places cli/main.rs
+    "deno": (1, 2),  # 118 more texts (two rounds); its release history places cli/main.rs
 }
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.
 # (nushell's two, a removed `missing span contents in file cache` answered with `missing span`,
