@@ -291,15 +291,3 @@ def test_history_command_refuses_a_folder_that_is_not_a_repository(tmp_path, cap
 @pytest.mark.parametrize("bad", ["nope", "a/b/c"])
 def test_history_command_checks_the_repo_name(tmp_path, capsys, bad):
     assert main(["catalog", "history", str(tmp_path), "--repo", bad, "--out", str(tmp_path)]) == 2
-
-
-def test_a_placeholder_renamed_with_an_edit_keeps_one_lineage() -> None:
-    """`Bundle {} has duplicate components` grew a tail and named its placeholder in one release
-    (bevy 0.10): a placeholder's name is no word of the message."""
-    path = "crates/a/src/bundle.rs"
-    old = SiteAt(path, 723, "assert!", "Bundle {} has duplicate components", "f")
-    new = SiteAt(path, 400, "panic!", "Bundle {name} has duplicate components: {ids}", "f")
-    assert link_sites([old], [new]) == [(0, 0, "edited")]
-    assert message_similarity("Tile {} at {}", "Tile {index} at {offset:?}") == 100.0
-    # Other words are still words.
-    assert link_sites([old], [SiteAt(new.file_path, 400, "panic!", "Queue {} is full", "g")]) == []

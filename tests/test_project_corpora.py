@@ -34,14 +34,14 @@ NAMES = sorted(
 MISSES = {
     # The sixth round's texts (labelled before they ran) raised the counts here; bevy's bare
     # unwraps and its 0.8-0.15 commands/mod.rs B0003 texts since relabelled uncatalogued.
-    "bevy": (5, 2),  # 92 more texts (two rounds)
+    "bevy": (7, 3),  # 136 more texts (three rounds)
     "tokio": (11, 5),  # 137 more texts (three rounds); 44 held-out catalogued panics
     "helix": (0, 3),  # 118 more texts (three rounds)
     "nushell": (0, 0),  # with its release history
     "uv": (1, 0),  # 13 more texts, none catalogued held out
     "polars": (0, 1),  # with its release history
     "rust-analyzer": (5, 1),  # three rounds, each labelled before it ran
-    "deno": (1, 2),  # 118 more texts (two rounds); its release history places cli/main.rs
+    "deno": (2, 3),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.
 # (nushell's two, a removed `missing span contents in file cache` answered with `missing span`,
@@ -99,5 +99,7 @@ def test_project_held_out_misses_and_no_false_matches(project: str) -> None:
     found = figures(score(project_triage(project), read_cases(PROJECTS / project / HELDOUT)))
     line = found.summary(f"{project} held out")
     print("\n" + line)
-    assert len(found.false_matches) <= HELD_OUT_FALSE.get(project, 0), line
-    assert len(found.misses) <= MISSES[project][1], line
+    # Counts only, even on failure: pytest would print the lists (the held-out cases' names).
+    false_matches, misses = len(found.false_matches), len(found.misses)
+    assert false_matches <= HELD_OUT_FALSE.get(project, 0), line
+    assert misses <= MISSES[project][1], line

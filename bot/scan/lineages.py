@@ -112,20 +112,13 @@ class Lineage:
 
 def message_similarity(old: str, new: str, cutoff: float = 0.0) -> float:
     """0-100: rapidfuzz ratio of two normalised messages, or 90 for a message that grew or
-    shrank at its end (`Bad shape` -> `Bad shape {shape:?} for tensor {id}`). A placeholder's
-    name is no word of the message (`Bundle {}` -> `Bundle {bundle_type_name}`)."""
-    if old == new:
-        return 100.0
-    old, new = _PLACEHOLDER.sub("{}", old), _PLACEHOLDER.sub("{}", new)
+    shrank at its end (`Bad shape` -> `Bad shape {shape:?} for tensor {id}`)."""
     if old == new:
         return 100.0
     short, long = (old, new) if len(old) <= len(new) else (new, old)
     if len(short) >= GROWN_PREFIX_CHARS and long.startswith(short.rstrip(" .:")):
         return max(90.0, fuzz.ratio(old, new, processor=None, score_cutoff=0))
     return fuzz.ratio(old, new, processor=None, score_cutoff=cutoff)
-
-
-_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 
 def path_affinity(old: str, new: str) -> float:
