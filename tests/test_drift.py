@@ -72,3 +72,19 @@ def test_the_exact_message_is_not_drift_but_a_shared_whole() -> None:
     # The pattern check answers exact matches first; drift sees the whole message shared.
     query = "Tile 1 overlaps tile 2 at row 3 and column 4 in layer 5 of the grid"
     assert _drift(query, TILE) == Drift(0.9, "prefix")
+
+
+NESTED = (
+    "Cannot start a runtime from within a runtime. This happens because a function (like "
+    "`block_on`) attempted to block the current thread while the thread is being used to drive "
+    "asynchronous tasks."
+)
+
+
+def test_the_first_sentence_alone_is_the_message_quoted_short() -> None:
+    assert _drift("Cannot start a runtime from within a runtime.", NESTED) == Drift(0.9, "prefix")
+    # Cut mid-sentence, or a first sentence the message does not have: no drift.
+    assert _drift("Cannot start a runtime from within a", NESTED) is None
+    assert _drift("Cannot start a runtime from within a thread pool.", NESTED) is None
+    # Too few tokens to say which message it is.
+    assert _drift("Cannot start a runtime.", "Cannot start a runtime. Use {} instead.") is None

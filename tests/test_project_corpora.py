@@ -39,7 +39,7 @@ MISSES = {
     "helix": (0, 3),  # 118 more texts (three rounds)
     "nushell": (0, 0),  # with its release history
     "uv": (1, 0),  # 13 more texts, none catalogued held out
-    "polars": (0, 1),  # with its release history
+    "polars": (0, 0),  # with its release history and the first-sentence rule
     "rust-analyzer": (5, 1),  # three rounds, each labelled before it ran
     "deno": (2, 3),  # 175 more texts (three rounds); its release history places cli/main.rs
 }

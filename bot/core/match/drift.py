@@ -32,6 +32,7 @@ MIN_PREFIX_SHARE = 0.6
 # release said the first sentence, then something else).
 MIN_SHARED_CLAUSE = 12
 _CLAUSE_BREAKS = frozenset({",", ".", ":", ";"})
+_SENTENCE_ENDS = frozenset({".", "!", "?"})
 # Share of the message's fixed words that must appear in the paste before aligning at all.
 MIN_WORD_COVERAGE = 0.7
 # Pasted tokens looked at: placeholders filled with long values make pastes long.
@@ -94,6 +95,11 @@ class PastedForm:
         tokens = tuple(_tokens(query)[:MAX_QUERY_TOKENS])
         return cls(tokens=tokens, words=frozenset(tokens))
 
+    def words_only_of(self, head: frozenset[str]) -> bool:
+        return len(self.tokens) >= MIN_FIXED_TOKENS and all(
+            t in head for t in self.words if t[0].isalnum()
+        )
+
 
 def drift(query: str, segments: list[Segment]) -> Drift | None:
     """How `query` relates to the format `segments` when it is a drifted wording, else None."""
@@ -105,10 +111,12 @@ def drift_between(pasted: PastedForm, form: MessageForm) -> Drift | None:
     if form.fixed_total < MIN_FIXED_TOKENS:
         return None
     words, head, seen = form.words, form.head, pasted.words
-    # Cheap before aligning: most of the message's words are there, or most of its opening.
+    # Cheap before aligning: most of the message's words are there, or most of its opening,
+    # or the paste says nothing but words of its opening (its first sentence, alone).
     if not words or (
         len(words & seen) < MIN_WORD_COVERAGE * len(words)
         and len(head & seen) < MIN_WORD_COVERAGE * len(head)
+        and not pasted.words_only_of(head)
     ):
         return None
     allowed = max(1, round(MAX_EDIT_SHARE * form.fixed_total))
@@ -116,6 +124,8 @@ def drift_between(pasted: PastedForm, form: MessageForm) -> Drift | None:
     edits = rows[-1][-1] if len(rows) == len(form.tokens) + 1 else allowed + 1
     if 0 < edits <= allowed:
         return Drift(WHOLE_SCORE - 0.5 * edits / form.fixed_total, "whole")
+    if _first_sentences(form.tokens, rows, len(pasted.tokens)) >= MIN_FIXED_TOKENS:
+        return Drift(PREFIX_SCORE, "prefix")
     shared, at_clause_end = _shared_prefix(form.tokens, rows)
     if shared >= MIN_SHARED_PREFIX and (
         shared >= MIN_PREFIX_SHARE * form.fixed_total
@@ -153,6 +163,22 @@ def _align(
         if min(current) > allowed:
             break
     return rows
+
+
+def _first_sentences(message: tuple[str | None, ...], rows: list[list[int]], pasted: int) -> int:
+    """Fixed tokens of the message's opening sentences when the whole paste is exactly those,
+    ending where a sentence of the message ends (`Cannot start a runtime from within a
+    runtime.`, quoted without what the message goes on to explain); 0 otherwise."""
+    fixed = 0
+    found = 0
+    for i, token in enumerate(message, start=1):
+        if i >= len(rows):
+            break
+        if token is not _PLACEHOLDER:
+            fixed += 1
+        if token in _SENTENCE_ENDS and i < len(message) and rows[i][pasted] == 0:
+            found = fixed
+    return found
 
 
 def _shared_prefix(message: tuple[str | None, ...], rows: list[list[int]]) -> tuple[int, bool]:
