@@ -171,37 +171,30 @@ def test_workspace_paths(raw: str, crate: str, crate_path: str, path: str) -> No
     )
 
 
+def _crate_of(raw: str) -> tuple[str, str | None, str | None, str | None]:
+    found = parse_location(raw)
+    assert found is not None, raw
+    return found.kind, found.crate, found.crate_version, found.crate_path
+
+
 def test_vendored_crates_are_registry_like() -> None:
-    versioned = parse_location("vendor/burn-fusion-0.17.1/src/stream/base.rs:55:13")
-    assert versioned is not None
-    assert (versioned.kind, versioned.crate, versioned.crate_version, versioned.crate_path) == (
+    assert _crate_of("vendor/burn-fusion-0.17.1/src/stream/base.rs:55:13") == (
         "registry",
         "burn-fusion",
         "0.17.1",
         "src/stream/base.rs",
     )
+    bare = "/build/app/vendor/burn-fusion/src/stream/base.rs:55:13"
+    assert _crate_of(bare) == ("registry", "burn-fusion", None, "src/stream/base.rs")
+
+
+def test_a_versioned_crate_folder_is_a_registry_crate_wherever_the_path_went() -> None:
     for raw in (
         ".../tokio-1.51.1/src/runtime/task/core.rs:422:22",  # the registry's folders elided
         "/nix/store/x-vendor-cargo-deps/tokio-1.51.1/src/runtime/task/core.rs:422:22",
     ):
-        elided = parse_location(raw)
-        assert elided is not None
-        assert (elided.kind, elided.crate, elided.crate_version, elided.crate_path) == (
-            "registry",
-            "tokio",
-            "1.51.1",
-            "src/runtime/task/core.rs",
-        ), raw
-    unversioned = parse_location("/home/me/myapp/src/main.rs:3:5")
-    assert unversioned is not None and unversioned.kind == "other"
-    bare = parse_location("/build/app/vendor/burn-fusion/src/stream/base.rs:55:13")
-    assert bare is not None
-    assert (bare.kind, bare.crate, bare.crate_version, bare.crate_path) == (
-        "registry",
-        "burn-fusion",
-        None,
-        "src/stream/base.rs",
-    )
+        assert _crate_of(raw) == ("registry", "tokio", "1.51.1", "src/runtime/task/core.rs"), raw
+    assert _crate_of("/home/me/myapp/src/main.rs:3:5")[0] == "other"
 
 
 @pytest.mark.parametrize(
