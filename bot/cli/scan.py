@@ -159,7 +159,11 @@ def register_catalog(catalog_subparsers: argparse._SubParsersAction) -> None:
     history.add_argument(
         "--tags",
         metavar="PATTERN",
-        help="regular expression for the tags to scan (default: release tags vX.Y.Z)",
+        help=(
+            "regular expression for the tags to scan (default: release tags vX.Y.Z); a tag's "
+            "version is read after a `v` or a name (tokio-1.38.0), or is a calendar (25.01) "
+            "or a date (2024-07-01)"
+        ),
     )
     history.add_argument(
         "--since", metavar="TAG", help="the oldest tag to scan (e.g. v0.13.0; default: all)"

@@ -371,10 +371,12 @@ def release_tags(repo_dir: str | Path, pattern: str | None = None) -> list[str]:
 # `rs-0.40.0`), a calendar release (`25.01`, `24.07.1`), a dated one (`2024-07-01`).
 _TAG_VERSION = re.compile(
     r"^(?:v|[A-Za-z][A-Za-z0-9_.]*(?:-[A-Za-z][A-Za-z0-9_.]*)*-)?"
-    r"(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?|\d{4}-\d{2}-\d{2})$"
+    r"(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?|\d{4}-\d{2}-\d{2})$"
 )
+# (a `+build` suffix sorts as its version, as it always did)
 _VERSION_PARTS = re.compile(
-    r"^(\d+)\.(\d+)(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?$|^(\d{4})-(\d{2})-(\d{2})$"
+    r"^(\d+)\.(\d+)(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$"
+    r"|^(\d{4})-(\d{2})-(\d{2})$"
 )
 
 

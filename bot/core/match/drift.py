@@ -89,16 +89,18 @@ class PastedForm:
 
     tokens: tuple[str, ...]
     words: frozenset[str]
+    alnum_words: frozenset[str]  # the words without punctuation, as a form's `head` holds them
 
     @classmethod
     def of(cls, query: str) -> PastedForm:
         tokens = tuple(_tokens(query)[:MAX_QUERY_TOKENS])
-        return cls(tokens=tokens, words=frozenset(tokens))
+        words = frozenset(tokens)
+        return cls(
+            tokens=tokens, words=words, alnum_words=frozenset(t for t in words if t[0].isalnum())
+        )
 
     def words_only_of(self, head: frozenset[str]) -> bool:
-        return len(self.tokens) >= MIN_FIXED_TOKENS and all(
-            t in head for t in self.words if t[0].isalnum()
-        )
+        return len(self.tokens) >= MIN_FIXED_TOKENS and self.alnum_words <= head
 
 
 def drift(query: str, segments: list[Segment]) -> Drift | None:
