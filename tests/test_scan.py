@@ -603,6 +603,32 @@ fn k() {
     ]
 
 
+def test_an_err_arm_of_a_call_failing_with_one_literal_is_that_message() -> None:
+    # tokio's block_in_place: `match maybe_move_runtime() { Err(msg) => panic!("{}", msg) }`,
+    # the function returning `Result<_, &'static str>` with one `Err("..")` (in a closure).
+    source = """fn one() -> Result<(bool, bool), &'static str> {
+    with_current(|cx| { if cx { return Err("can call blocking {here}"); } Ok(()) })?;
+    Ok((true, false))
+}
+fn two() -> Result<(), &'static str> { if a { Err("first") } else { Err("second") } }
+fn boxed() -> Result<(), Box<dyn Error>> { Err("not a str result".into()) }
+fn elsewhere() -> Result<(), &'static str> { other()?; Err("another way to fail") }
+fn callers() {
+    match one() { Ok(r) => r, Err(msg) => panic!("{}", msg) };
+    match two() { Ok(r) => r, Err(msg) => panic!("{}", msg) };
+    match boxed() { Ok(r) => r, Err(msg) => panic!("{}", msg) };
+    match elsewhere() { Ok(r) => r, Err(msg) => panic!("{}", msg) };
+    match one() { Ok(r) => r, Err(msg) => { let msg = other(); panic!("{}", msg) } };
+}"""
+    assert _one(source) == [
+        (9, "panic!", "can call blocking {{here}}"),
+        (10, "panic!", "{}"),
+        (11, "panic!", "{}"),
+        (12, "panic!", "{}"),
+        (13, "panic!", "{}"),
+    ]
+
+
 def test_a_let_bound_message_does_not_leak_out_of_its_block_or_function() -> None:
     source = """fn outer() {
     {

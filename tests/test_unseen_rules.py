@@ -459,6 +459,21 @@ def test_output_pasted_as_comments_is_read_without_its_markers() -> None:
         assert found.location is not None and found.location.path == "src/lib.rs"
 
 
+def test_a_services_log_prefix_is_cut_off_each_of_its_lines() -> None:
+    """docker compose puts `SERVICE  | ` (padded to one width) before every line it relays."""
+    for prefix in ("gateway_1   | ", "[gateway]      | "):
+        text = (
+            f"```\n{prefix}thread '<unnamed>' panicked at src/lib.rs:3:9:\n"
+            f"{prefix}the lint broke\n{prefix}{NOTE}\nother_1     | still running\n```\n"
+        )
+        (found,) = extract_panics(text)
+        assert found.core_message == "the lint broke", prefix
+        assert found.location is not None and found.location.path == "src/lib.rs"
+    # A markdown table row is no service's line.
+    (row,) = extract_panics("| thread 'main' panicked at src/lib.rs:3:9: the lint broke |\n")
+    assert row.location is not None and row.location.path == "src/lib.rs"
+
+
 def test_a_hook_report_after_a_panic_ends_its_message() -> None:
     """pyo3 prints the panic, then Python raises it as `PanicException: ..` on the next line."""
     text = "thread '<unnamed>' panicked at src/lib.rs:3:9:\nthe lint broke\n"

@@ -117,6 +117,11 @@ _HUMAN_PANIC_AT = re.compile(
 _HUMAN_PANIC_CAUSE = re.compile(r"""^"?cause"?\s*=\s*(?P<quote>'|")(?P<message>.*)(?P=quote)\s*$""")
 _HUMAN_PANIC_LINES = 8  # the report's lines between its explanation and its cause
 _COMMENTED_HEADER = re.compile(r"^[ \t>]{0,8}(#|//) (?:thread '[^'\n]{0,200}' )?panicked at ", re.M)
+# docker compose (and similar multiplexers) put `SERVICE  | ` before every line of a service,
+# padded to one width: the header's prefix is cut off each line that starts with it.
+_SERVICE_HEADER = re.compile(
+    r"^([ \t]{0,8}[^\s|>#`][^|\n]{0,80}?[ \t]*\| )(?:thread '[^'\n]{0,200}' |panicked at )", re.M
+)
 # `MESSAGE Backtrace:    0: ...` printed on one line: the backtrace is no part of the message.
 _GLUED_BACKTRACE = re.compile(r"\s+(?:[Ss]tack )?[Bb]acktrace:\s+0: ")
 _STD_NOTES = ("note: run with `RUST_BACKTRACE", "note: Some details are omitted")
@@ -157,6 +162,9 @@ class _Scanner:
         # marker a header carries is read off every line that starts with it.
         found = _COMMENTED_HEADER.search(cleaned.decoded)
         self.comment_marker = found.group(1) + " " if found else None
+        self.service_prefixes = tuple(
+            {m.group(1) for m in _SERVICE_HEADER.finditer(cleaned.decoded)}
+        )
 
     def view(self, index: int) -> _View:
         cached = self.views.get(index)
@@ -166,6 +174,9 @@ class _Scanner:
         ci_stamp = CI_TIMESTAMP.match(text)
         if ci_stamp:  # CI logs stamp every line; the stamp is never part of a message
             text, column = text[ci_stamp.end() :], column + ci_stamp.end()
+        if self.service_prefixes and text.startswith(self.service_prefixes):
+            cut = next(len(p) for p in self.service_prefixes if text.startswith(p))
+            text, column = text[cut:], column + cut
         marker = self.comment_marker
         if marker is not None and text.lstrip(" ").startswith(marker):
             cut = len(text) - len(text.lstrip(" ")) + len(marker)

@@ -1,7 +1,10 @@
-"""Local bindings: the texts of `let name = "..";` in scope at a site, over the crate's consts."""
+"""Local bindings: the texts of `let name = "..";` in scope at a site, over the crate's consts,
+and of `Err(name) =>` in a match on a call of the file's own function that only ever fails
+with one string literal."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from tree_sitter import Node
@@ -35,10 +38,88 @@ def _let_conditions(condition: Node | None) -> Iterator[Node]:
         yield from (c for c in condition.named_children if c.type == "let_condition")
 
 
+# A function failing with a `&str` (`-> Result<T, &'static str>`): its errors are its literals.
+_STR_ERROR_RESULT = re.compile(r"Result\s*<.*,\s*&\s*(?:'static\s+)?str\s*>", re.S)
+
+
+def _file_function(node: Node, name: bytes) -> Node | None:
+    """The one `fn name` of `node`'s file (None when there is none, or several)."""
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    found: list[Node] = []
+    stack = [root]
+    while stack and len(found) < 2:
+        current = stack.pop()
+        if current.type == "function_item":
+            identifier = current.child_by_field_name("name")
+            if identifier is not None and identifier.text == name:
+                found.append(current)
+            continue  # a nested `fn` of the same name is another scope
+        stack.extend(current.named_children)
+    return found[0] if len(found) == 1 else None
+
+
+def _only_error_text(function: Node) -> str | None:
+    """The string literal that every `Err(..)` in `function` returns, when there is one and
+    nothing else can fail it (a `?` only on a call taking a closure of its own body)."""
+    returns = function.child_by_field_name("return_type")
+    body = function.child_by_field_name("body")
+    if returns is None or body is None or not _STR_ERROR_RESULT.fullmatch(
+        (returns.text or b"").decode()
+    ):
+        return None
+    texts: set[str | None] = set()
+    stack = [body]
+    while stack:
+        current = stack.pop()
+        if current.type == "function_item":
+            continue
+        if current.type == "try_expression":
+            tried = current.named_children[0] if current.named_children else None
+            arguments = tried.child_by_field_name("arguments") if tried is not None else None
+            if arguments is None or not any(
+                a.type == "closure_expression" for a in arguments.named_children
+            ):
+                return None  # an error from elsewhere
+        if current.type == "call_expression":
+            called = current.child_by_field_name("function")
+            if called is not None and called.text == b"Err":
+                arguments = current.child_by_field_name("arguments")
+                given = arguments.named_children if arguments is not None else []
+                texts.add(string_value(given[0]) if len(given) == 1 else None)
+        stack.extend(current.named_children)
+    return texts.pop() if len(texts) == 1 else None
+
+
+def _error_binding(arm: Node) -> tuple[str, str] | None:
+    """`Err(NAME) =>` of `match f() {..}`, `f` the file's function failing with one literal
+    (`Err("can call blocking only ..")`): NAME and that text."""
+    pattern = arm.child_by_field_name("pattern")
+    inner = pattern.named_children[0] if pattern is not None and pattern.named_children else None
+    if inner is None or inner.type != "tuple_struct_pattern":
+        return None
+    parts = inner.named_children
+    if len(parts) != 2 or parts[0].text != b"Err" or parts[1].type != "identifier":
+        return None
+    block = arm.parent
+    matched = block.parent if block is not None else None
+    value = matched.child_by_field_name("value") if matched is not None else None
+    called = value.child_by_field_name("function") if value is not None else None
+    if value is None or value.type != "call_expression" or called is None:
+        return None
+    if called.type != "identifier" or called.text is None:
+        return None
+    function = _file_function(arm, called.text)
+    text = _only_error_text(function) if function is not None else None
+    return ((parts[1].text or b"").decode(), text) if text is not None else None
+
+
 def _local_bindings(node: Node) -> dict[str, str | None]:
     """The names bound in `node`'s function before it, nearest first: NAME -> the text of a
     `let NAME = "..";`, or None for any other binding (another `let`, a closure's parameter,
-    a match arm's pattern, ..), which hides a text bound further out.
+    a match arm's pattern, ..), which hides a text bound further out; an `Err(NAME)` arm's
+    NAME stands for the one literal its matched call fails with (`_error_binding`).
 
     Only the function's own scopes are read: the walk stops at the innermost `fn`."""
     bound: dict[str, str | None] = {}
@@ -80,6 +161,9 @@ def _local_bindings(node: Node) -> dict[str, str | None]:
                 for name in _pattern_names(condition.child_by_field_name("pattern")):
                     bound.setdefault(name, None)
         elif kind in _BINDING_FIELDS:
+            error = _error_binding(current) if kind == "match_arm" else None
+            if error is not None:
+                bound.setdefault(*error)
             for name in _pattern_names(current.child_by_field_name(_BINDING_FIELDS[kind])):
                 bound.setdefault(name, None)
         child = current
