@@ -476,6 +476,8 @@ fn plain() { panic!("plain site"); }
 macro_rules! boom { () => { panic!("from a macro body") }; }
 macro_rules! gen { ($t:ty) => { impl X for $t { fn f() { panic!("in a generated fn") } } }; }
 fn gen() -> TokenStream { quote! { panic!("generated into the user's crate") } }
+doc! {macro_rules! select { () => { panic!("defined inside another macro's tokens") }; }}
+cfg_rt! { fn wrapped() { panic!("a function inside another macro's tokens") } }
 """
     assert _tagged(source) == [
         (4, "closure has its own location", ()),
@@ -484,6 +486,8 @@ fn gen() -> TokenStream { quote! { panic!("generated into the user's crate") } }
         (8, "from a macro body", ("macro-body",)),
         (9, "in a generated fn", ("macro-body",)),
         (10, "generated into the user's crate", ("macro-body",)),
+        (11, "defined inside another macro's tokens", ("macro-body",)),
+        (12, "a function inside another macro's tokens", ()),
     ]
 
 

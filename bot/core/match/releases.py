@@ -259,6 +259,18 @@ def crate_and_inner(file_path: str) -> tuple[str | None, str]:
     return None, file_path
 
 
+def file_key(history: ReleaseHistory, file: str) -> tuple[str, str]:
+    """The `by_file` key of a repository path: (crate, path inside it)."""
+    crate, inner = crate_and_inner(file)
+    if crate is None and inner.startswith("src/"):
+        # A single-crate repository (ndarray): named after it.
+        return history.repo.rsplit("/", 1)[-1], inner
+    if crate is None:
+        # A crate without a `src/` folder (deno's `cli/lib.rs`): its path in the repository.
+        return REPO_FILE, file
+    return crate, inner
+
+
 def parse_history(lines: list[str]) -> ReleaseHistory | None:
     """The history in a history file's lines; None when they hold none. A malformed file
     raises ValueError, KeyError, TypeError, IndexError or RecursionError (a reader skips it)."""
@@ -269,7 +281,6 @@ def parse_history(lines: list[str]) -> ReleaseHistory | None:
     releases = [ReleaseInfo(r["version"], r.get("tag"), r["commit"]) for r in header["releases"]]
     history = ReleaseHistory(header["repo"], releases, Lineages())
     subjects: dict[str, str] = header.get("commits", {})
-    root_crate = history.repo.rsplit("/", 1)[-1]
     for row in rows[1:]:
         spans = [tuple(s) for s in row["spans"]]
         events = tuple(_event(history, subjects, e) for e in row.get("events", ()))
@@ -282,17 +293,12 @@ def parse_history(lines: list[str]) -> ReleaseHistory | None:
         for rid in lineage.records:
             history.by_record.setdefault(rid, index)
         for first, last, file, message, _kind in spans:
-            crate, inner = crate_and_inner(file)
-            if crate is None and inner.startswith("src/"):
-                crate = root_crate  # a single-crate repository (ndarray): named after it
+            crate, inner = file_key(history, file)
             # A span is a run of releases the site is in: stored once, expanded on query.
             entry = (index, first, last)
-            if crate is None:
-                # A crate without a `src/` folder (deno's `cli/lib.rs`): its file by its path
-                # in the repository; no crate to fall back on.
-                history.by_file.setdefault((REPO_FILE, file), []).append(entry)
-                continue
             history.by_file.setdefault((crate, inner), []).append(entry)
+            if crate == REPO_FILE:
+                continue  # no crate to fall back on
             by_message = history.by_crate.setdefault(crate, {})
             by_message.setdefault(normalise_message(message), []).append(entry)
     return history
@@ -527,6 +533,64 @@ def find_hit(
     return ReleaseHit(index, release, "crate")
 
 
+# A removed site whose message was reworded past what the linker pairs (two sites merged into
+# one, a placeholder renamed and text added) lives on in the site that appeared in its file in
+# the very next release with the same opening words: at least this many characters, and this
+# share of the shorter message, placeholders read as `{}`.
+SUCCESSOR_PREFIX_CHARS = 24
+SUCCESSOR_PREFIX_SHARE = 0.4
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+
+
+def _opening(message: str) -> str:
+    return _PLACEHOLDER.sub("{}", normalise_message(message))
+
+
+def _shared_start(a: str, b: str) -> int:
+    """How many characters `a` and `b` open with alike."""
+    count = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        count += 1
+    return count
+
+
+def successor_record(history: ReleaseHistory, index: int, known: Container[str]) -> str | None:
+    """The record of the site that took over a removed lineage's message, when exactly one
+    site of its file, new in the next release, opens with the same words."""
+    lineage = history.lineages[index]
+    present = lineage.present()
+    if not present or present[-1] >= history.newest:
+        return None
+    last = present[-1]
+    state = lineage.state(last)
+    if state is None:
+        return None
+    opening = _opening(state[2])
+    scored: list[tuple[int, int]] = []
+    for other, first, _last in history.by_file.get(file_key(history, state[0]), ()):
+        if first != last + 1 or other == index:
+            continue
+        newcomer = history.lineages[other]
+        if newcomer.present()[0] != first:
+            continue  # a site that was there before, moved into the file
+        following = newcomer.state(first)
+        if following is None:
+            continue
+        theirs = _opening(following[2])
+        shared = _shared_start(opening, theirs)
+        least = max(SUCCESSOR_PREFIX_CHARS, SUCCESSOR_PREFIX_SHARE * min(len(opening), len(theirs)))
+        if shared >= least:
+            scored.append((shared, other))
+    if not scored:
+        return None
+    scored.sort(reverse=True)
+    if len(scored) > 1 and scored[1][0] == scored[0][0]:
+        return None  # two sites open alike: no telling which took it over
+    return history.record_id(history.lineages[scored[0][1]], known)
+
+
 def line_contradicted(
     history: ReleaseHistory, record_id: str, line: int | None, version: str | None
 ) -> bool:
@@ -662,6 +726,10 @@ def _revise_one(
         return _prefer_existing(history, match, records, version)
     lineage = history.lineages[hit.lineage]
     rid = history.record_id(lineage, records)
+    successor = False
+    if rid is None and hit.how != "crate":
+        rid = successor_record(history, hit.lineage, records)
+        successor = rid is not None
     if rid is None:
         return match
     existing = next((c for c in match.candidates if c.record_id == rid), None)
@@ -675,7 +743,7 @@ def _revise_one(
     evidence: list[Evidence] = (
         ["release", "location"] if hit.how != "crate" else ["release", "crate"]
     )
-    if hit.how == "line":
+    if hit.how == "line" and not successor:  # (the line was the removed site's)
         evidence.append("line")
     if panic.has_header:
         evidence.append("header")
@@ -684,6 +752,8 @@ def _revise_one(
         "file": FILE_HIT_CONFIDENCE,
         "crate": CRATE_HIT_CONFIDENCE,
     }[hit.how]
+    if successor:
+        floor, distance = FILE_HIT_CONFIDENCE, None
     if existing is not None:
         merged = tuple(dict.fromkeys((*existing.evidence, *evidence)))
         chosen = replace(

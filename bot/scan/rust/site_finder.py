@@ -136,6 +136,12 @@ def _in_macro_body(node: Node) -> bool:
             name = head.prev_sibling if head is not None and head.type == "!" else None
             if name is not None and name.text is not None and name.text.decode() in _QUOTE_MACROS:
                 return True
+            # `macro_rules! name { .. }` inside another macro's tokens (`doc! { macro_rules!
+            # select { .. } }`): the grammar sees tokens, not a macro definition.
+            bang = head.prev_sibling if head is not None else None
+            keyword = bang.prev_sibling if bang is not None and bang.type == "!" else None
+            if keyword is not None and keyword.text == b"macro_rules":
+                return True
         current = current.parent
     return False
 
