@@ -1230,3 +1230,11 @@ def test_the_change_description_word_check_agrees_on_the_corpus():
     found = [looks_like_change_description(t) for t in texts]
     assert found == [_change_description_by_regex(t) for t in texts]
     assert any(found) and not all(found)
+
+
+def test_interleaved_old_headers_on_one_line_give_the_last_ones_message() -> None:
+    """Threads panicking at once print over each other: the last header's message is whole."""
+    text = "thread 'a<unnamed>' panicked at '' panicked at 'Resource does not exist'\n"
+    assert only(text).core_message == "Resource does not exist"
+    quoted = "thread 'main' panicked at 'it said panicked at noon', src/a.rs:1:2\n"
+    assert only(quoted).core_message == "it said panicked at noon"

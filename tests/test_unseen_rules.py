@@ -833,3 +833,11 @@ def test_a_reworded_removed_site_is_answered_by_the_site_that_took_it_over(tmp_p
         assert opening in record.error_message and record.file_path.endswith("params.rs"), line
     removed = header(path, 21, "index table is corrupt, rebuild it with `grid fix`")
     assert triage.analyse(removed).verdict == "uncatalogued-panic"
+    # No location: word for word the removed site's message, which today's only resembles.
+    analysis = triage.analyse("thread 'main' panicked at 'Table does not exist orders'\n")
+    top = analysis.panics[0].best
+    assert analysis.verdict == "uncatalogued-panic" and top is not None
+    assert top.refused == "removed-wording"
+    assert best(triage, "thread 'main' panicked at 'table does not exist: orders'\n")[2] == (
+        "crates/grid/src/store.rs"
+    )

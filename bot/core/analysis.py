@@ -28,6 +28,7 @@ Refusal = Literal[
     "std-message",  # a message std prints itself, not pasted at the record's own file
     "other-file",  # pasted at another file of the same project, which never held the site
     "near-miss",  # a fuzzy or older wording, pasted at another file
+    "removed-wording",  # no location, and the paste is word for word a removed site's message
 ]
 
 
@@ -41,7 +42,7 @@ class Candidate:
     message_score: float  # how well the message alone matched, in [0, 1]
     line_distance: int | None  # |pasted line - record line| when the file matched
     # Why a rule kept a candidate that scored enough from answering ("std-message",
-    # "other-file", "near-miss"); None when none did.
+    # "other-file", "near-miss", "removed-wording"); None when none did.
     refused: Refusal | None = None
 
 

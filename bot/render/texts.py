@@ -320,6 +320,8 @@ WHY_REFUSED = {
     "the release history does not place at this site",
     "near-miss": "     refused (near-miss): the wording only resembles this record's, and it "
     "was pasted at another file",
+    "removed-wording": "     refused (removed-wording): the paste is word for word the message of "
+    "a site the release history records as removed, which this record's wording only resembles",
 }
 WHY_DECIDED_MATCH = "  decided: the best candidate is confident enough to answer with"
 WHY_DECIDED_NO_MATCH = "  decided: no candidate is confident enough, so this panic is uncatalogued"

@@ -518,6 +518,11 @@ class _Scanner:
             start_column = position
         start = (index, view.column + start_column)
         if rest.startswith("'"):
+            # Threads' old headers interleaved on one line (`panicked at '' panicked at 'msg`):
+            # the message is the last one's.
+            again = rest.rfind(_PANICKED)
+            if again > 0 and rest[again + len(_PANICKED) :].lstrip().startswith("'"):
+                rest = rest[again + len(_PANICKED) :].strip()
             return self.old_header(index, view, rest, thread, start)
         location, first_line, last_index = self.new_location(index, rest)
         if location is None:

@@ -455,6 +455,22 @@ def full_fit(pasted: str, message: str) -> bool:
     return bool(parts) and _parts_in_order(normalise_message(pasted), parts)
 
 
+def _whole_fit(pasted: str, message: str) -> bool:
+    """The pasted message is the format's whole output: its literal parts in order, starting
+    and ending where the format's text does (`{dt:?} not supported` is not all of `Arrow
+    datatype .. not supported by Polars. ..`)."""
+    parts = _literal_parts(message)
+    query = normalise_message(pasted)
+    if not parts or not _parts_in_order(query, parts):
+        return False
+    placeholders = [m.span() for m in _PLACEHOLDER.finditer(normalise_message(message))]
+    opens_with_value = bool(placeholders) and placeholders[0][0] == 0
+    ends_with_value = bool(placeholders) and placeholders[-1][1] == len(normalise_message(message))
+    if not opens_with_value and not query.startswith(parts[0]):
+        return False
+    return ends_with_value or query.endswith(parts[-1])
+
+
 def message_consistent(pasted: str, message: str) -> bool:
     return message_quality(pasted, message) > 0
 
@@ -683,6 +699,10 @@ def _revise_one(
             location.path, history.by_file
         )
     version = (location.crate_version if location else None) or text_version
+    if location is None and match.matched and match.best is not None:
+        refused = _removed_wording(history, records, match)
+        if refused is not None:
+            return refused
     if location is None or pasted is None:  # (no pasted file without a location)
         return _prefer_existing(history, match, records, version)
     best = match.best
@@ -763,6 +783,35 @@ def _revise_one(
         chosen = _candidate(rid, floor, tuple(evidence), distance if hit.how != "crate" else None)
     rest = tuple(c for c in match.candidates if c.record_id != rid)
     return PanicMatch(panic, (chosen, *rest), matched=chosen.confidence >= threshold)
+
+
+def _removed_wording(
+    history: ReleaseHistory, records: Mapping[str, Record], match: PanicMatch
+) -> PanicMatch | None:
+    """`match` refused when, pasted without a location, its message is word for word (every
+    literal part, in order, case kept) a removed site's while the best record's wording only
+    resembles it (bevy 0.4's `Resource does not exist {}` against today's `resource does not
+    exist: {}`). A removed lineage of the record itself, or one it took over, is its wording."""
+    best = match.best
+    assert best is not None
+    record = records[best.record_id]
+    pasted = match.panic.core_message
+    if full_fit(pasted, record.error_message):
+        return None
+    own = history.by_record.get(best.record_id)
+    for messages in history.by_crate.values():
+        for message, entries in messages.items():
+            if not _says_words(message) or not _whole_fit(pasted, message):
+                continue
+            if any(last >= history.newest or index == own for index, _, last in entries):
+                continue
+            if any(successor_record(history, i, records) == best.record_id for i, _, _ in entries):
+                continue
+            lowered = replace(
+                best, confidence=min(best.confidence, AGAINST_CAP), refused="removed-wording"
+            )
+            return PanicMatch(match.panic, (lowered, *match.candidates[1:]), matched=False)
+    return None
 
 
 def _line_confirmed(
