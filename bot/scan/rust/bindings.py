@@ -65,8 +65,10 @@ def _only_error_text(function: Node) -> str | None:
     nothing else can fail it (a `?` only on a call taking a closure of its own body)."""
     returns = function.child_by_field_name("return_type")
     body = function.child_by_field_name("body")
-    if returns is None or body is None or not _STR_ERROR_RESULT.fullmatch(
-        (returns.text or b"").decode()
+    if (
+        returns is None
+        or body is None
+        or not _STR_ERROR_RESULT.fullmatch((returns.text or b"").decode())
     ):
         return None
     texts: set[str | None] = set()
