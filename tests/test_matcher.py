@@ -281,3 +281,38 @@ def test_chat_shorthand_around_a_quoted_panic(triage):
         triage, "we renamed `Can't differentiate deform conv 2d backward.` -> something clearer"
     )
     assert record is None
+
+
+def test_a_long_messages_first_sentence_alone_is_looked_up_by_its_opening(tmp_path):
+    """The words of `Cannot open a ledger from within a ledger.` cover too little of the record
+    to make it a candidate; the record's opening finds it (tokio's nested-runtime panic)."""
+    long_tail = (
+        " This happens because a function (like `open_blocking`) attempted to block the current"
+        " thread while the thread is being used to drive asynchronous ledger tasks and their"
+        " journal writers, which would deadlock the scheduler that owns both of them."
+    )
+    records = [
+        {
+            "id": "nested",
+            "repo": "o/r",
+            "errorMessage": "Cannot open a ledger from within a ledger." + long_tail,
+            "filePath": "src/ledger/context.rs",
+            "lineNumber": 40,
+        },
+        {
+            "id": "other",
+            "repo": "o/r",
+            "errorMessage": "Cannot open a ledger while the journal is closed: {}",
+            "filePath": "src/ledger/journal.rs",
+            "lineNumber": 12,
+        },
+    ]
+    (tmp_path / "c.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    triage = Triage(load_catalog([tmp_path]))
+    quoted = "thread 'main' panicked at 'Cannot open a ledger from within a ledger.'\n"
+    assert triage.analyse(quoted).verdict == "match"
+    _, record = top(triage, quoted)
+    assert record.id == "nested"
+    # Cut before its sentence ends, it is no message's opening sentence.
+    cut = "thread 'main' panicked at 'Cannot open a ledger from within a'\n"
+    assert triage.analyse(cut).verdict == "uncatalogued-panic"

@@ -65,6 +65,8 @@ GENERIC_MESSAGES = frozenset(
 
 # Share of a record's word weight a text must contain for the record to be a candidate.
 MIN_COVERAGE = 0.4
+# The least of a record's opening a text must quote for `opened_by` to look it up.
+OPENING_CHARS = 32
 
 
 def words(text: str) -> list[str]:
@@ -307,6 +309,29 @@ class CatalogIndex:
                 for number in numbers:
                     weights[number] += weight
         return [weight or 1.0 for weight in weights]
+
+    def opened_by(self, text: str) -> list[str]:
+        """Records whose message opens with the whole of `text` (whitespace collapsed), when
+        `text` holds at least `OPENING_CHARS` characters: a message's first sentence quoted on
+        its own, whose words cover too little of a long record to make it a candidate."""
+        query = " ".join(text.split())
+        if len(query) < OPENING_CHARS:
+            return []
+        openings = self.__dict__.get("_openings")
+        if openings is None:  # built on first use: most texts never ask
+            openings = {}
+            ids, messages, _paths, _repos = self.catalog.site_columns()
+            for rid, message in zip(ids, messages, strict=True):
+                opening = " ".join(message.split())[:OPENING_CHARS]
+                if len(opening) == OPENING_CHARS and "{" not in opening:
+                    openings.setdefault(opening, []).append(rid)
+            self._openings = openings
+        found = openings.get(query[:OPENING_CHARS], ())
+        return [
+            rid
+            for rid in found
+            if " ".join(self.catalog.records[rid].error_message.split()).startswith(query)
+        ]
 
     def forget_candidates(self) -> None:
         """Start a new text: candidate lists are reused within one text only, so a figure

@@ -141,6 +141,9 @@ class Matcher:
         """
         query = _clean_query(panic.core_message)
         ids = list(self.index.candidates(query))
+        if query.rstrip().endswith((".", "!", "?")):
+            # A long message's first sentence(s) alone: its words cover too little of it.
+            ids.extend(rid for rid in self.index.opened_by(query) if rid not in ids)
         location_path = self._repo_path(panic.location)
         if location_path:
             known = set(ids)  # a set: thousands of records can share one file
