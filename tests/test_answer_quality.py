@@ -41,10 +41,11 @@ def _is_raw(title: str, case: str) -> bool:
 
 
 # Answered texts of a scan-only project catalog (catalog.jsonl, no write-ups) that get no first
-# step (a step comes from the site's check or its own words there): today's count, 70 of 264
-# (the seventh round's texts added 12; the texts before it still count 58); new texts may raise
-# it, a change to the code may not.
-SCAN_ONLY_WITHOUT_STEP = 70
+# step (a step comes from the site's check or its own words there): today's count, 72 of 266
+# (the seventh round's texts added 12, the texts before it still count 58; two more answers, by
+# the opening lookup, are of tokio's nested-runtime record, which has no step); new texts or new
+# right answers may raise it, a change to the code that drops a step may not.
+SCAN_ONLY_WITHOUT_STEP = 72
 SCAN_ONLY: set[str] = set()  # texts answered from a project's scan-only catalog
 
 
