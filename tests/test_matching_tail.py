@@ -310,3 +310,30 @@ def test_5_other_fixed_text_around_the_same_values_is_not(scanned: Scanned) -> N
         header(older, 17, f"Requested slot {HANDLES} does"),
     ):
         assert answered(triage, text) == [], text
+
+
+def test_3_a_message_alone_in_a_code_block_keeps_its_backticks_and_its_wrapped_lines(
+    scanned: Scanned,
+) -> None:
+    """In a code block a backtick is the message's own character, and a message wrapped over
+    the block's lines is read joined."""
+    triage = scanned("tail_quoted")
+    spans = (
+        "Title: spawning fails\n\nIt fails with:\n\n```\n"
+        "`spawn_tile` called from outside of a `tile::Pool`\n```\n"
+    )
+    assert answered(triage, spans) == ["`spawn_tile` called from outside of a `tile::Pool`"]
+    wrapped = (
+        "Title: blocking sources\n\nThe latest code fails at runtime with:\n\n```\n"
+        "Registering a blocking tile source with the decoder is unsupported. If\n"
+        "you wish to do anyways, please add `--cfg tiles_allow_blocking`\n"
+        "to your RUSTFLAGS.\n```\n"
+    )
+    assert [m[:40] for m in answered(triage, wrapped)] == [
+        "Registering a blocking tile source with "
+    ]
+    # A line of code in the block: the lines are no one message.
+    code = wrapped.replace(
+        "to your RUSTFLAGS.\n", "let source = open_blocking(path);\nto your RUSTFLAGS.\n"
+    )
+    assert answered(triage, code) == []

@@ -51,6 +51,16 @@ def _strip_line(line: str) -> str:
     return _COLOR_EYRE.sub("", line).strip().strip("`'\"“”").strip()
 
 
+def _strip_code_line(line: str) -> str:
+    """A code block's line as `_strip_line` reads it, but quotes go only in a pair around the
+    whole line: a backtick inside a block is the message's own (`` `spawn_local` called ..``)."""
+    line = _MARKERS.sub("", line, count=1)
+    line = _COLOR_EYRE.sub("", strip_log_prefix(line)).strip()
+    if len(line) > 1 and line[0] == line[-1] and line[0] in "`'\"" and line[0] not in line[1:-1]:
+        line = line[1:-1].strip()
+    return line
+
+
 def _looks_like_code(line: str) -> bool:
     # Not a trailing `}`: Debug output such as `TensorId { value: 3 }` ends with one.
     stripped = line.rstrip()
@@ -90,10 +100,13 @@ def quoted_snippets(text: str) -> list[Snippet]:
     seen: set[tuple[str, Source]] = set()
 
     def add(raw: str, source: Source, context: str) -> None:
-        raw = raw.strip().strip("`'\"“”").strip()
-        if raw.count("`") % 2:
-            # A line led by a code span (`MESSAGE` when I pass ...): the span is the message.
-            raw = raw[: raw.index("`")].strip()
+        if source == "code":
+            raw = raw.strip()  # in a code block a backtick is the message's own character
+        else:
+            raw = raw.strip().strip("`'\"“”").strip()
+            if raw.count("`") % 2:
+                # A line led by a code span (`MESSAGE` when I pass ...): the span is the message.
+                raw = raw[: raw.index("`")].strip()
         # (the same words may stand as a span in prose and as a line's tail: each is read)
         if not MIN_SNIPPET_CHARS <= len(raw) <= MAX_SNIPPET_CHARS or (raw, source) in seen:
             return
@@ -105,12 +118,19 @@ def quoted_snippets(text: str) -> list[Snippet]:
 
     in_fence = False
     first = True
+    # A code block's lines, while each may be a message's: a message the terminal (or the
+    # writer) wrapped over lines is read joined as well.
+    block: list[str] | None = None
     for raw_line in without_tool_output(clean_text(text)).split("\n"):
         if len(out) >= MAX_SNIPPETS:
             break
         stripped = raw_line.strip()
         if stripped.lstrip("> ").startswith(("```", "~~~")):
+            if in_fence and block is not None and len(block) > 1:
+                joined = " ".join(block)
+                add(joined, "code", joined)
             in_fence = not in_fence
+            block = [] if in_fence else None
             continue
         if not stripped:
             continue
@@ -129,11 +149,16 @@ def quoted_snippets(text: str) -> list[Snippet]:
                     add(title_text[lead.end() :], "title", title_text)
                 continue
         if _looks_like_code(stripped):
+            block = None
             continue
-        line = _strip_line(stripped)
+        line = _strip_code_line(stripped) if in_fence else _strip_line(stripped)
         if in_fence:
             if not stripped.startswith(('"', 'r#"', "'")):  # a string literal in source
                 add(line, "code", line)
+                if block is not None:
+                    block.append(line)
+            else:
+                block = None
             continue
         add(line, "line", line)
         for span in _SPAN.finditer(stripped):

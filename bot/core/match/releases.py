@@ -572,17 +572,17 @@ def _shared_start(a: str, b: str) -> int:
     return count
 
 
-def successor_record(history: ReleaseHistory, index: int, known: Container[str]) -> str | None:
-    """The record of the site that took over a removed lineage's message, when exactly one
-    site of its file, new in the next release, opens with the same words."""
+def successors(history: ReleaseHistory, index: int) -> list[int]:
+    """The lineages that may have taken over a removed lineage's message: the sites new in its
+    file in the next release opening with the most of its words (several when they tie)."""
     lineage = history.lineages[index]
     present = lineage.present()
     if not present or present[-1] >= history.newest:
-        return None
+        return []
     last = present[-1]
     state = lineage.state(last)
     if state is None:
-        return None
+        return []
     opening = _opening(state[2])
     scored: list[tuple[int, int]] = []
     for other, first, _last in history.by_file.get(file_key(history, state[0]), ()):
@@ -600,11 +600,18 @@ def successor_record(history: ReleaseHistory, index: int, known: Container[str])
         if shared >= least:
             scored.append((shared, other))
     if not scored:
-        return None
-    scored.sort(reverse=True)
-    if len(scored) > 1 and scored[1][0] == scored[0][0]:
-        return None  # two sites open alike: no telling which took it over
-    return history.record_id(history.lineages[scored[0][1]], known)
+        return []
+    most = max(shared for shared, _ in scored)
+    return sorted(other for shared, other in scored if shared == most)
+
+
+def successor_record(history: ReleaseHistory, index: int, known: Container[str]) -> str | None:
+    """The record of the site that took over a removed lineage's message, when exactly one
+    site of its file, new in the next release, opens with the same words."""
+    found = successors(history, index)
+    if len(found) != 1:
+        return None  # none, or two sites open alike: no telling which took it over
+    return history.record_id(history.lineages[found[0]], known)
 
 
 def line_contradicted(
@@ -803,10 +810,17 @@ def _removed_wording(
         for message, entries in messages.items():
             if not _says_words(message) or not _whole_fit(pasted, message):
                 continue
-            if any(last >= history.newest or index == own for index, _, last in entries):
-                continue
-            if any(successor_record(history, i, records) == best.record_id for i, _, _ in entries):
-                continue
+            if any(
+                index == own or history.lineages[index].state(history.newest) is not None
+                for index, _, _ in entries
+            ):
+                continue  # an older wording of a live site, not a removed one's
+            if any(
+                history.record_id(history.lineages[k], records) == best.record_id
+                for i, _, _ in entries
+                for k in successors(history, i)
+            ):
+                continue  # reworded into the record's site (or into it and a sibling alike)
             lowered = replace(
                 best, confidence=min(best.confidence, AGAINST_CAP), refused="removed-wording"
             )
