@@ -841,3 +841,12 @@ def test_a_reworded_removed_site_is_answered_by_the_site_that_took_it_over(tmp_p
     assert best(triage, "thread 'main' panicked at 'table does not exist: orders'\n")[2] == (
         "crates/grid/src/store.rs"
     )
+    # `panic!("{e}")` prints any text: at the pasted release's line (give or take a patch
+    # release's shift) it is that site; elsewhere in the file, nothing says so.
+    error = "the schedule with the label Update was not found."
+    for line in (33, 35):
+        analysis = triage.analyse(header(f"{REGISTRY}/grid-0.1.1/src/params.rs", line, error))
+        record = triage.catalog.get(analysis.answered[0].best.record_id)
+        assert (record.error_message, record.line_number) == ("{e}", 24), line
+    for text in (header(path, 27, error), header("crates/grid/src/params.rs", 33, error)):
+        assert triage.analyse(text).verdict == "uncatalogued-panic"

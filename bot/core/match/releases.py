@@ -516,9 +516,14 @@ def find_hit(
         quality = qualities.get(state[2])
         if quality is None:
             quality = qualities[state[2]] = message_quality(message, state[2])
+        distance = abs(state[1] - line) if line is not None else 10**6
+        if not quality and distance <= NEAR_LINES and version and not _literal_parts(state[2]):
+            # A format of placeholders only (`panic!("{e}")`) prints any text: the pasted
+            # release's line (give or take a patch release's shift) is what says it was this
+            # site.
+            quality = 1
         if not quality:
             continue
-        distance = abs(state[1] - line) if line is not None else 10**6
         how: HitKind = "line" if distance <= NEAR_LINES else "file"
         if how == "file" and quality < 2:
             continue  # another line and a garbled message: too little to go on
