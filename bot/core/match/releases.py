@@ -455,17 +455,17 @@ def full_fit(pasted: str, message: str) -> bool:
     return bool(parts) and _parts_in_order(normalise_message(pasted), parts)
 
 
-def _whole_fit(pasted: str, message: str) -> bool:
-    """The pasted message is the format's whole output: its literal parts in order, starting
-    and ending where the format's text does (`{dt:?} not supported` is not all of `Arrow
-    datatype .. not supported by Polars. ..`)."""
+def _whole_fit(query: str, message: str) -> bool:
+    """The pasted message (`query`, normalised) is the format's whole output: its literal parts
+    in order, starting and ending where the format's text does (`{dt:?} not supported` is not
+    all of `Arrow datatype .. not supported by Polars. ..`)."""
     parts = _literal_parts(message)
-    query = normalise_message(pasted)
     if not parts or not _parts_in_order(query, parts):
         return False
-    placeholders = [m.span() for m in _PLACEHOLDER.finditer(normalise_message(message))]
+    text = normalise_message(message)
+    placeholders = [m.span() for m in _PLACEHOLDER.finditer(text)]
     opens_with_value = bool(placeholders) and placeholders[0][0] == 0
-    ends_with_value = bool(placeholders) and placeholders[-1][1] == len(normalise_message(message))
+    ends_with_value = bool(placeholders) and placeholders[-1][1] == len(text)
     if not opens_with_value and not query.startswith(parts[0]):
         return False
     return ends_with_value or query.endswith(parts[-1])
@@ -560,7 +560,6 @@ def find_hit(
 # share of the shorter message, placeholders read as `{}`.
 SUCCESSOR_PREFIX_CHARS = 24
 SUCCESSOR_PREFIX_SHARE = 0.4
-_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 
 def _opening(message: str) -> str:
@@ -810,10 +809,11 @@ def _removed_wording(
     pasted = match.panic.core_message
     if full_fit(pasted, record.error_message):
         return None
+    query = normalise_message(pasted)
     own = history.by_record.get(best.record_id)
     for messages in history.by_crate.values():
         for message, entries in messages.items():
-            if not _says_words(message) or not _whole_fit(pasted, message):
+            if not _whole_fit(query, message) or not _says_words(message):
                 continue
             if any(
                 index == own or history.lineages[index].state(history.newest) is not None
