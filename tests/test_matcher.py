@@ -316,3 +316,47 @@ def test_a_long_messages_first_sentence_alone_is_looked_up_by_its_opening(tmp_pa
     # Cut before its sentence ends, it is no message's opening sentence.
     cut = "thread 'main' panicked at 'Cannot open a ledger from within a'\n"
     assert triage.analyse(cut).verdict == "uncatalogued-panic"
+
+
+def test_a_long_value_does_not_make_a_sibling_wording_win(tmp_path):
+    """A long value sinks the characters' ratio of the record the paste's words say (`gadget
+    resource`, an older wording of it), not the words' comparison, by which a sibling (`gadget
+    data`) must not rank first (bevy's `World::non_send` and `DeferredWorld::non_send_mut`)."""
+    tail = (
+        " {} does not exist in the `World`.\n                Did you forget to add it using"
+        " `app.insert_non_send` / `app.init_non_send`?\n                Gadget {} can also be"
+        " added by plugins."
+    )
+    records = [
+        {
+            "id": "resource",
+            "repo": "o/r",
+            "errorMessage": "Requested gadget resource"
+            + tail.replace("Gadget {}", "Gadget resources"),
+            "filePath": "crates/shop/src/world.rs",
+            "lineNumber": 40,
+            "tags": ["track-caller"],  # printed at the caller's file
+        },
+        {
+            "id": "data",
+            "repo": "o/r",
+            "errorMessage": "Requested gadget data" + tail.replace("Gadget {}", "Gadget data"),
+            "filePath": "crates/shop/src/deferred.rs",
+            "lineNumber": 12,
+            "tags": ["track-caller"],
+        },
+    ]
+    (tmp_path / "c.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    triage = Triage(load_catalog([tmp_path]))
+    pasted = (
+        "thread 'main' panicked at /home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f/"
+        "helper-0.13.3/src/lib.rs:257:14:\nRequested gadget resource"
+        " bevy_defer::executor::AsyncExecutor does not exist in the `World`.\n"
+        "                Did you forget to add it using `app.insert_non_send_resource` /"
+        " `app.init_non_send_resource`?\n                Gadget resources can also be added by"
+        " plugins.\n"
+    )
+    analysis, record = top(triage, pasted)
+    best = analysis.panics[0].best
+    assert best is not None and best.record_id == "resource"
+    assert record is None or record.id == "resource"  # (close enough to be told as a tie)

@@ -32,18 +32,18 @@ NAMES = sorted(
 # The second round's texts (labelled before they ran) set helix at (1, 2) and uv at (0, 0).
 # nushell's third round (22 texts, labelled before they ran) set it at (1, 2).
 MISSES = {
-    # The seventh round's texts (209 more, labelled before they ran) set bevy, tokio, helix and
-    # deno here; the rules of that round (service prefixes, Err-literal arms, exported macro
-    # bodies, reworded successors) then lowered them.
+    # The seventh and eighth rounds' texts (350 more, labelled before they ran) set bevy,
+    # tokio, helix, deno and uv here; that round's rules (service prefixes, Err-literal arms,
+    # exported macro bodies, reworded successors, openings, words over a long value) lowered them.
     # The sixth round's texts (labelled before they ran) raised the counts here; bevy's bare
     # unwraps and its 0.8-0.15 commands/mod.rs B0003 texts since relabelled uncatalogued.
-    "bevy": (6, 5),  # 136 more texts (three rounds)
+    "bevy": (7, 7),  # 136 more texts (three rounds)
     "tokio": (13, 3),  # 185 more texts (four rounds); 53 held-out catalogued panics
     "helix": (0, 3),  # 118 more texts (three rounds)
     "nushell": (0, 0),  # with its release history
     "uv": (1, 0),  # 13 more texts, none catalogued held out
     "polars": (0, 0),  # with its release history and the first-sentence rule
-    "rust-analyzer": (5, 1),  # three rounds, each labelled before it ran
+    "rust-analyzer": (4, 1),  # three rounds, each labelled before it ran
     "deno": (2, 4),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.

@@ -582,15 +582,16 @@ def _score_message(
         # Only as strong as a full match when a pasted panic backs it (see `_score`).
         return _MessageScore(0.9, ("prefix",))
     ratio = _fuzzy(query, entry)
-    if ratio >= FUZZY_CUTOFF:
-        return _MessageScore(ratio / 100 * 0.95, ("fuzzy",))
     # compared on the fixed text, placeholders filled
     form = entry.drift_form
     # (drift_between answers None below MIN_FIXED_TOKENS: the paste's form is not needed then)
     drifted = (
         drift_between(prepared.drift_form, form) if form.fixed_total >= MIN_FIXED_TOKENS else None
     )
+    if ratio >= FUZZY_CUTOFF and (drifted is None or ratio / 100 * 0.95 >= drifted.score):
+        return _MessageScore(ratio / 100 * 0.95, ("fuzzy",))
     if drifted is not None:
+        # (also where the characters' ratio is lower: a long value sinks it, not the words)
         return _MessageScore(drifted.score, ("fuzzy",) if drifted.kind == "whole" else ("prefix",))
     if older_filled_wording(query, entry):
         return _MessageScore(0.9, ("prefix",))  # as `_is_older_wording`, values filled
