@@ -162,8 +162,11 @@ class _Scanner:
         # marker a header carries is read off every line that starts with it.
         found = _COMMENTED_HEADER.search(cleaned.decoded)
         self.comment_marker = found.group(1) + " " if found else None
-        self.service_prefixes = tuple(
-            {m.group(1) for m in _SERVICE_HEADER.finditer(cleaned.decoded)}
+        decoded = cleaned.decoded
+        self.service_prefixes: tuple[str, ...] = (
+            tuple({m.group(1) for m in _SERVICE_HEADER.finditer(decoded)})
+            if "| thread '" in decoded or "| panicked at" in decoded  # (a cheap look first)
+            else ()
         )
 
     def view(self, index: int) -> _View:
