@@ -832,6 +832,11 @@ def test_a_reworded_removed_site_is_answered_by_the_site_that_took_it_over(tmp_p
     assert best(triage, "thread 'main' panicked at 'table does not exist: orders'\n")[2] == (
         "crates/grid/src/store.rs"
     )
+    # With the removed sites' own records (the folder `catalog history` writes), the removed
+    # site answers for its message.
+    whole = Triage(load_catalog([out]))
+    removed_answer = best(whole, "thread 'main' panicked at 'Table does not exist orders'\n")
+    assert removed_answer[2] == "crates/grid/src/params.rs"
     # `panic!("{e}")` prints any text: at the pasted release's line (give or take a patch
     # release's shift) it is that site; elsewhere in the file, nothing says so.
     error = "the schedule with the label Update was not found."

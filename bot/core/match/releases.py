@@ -816,10 +816,14 @@ def _removed_wording(
             if not _whole_fit(query, message) or not _says_words(message):
                 continue
             if any(
-                index == own or history.lineages[index].state(history.newest) is not None
+                index == own
+                or history.lineages[index].state(history.newest) is not None
+                or history.record_id(history.lineages[index], records) is not None
                 for index, _, _ in entries
             ):
-                continue  # an older wording of a live site, not a removed one's
+                # An older wording of a live site, not a removed one's; or a removed site the
+                # catalog holds, whose own record matches the paste whole and ranks first.
+                continue
             if any(
                 history.record_id(history.lineages[k], records) == best.record_id
                 for i, _, _ in entries
