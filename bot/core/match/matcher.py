@@ -588,10 +588,13 @@ def _score_message(
     drifted = (
         drift_between(prepared.drift_form, form) if form.fixed_total >= MIN_FIXED_TOKENS else None
     )
-    if ratio >= FUZZY_CUTOFF and (drifted is None or ratio / 100 * 0.95 >= drifted.score):
+    if ratio >= FUZZY_CUTOFF and (
+        drifted is None or drifted.kind != "whole" or ratio / 100 * 0.95 >= drifted.score
+    ):
         return _MessageScore(ratio / 100 * 0.95, ("fuzzy",))
     if drifted is not None:
-        # (also where the characters' ratio is lower: a long value sinks it, not the words)
+        # (also where the characters' ratio is lower: a long value sinks it, not the words;
+        # a leading part alone, `prefix`, never displaces a whole comparison)
         return _MessageScore(drifted.score, ("fuzzy",) if drifted.kind == "whole" else ("prefix",))
     if older_filled_wording(query, entry):
         return _MessageScore(0.9, ("prefix",))  # as `_is_older_wording`, values filled
