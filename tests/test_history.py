@@ -194,10 +194,19 @@ def test_test_code_and_test_helper_crates_are_left_out(tmp_path):
             "crates/a/tests/it.rs": _fn("h", "An integration test's panic"),
             "xtask/src/main.rs": _fn("k", "A build task's panic"),
             "crates/a/src/empty.rs": 'fn e() { panic!(""); }\n',
+            # Helper crates nested in a crate, or a top-level benchmark's build script.
+            "crates/a/multinode-tests/src/bin/node.rs": _fn("m", "A nested test crate's panic"),
+            "crates/a/model-checks/net/src/main.rs": _fn("n", "A model check's own panic"),
+            "backend-comparison/build.rs": _fn("b", "A benchmark build script's panic"),
+            # A crate that keeps its files without `src/` is runtime code.
+            "tool/lib.rs": _fn("t", "A src-less crate's runtime panic"),
         },
     )
     history = _history(repo)
-    assert [lin.states[0].message for lin in history.lineages] == ["Runtime panic message here"]
+    assert sorted(lin.states[0].message for lin in history.lineages) == [
+        "A src-less crate's runtime panic",
+        "Runtime panic message here",
+    ]
 
 
 def test_link_releases_is_pure_and_ids_follow_the_last_state():

@@ -39,7 +39,6 @@ from tree_sitter import Parser
 from bot.catalog.model import REMOVED_TAG_PREFIX
 from bot.catalog.patterns import normalise_message
 from bot.catalog.sites import site_id, skeleton_record, with_enclosing_fn
-from bot.core.match.releases import crate_and_inner
 from bot.scan.rust.grammar import RUST_LANGUAGE
 from bot.scan.rust.site_finder import PanicSite
 from bot.scan.rust.walk import scan_tree
@@ -335,14 +334,16 @@ def assign_ids(lineages: list[Lineage], repo: str) -> None:
 # Reading releases from git
 # ---------------------------------------------------------------------------------------------
 
-_TEST_HELPER_CRATE = re.compile(r"-(tests?|testgen)$")
+_TEST_HELPER_CRATE = re.compile(r"-(tests?|testgen|checks)$")
 
 
 def is_runtime_path(file_path: str) -> bool:
-    """Whether a site's file is runtime code, as `catalog scan` reads a checkout: not in a
-    test-helper crate (burn-no-std-tests, *-testgen, xtask); tests, benches and examples are
-    never walked. A crate need not keep its files under `src/` (deno's `cli/lib.rs`)."""
-    return not is_test_helper_crate(crate_and_inner(file_path)[0])
+    """Whether a site's file is runtime code, as `catalog scan` reads a checkout: in no
+    test-helper crate at any depth (burn-no-std-tests, a crate's nested `multinode-tests` or
+    `model-checks`, *-testgen, xtask, a top-level `backend-comparison/build.rs`); tests,
+    benches and examples are never walked. A crate need not keep its files under `src/`
+    (deno's `cli/lib.rs`)."""
+    return not any(is_test_helper_crate(folder) for folder in file_path.split("/")[:-1])
 
 
 def is_test_helper_crate(crate: str | None) -> bool:
