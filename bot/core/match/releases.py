@@ -218,6 +218,12 @@ class ReleaseHistory:
     # crate -> {normalised message: [(lineage index, first release, last release)]}
     by_crate: dict[str, dict[str, list[tuple[int, int, int]]]] = field(default_factory=dict)
     by_record: dict[str, int] = field(default_factory=dict)
+    live: set[int] = field(default_factory=set)  # lineages present in the newest release
+    # Messages no live site prints, by how their text opens (`removed_by_opening`), built on
+    # first use: a paste without a location is weighed against them.
+    removed_openings: dict[str, list[tuple[str, list[tuple[int, int, int]]]]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     @property
     def newest(self) -> int:
@@ -289,6 +295,8 @@ def parse_history(lines: list[str]) -> ReleaseHistory | None:
         )
         index = len(history.lineages)
         history.lineages.append(lineage)
+        if lineage.state(len(releases) - 1) is not None:
+            history.live.add(index)
         history.by_record[lineage.id] = index
         for rid in lineage.records:
             history.by_record.setdefault(rid, index)
@@ -796,6 +804,31 @@ def _revise_one(
     return PanicMatch(panic, (chosen, *rest), matched=chosen.confidence >= threshold)
 
 
+_OPENING_KEY_CHARS = 8
+
+
+def _removed_by_opening(
+    history: ReleaseHistory,
+) -> dict[str, list[tuple[str, list[tuple[int, int, int]]]]]:
+    """The crates' messages no live lineage prints, with their lineages, keyed by the first
+    characters of their first literal part ("" for a message opening with a value)."""
+    found = history.removed_openings
+    if found is not None:
+        return found
+    found = {}
+    for messages in history.by_crate.values():
+        for message, entries in messages.items():
+            if any(i in history.live for i, _, _ in entries):
+                continue  # (a live site prints it: an older wording of that site)
+            parts = _literal_parts(message)
+            if not parts or not _says_words(message):
+                continue
+            key = "" if _PLACEHOLDER.match(message) else parts[0][:_OPENING_KEY_CHARS]
+            found.setdefault(key, []).append((message, entries))
+    history.removed_openings = found
+    return found
+
+
 def _removed_wording(
     history: ReleaseHistory, records: Mapping[str, Record], match: PanicMatch
 ) -> PanicMatch | None:
@@ -811,29 +844,29 @@ def _removed_wording(
         return None
     query = normalise_message(pasted)
     own = history.by_record.get(best.record_id)
-    for messages in history.by_crate.values():
-        for message, entries in messages.items():
-            if not _whole_fit(query, message) or not _says_words(message):
-                continue
-            if any(
-                index == own
-                or history.lineages[index].state(history.newest) is not None
-                or history.record_id(history.lineages[index], records) is not None
-                for index, _, _ in entries
-            ):
-                # An older wording of a live site, not a removed one's; or a removed site the
-                # catalog holds, whose own record matches the paste whole and ranks first.
-                continue
-            if any(
-                history.record_id(history.lineages[k], records) == best.record_id
-                for i, _, _ in entries
-                for k in successors(history, i)
-            ):
-                continue  # reworded into the record's site (or into it and a sibling alike)
-            lowered = replace(
-                best, confidence=min(best.confidence, AGAINST_CAP), refused="removed-wording"
-            )
-            return PanicMatch(match.panic, (lowered, *match.candidates[1:]), matched=False)
+    openings = _removed_by_opening(history)
+    # A message opening with literal text is whole only in a paste opening with it.
+    keys = ["", *dict.fromkeys(query[:size] for size in range(1, _OPENING_KEY_CHARS + 1))]
+    for message, entries in (item for key in keys for item in openings.get(key, ())):
+        if not _whole_fit(query, message):
+            continue
+        if any(
+            index == own or history.record_id(history.lineages[index], records) is not None
+            for index, _, _ in entries
+        ):
+            # The record's own older wording; or a removed site the catalog holds, whose own
+            # record matches the paste whole and ranks first.
+            continue
+        if any(
+            history.record_id(history.lineages[k], records) == best.record_id
+            for i, _, _ in entries
+            for k in successors(history, i)
+        ):
+            continue  # reworded into the record's site (or into it and a sibling alike)
+        lowered = replace(
+            best, confidence=min(best.confidence, AGAINST_CAP), refused="removed-wording"
+        )
+        return PanicMatch(match.panic, (lowered, *match.candidates[1:]), matched=False)
     return None
 
 
