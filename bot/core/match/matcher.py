@@ -27,7 +27,7 @@ from bot.core.match.cascade import (
     is_uncatalogued_unwrap,
 )
 from bot.core.match.crates import repo_crate_names
-from bot.core.match.drift import MIN_FIXED_TOKENS, PastedForm, drift_between
+from bot.core.match.drift import MIN_FIXED_TOKENS, WHOLE_SCORE, PastedForm, drift_between
 from bot.core.match.index import CatalogIndex, IndexedRecord, SiteCatalog, squash, words
 from bot.core.match.projects import Projects
 from bot.core.match.raised_in import panicked_in
@@ -582,16 +582,21 @@ def _score_message(
         # Only as strong as a full match when a pasted panic backs it (see `_score`).
         return _MessageScore(0.9, ("prefix",))
     ratio = _fuzzy(query, entry)
+    fuzzy = ratio / 100 * 0.95
     # compared on the fixed text, placeholders filled
     form = entry.drift_form
-    # (drift_between answers None below MIN_FIXED_TOKENS: the paste's form is not needed then)
+    # (drift_between answers None below MIN_FIXED_TOKENS: the paste's form is not needed then;
+    # nor above the best a drift with one edit scores, which the characters' ratio beats)
     drifted = (
-        drift_between(prepared.drift_form, form) if form.fixed_total >= MIN_FIXED_TOKENS else None
+        drift_between(prepared.drift_form, form)
+        if form.fixed_total >= MIN_FIXED_TOKENS
+        and not (ratio >= FUZZY_CUTOFF and fuzzy >= WHOLE_SCORE - 0.5 / form.fixed_total)
+        else None
     )
     if ratio >= FUZZY_CUTOFF and (
-        drifted is None or drifted.kind != "whole" or ratio / 100 * 0.95 >= drifted.score
+        drifted is None or drifted.kind != "whole" or fuzzy >= drifted.score
     ):
-        return _MessageScore(ratio / 100 * 0.95, ("fuzzy",))
+        return _MessageScore(fuzzy, ("fuzzy",))
     if drifted is not None:
         # (also where the characters' ratio is lower: a long value sinks it, not the words;
         # a leading part alone, `prefix`, never displaces a whole comparison)
