@@ -346,12 +346,10 @@ def is_runtime_path(file_path: str) -> bool:
     return not any(is_test_helper_crate(folder) for folder in file_path.split("/")[:-1])
 
 
-def is_test_helper_crate(crate: str | None) -> bool:
-    """A crate that only tests or builds the others (burn-no-std-tests, *-testgen, xtask): its
-    panics never reach a user's issue."""
-    if crate is None:
-        return False
-    return bool(_TEST_HELPER_CRATE.search(crate)) or crate in ("xtask", "backend-comparison")
+def is_test_helper_crate(folder: str) -> bool:
+    """A crate folder that only tests or builds the others (burn-no-std-tests, *-testgen,
+    xtask): its panics never reach a user's issue."""
+    return bool(_TEST_HELPER_CRATE.search(folder)) or folder in ("xtask", "backend-comparison")
 
 
 def git(repo_dir: str | Path, *args: str) -> str:
