@@ -633,6 +633,78 @@ fn callers() {
     ]
 
 
+def test_a_panic_showing_an_error_of_the_files_own_enum_has_each_variants_text() -> None:
+    # bevy's scene spawner: `.unwrap_or_else(|err| panic!("{}", err))` on a call returning
+    # `Result<(), SceneSpawnError>`, a thiserror enum of the same file.
+    source = """#[derive(Debug, Error)]
+pub enum SpawnError {
+    #[error("scene contains `{type_path}`. \\
+        consider registering it")]
+    Unregistered { type_path: String },
+    #[error("scene {0} does not exist")]
+    Missing(u32),
+}
+pub enum PlainError { A, B }
+impl S {
+    fn spawn(&mut self) -> Result<(), SpawnError> { Ok(()) }
+    fn plain(&self) -> Result<(), PlainError> { Ok(()) }
+}
+fn system(s: &mut S) {
+    s.spawn().unwrap_or_else(|err| panic!("{}", err));
+    match s.spawn() { Ok(()) => {}, Err(e) => panic!("{e}") }
+    if let Err(e) = s.spawn() { panic!("{}", e) }
+    s.plain().unwrap_or_else(|err| panic!("{}", err));
+    s.spawn().unwrap_or_else(|err| { let err = other(); panic!("{}", err) });
+    s.spawn().unwrap_or_else(|err| panic!("{:?}", err));
+}"""
+    assert _one(source) == [
+        (15, "panic!", "scene contains `{type_path}`. consider registering it"),
+        (15, "panic!", "scene {0} does not exist"),
+        (16, "panic!", "scene contains `{type_path}`. consider registering it"),
+        (16, "panic!", "scene {0} does not exist"),
+        (17, "panic!", "scene contains `{type_path}`. consider registering it"),
+        (17, "panic!", "scene {0} does not exist"),
+        (18, "panic!", "{}"),
+        (19, "panic!", "{}"),
+        (20, "panic!", "{:?}"),
+    ]
+
+
+def test_an_error_variant_without_a_text_keeps_the_sites_own_message() -> None:
+    source = """#[derive(thiserror::Error, Debug)]
+enum LoadError {
+    #[error("no asset at {0}")]
+    Missing(String),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+fn load() -> Result<(), LoadError> { Ok(()) }
+fn run() {
+    load().unwrap_or_else(|e| panic!("{e}"));
+}"""
+    assert _one(source) == [(10, "panic!", "no asset at {0}"), (10, "panic!", "{e}")]
+
+
+def test_a_derive_more_display_enum_gives_its_variants_texts_too() -> None:
+    # bevy 0.15's SceneSpawnError: `#[derive(Error, Display)]`, `#[display("..")]` per variant;
+    # derive_more before 1.0 wrote `#[display(fmt = "..", ..)]`.
+    source = """#[derive(Error, Display, Debug)]
+enum SpawnError {
+    #[display("scene contains `{type_path}`")]
+    Unregistered { type_path: String },
+    #[display(fmt = "scene {} does not exist", _0)]
+    Missing(u32),
+}
+fn spawn() -> Result<(), SpawnError> { Ok(()) }
+fn system() {
+    spawn().unwrap_or_else(|err| panic!("{}", err));
+}"""
+    assert _one(source) == [
+        (10, "panic!", "scene contains `{type_path}`"),
+        (10, "panic!", "scene {} does not exist"),
+    ]
+
+
 def test_a_let_bound_message_does_not_leak_out_of_its_block_or_function() -> None:
     source = """fn outer() {
     {

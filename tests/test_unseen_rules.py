@@ -7,7 +7,8 @@ a. std messages (`index out of bounds: ...`, `no entry found for key`) answer on
 d. panic hooks' own headers, and a format a catalog declares in its scan settings; e. a backtrace
    glued to the message is cut; f. a single-crate project's `src/lib.rs` is its own file;
 g. refused candidates are listed with a reason (`match --json`, `/triage why`); h. (29.7) a line
-   the pasted release contradicts is not `line` evidence.
+   the pasted release contradicts is not `line` evidence; i. `panic!("{}", err)` on the file's
+   own thiserror enum prints (and is answered by) each variant's text.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ REPOS = {
     "moved_function": "acme/shell-engine",
     "checkout_path": "acme/ferrojs",
     "values_in_numbers": "acme/ropechange",
+    "error_enum": "acme/scenekit",
 }
 
 
@@ -846,3 +848,38 @@ def test_a_reworded_removed_site_is_answered_by_the_site_that_took_it_over(tmp_p
         assert (record.error_message, record.line_number) == ("{e}", 24), line
     for text in (header(path, 27, error), header("crates/grid/src/params.rs", 33, error)):
         assert triage.analyse(text).verdict == "uncatalogued-panic"
+
+
+# --- i. a panic showing an error of the file's own enum ---------------------------------------
+
+SPAWN_LINE = 34
+UNREGISTERED = (
+    "scene contains the unregistered component `game::Player`. "
+    "consider adding `#[reflect(Component)]` to your type"
+)
+
+
+def test_an_error_enums_variant_text_is_answered_at_the_site_that_shows_it(scanned) -> None:
+    triage = scanned("error_enum")
+    text = header(f"{REGISTRY}/scenekit-0.3.0/src/lib.rs", SPAWN_LINE, UNREGISTERED)
+    _, top, file = best(triage, text)
+    assert file == "src/lib.rs" and top is not None
+    record = triage.catalog.get(top.record_id)
+    assert record.line_number == SPAWN_LINE
+    assert record.error_message.startswith(
+        "scene contains the unregistered component `{type_path}`"
+    )
+    # quoted alone, the variant's text still names its site
+    assert best(triage, f"Spawning my level panics with:\n\n> {UNREGISTERED}\n")[2] == "src/lib.rs"
+
+
+def test_an_error_variant_without_a_text_leaves_the_site_its_placeholder(scanned) -> None:
+    messages = {
+        r.error_message for r in scanned("error_enum").catalog if r.line_number == SPAWN_LINE
+    }
+    assert messages == {
+        "scene contains the unregistered component `{type_path}`. "
+        "consider adding `#[reflect(Component)]` to your type",
+        "Dynamic scene with id {0} does not exist",
+        "{}",  # the transparent io::Error variant
+    }

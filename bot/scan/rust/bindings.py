@@ -19,13 +19,13 @@ _BINDING_FIELDS = {
 }
 
 
-def _pattern_names(pattern: Node | None) -> list[str]:
+def pattern_names(pattern: Node | None) -> list[str]:
     """The identifiers in a pattern (or a closure's parameters): the names it may bind."""
     if pattern is None:
         return []
     if pattern.type == "identifier":
         return [(pattern.text or b"").decode()]
-    return [name for child in pattern.named_children for name in _pattern_names(child)]
+    return [name for child in pattern.named_children for name in pattern_names(child)]
 
 
 def _let_conditions(condition: Node | None) -> Iterator[Node]:
@@ -42,7 +42,7 @@ def _let_conditions(condition: Node | None) -> Iterator[Node]:
 _STR_ERROR_RESULT = re.compile(r"Result\s*<.*,\s*&\s*(?:'static\s+)?str\s*>", re.S)
 
 
-def _file_function(node: Node, name: bytes) -> Node | None:
+def file_function(node: Node, name: bytes) -> Node | None:
     """The one `fn name` of `node`'s file (None when there is none, or several)."""
     root = node
     while root.parent is not None:
@@ -112,7 +112,7 @@ def _error_binding(arm: Node) -> tuple[str, str] | None:
         return None
     if called.type != "identifier" or called.text is None:
         return None
-    function = _file_function(arm, called.text)
+    function = file_function(arm, called.text)
     text = _only_error_text(function) if function is not None else None
     return ((parts[1].text or b"").decode(), text) if text is not None else None
 
@@ -144,7 +144,7 @@ def _local_bindings(node: Node) -> dict[str, str | None]:
                         and not any(c.type == "mutable_specifier" for c in sibling.children)
                     ):
                         text = string_value(value)
-                    for name in _pattern_names(pattern):
+                    for name in pattern_names(pattern):
                         bound.setdefault(name, text)
                 sibling = sibling.prev_sibling
         elif kind == "token_tree":
@@ -160,13 +160,13 @@ def _local_bindings(node: Node) -> dict[str, str | None]:
                 sibling = sibling.prev_sibling
         elif kind in ("if_expression", "while_expression"):
             for condition in _let_conditions(current.child_by_field_name("condition")):
-                for name in _pattern_names(condition.child_by_field_name("pattern")):
+                for name in pattern_names(condition.child_by_field_name("pattern")):
                     bound.setdefault(name, None)
         elif kind in _BINDING_FIELDS:
             error = _error_binding(current) if kind == "match_arm" else None
             if error is not None:
                 bound.setdefault(*error)
-            for name in _pattern_names(current.child_by_field_name(_BINDING_FIELDS[kind])):
+            for name in pattern_names(current.child_by_field_name(_BINDING_FIELDS[kind])):
                 bound.setdefault(name, None)
         child = current
         current = current.parent

@@ -8,6 +8,8 @@ given through `concat!` of literals, or through `format!("...", ..)` (e.g.
 `.expect(&format!("no file {}", path))`), counts as literal; anything else (`panic!(msg)`, a
 bare `unimplemented!()`) is not a site. A `const`/`static` `&str`, or a local bound by
 `let name = "..";` earlier in the same function (and not shadowed since), stands for its text.
+`panic!("{}", err)` on an error of the file's own thiserror enum has each variant's text as a
+message (bot.scan.rust.error_enums).
 
 The line is the one Rust prints in `panicked at FILE:LINE:COL`: the macro's first line, or for
 `.expect` the line of the method name (in a chain split over lines, the `.expect(` line).
@@ -34,6 +36,7 @@ from bot.scan.rust.bindings import constants_at
 from bot.scan.rust.cfg import TestContext, inner_attributes_mark_test, test_module_paths
 from bot.scan.rust.checks import site_check
 from bot.scan.rust.definitions import ScanContext, collect_definitions
+from bot.scan.rust.error_enums import error_variant_messages
 from bot.scan.rust.grammar import (
     COMMENTS,
     INVOCATIONS_QUERY,
@@ -302,6 +305,17 @@ def scan_source(
             message = message_from_args(source, args, index, reparser, constants)
         if message is None:
             continue
+        shown = (
+            error_variant_messages(anchor, message, args, source, reparser)
+            if kind != EXPECT_KIND
+            else None
+        )
+        if shown is not None:
+            texts, other_texts = shown
+            for text in texts:
+                add(anchor, kind, text, args=args)
+            if not other_texts:
+                continue
         add(anchor, kind, message, args=args)
     for builder in context.builders:
         for anchor, message in _builder_messages(
