@@ -37,7 +37,9 @@ MISSES = {
     # exported macro bodies, reworded successors, openings, words over a long value) lowered them.
     # The sixth round's texts (labelled before they ran) raised the counts here; bevy's bare
     # unwraps and its 0.8-0.15 commands/mod.rs B0003 texts since relabelled uncatalogued.
-    "bevy": (10, 7),  # 136 more texts (three rounds)
+    # The tenth round's error-enum rule (a `panic!("{}", err)` site has its error variants'
+    # texts) lowered bevy's tuned count: its scene spawner's texts.
+    "bevy": (7, 7),  # 136 more texts (three rounds)
     "tokio": (13, 3),  # 185 more texts (four rounds); 53 held-out catalogued panics
     "helix": (0, 3),  # 118 more texts (three rounds)
     "nushell": (0, 0),  # with its release history
