@@ -97,6 +97,25 @@ def test_first_steps_name_the_check_and_fit_its_kind() -> None:
     assert first_step(site({}), "The set of workers is empty. Add workers first.") is None
 
 
+def test_an_error_variants_text_names_the_variant() -> None:
+    # `spawner.spawn_queued().unwrap_or_else(|err| panic!("{}", err))`, one record per variant
+    variant = site(
+        {"kind": "expect", "code": "spawner.spawn_queued()", "error": "SpawnError::Unregistered"},
+        fn="spawner_system",
+        file_path="crates/scene/src/spawner.rs",
+        message="scene contains the unregistered component `{type_path}`",
+    )
+    assert plain(meaning_words(variant) or ()) == (
+        "Raised by `scene::spawner::spawner_system` when `spawner.spawn_queued()` fails with "
+        "`SpawnError::Unregistered`."
+    )
+    assert first_step(variant, "") == (
+        "Find the call of yours that reaches `scene::spawner::spawner_system` "
+        "(`RUST_BACKTRACE=1` shows it) and why `spawner.spawn_queued()` fails with "
+        "`SpawnError::Unregistered` there."
+    )
+
+
 def test_a_title_never_shows_a_raw_format_string() -> None:
     record = site({}, message="Should have handle for tensor {id:?}")
     assert filled_message(record, None, False) == "Should have handle for tensor …"

@@ -250,7 +250,7 @@ FIELDS: tuple[tuple[str, str, str], ...] = (
     ("contentChangedAt", "content_changed_at", "str"),
     ("schemaVersion", "schema_version", "int"),
     # What the code checks at a scanned site (bot.scan.rust.checks): {"kind", "code",
-    # "pattern", "impl"}, all optional texts; derived by the scan, never written by hand.
+    # "pattern", "impl", "error"}, all optional texts; derived by the scan, never by hand.
     ("check", "check", "any"),
 )
 REQUIRED = ("id", "repo", "errorMessage")
@@ -389,7 +389,7 @@ class Record:
 
     @property
     def site_check(self) -> dict[str, str]:
-        """`check`'s text values (kind, code, pattern, impl); {} when absent or malformed."""
+        """`check`'s text values (kind, code, pattern, impl, error); {} when absent or malformed."""
         value = self.check
         if not isinstance(value, dict):
             return {}

@@ -368,6 +368,7 @@ MEANS_MISMATCH = "Raised by `{subject}` when `{code}` is not `{pattern}`."
 MEANS_ARM = "Raised by `{subject}` when `{code}` is `{pattern}`."
 MEANS_ARM_OTHER = "Raised by `{subject}` when `{code}` is none of the cases its `match` handles."
 MEANS_MISSING = "Raised by `{subject}` when `{code}` is `None` or an error."
+MEANS_ERROR = "Raised by `{subject}` when `{code}` fails with `{error}`."
 MEANS_NOT_IMPLEMENTED = "`{subject}` is not implemented: it raises `{macro}`."
 MEANS_UNREACHABLE = "Raised by `{subject}` at a point its code marks as unreachable."
 MEANS_RAISED_IN = "Raised by `{macro}` in `{subject}`, in `{crate}`."
@@ -384,6 +385,10 @@ STEP_WHEN = (
 STEP_MISSING = (
     "Find the call of yours that reaches `{subject}` (`RUST_BACKTRACE=1` shows it) and why "
     "`{code}` has no value there."
+)
+STEP_ERROR = (
+    "Find the call of yours that reaches `{subject}` (`RUST_BACKTRACE=1` shows it) and why "
+    "`{code}` fails with `{error}` there."
 )
 STEP_ENV = (
     "The environment variable `{name}` is not set where `{subject}` runs: set it for the "

@@ -156,6 +156,9 @@ def meaning_words(record: Record) -> Words | None:
     values = {"subject": who, "code": code or "", "pattern": pattern or ""}
     if is_check_reason(record):
         return None  # said by the tensor-check sentence, with the user's values
+    error = _code(check.get("error"))
+    if error and code:  # the message is this variant's text (bot.scan.rust.error_enums)
+        return words(texts.MEANS_ERROR, error=error, **values)
     if kind in ("assert", "else") and code:
         return words(texts.MEANS_UNLESS, **values)
     if kind == "if" and code:
@@ -185,6 +188,9 @@ def first_step(record: Record, message: str) -> str | None:
     kind, code, pattern = check.get("kind"), _code(check.get("code")), _code(check.get("pattern"))
     values = {"subject": who or "", "code": code or "", "pattern": pattern or ""}
     if who and code:
+        error = _code(check.get("error"))
+        if error:
+            return texts.STEP_ERROR.format(error=error, **values)
         config = _config_type(check.get("impl"), code)
         if kind in ("assert", "else"):
             if config:

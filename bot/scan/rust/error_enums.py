@@ -13,6 +13,7 @@ placeholder message standing as well.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from tree_sitter import Node
 
@@ -179,13 +180,13 @@ def _attribute_text(tokens: Node) -> str | None:
     return None
 
 
-def _variant_texts(enum: Node, attribute_name: bytes) -> list[str | None]:
-    """Each variant's `#[error("..")]` (or `#[display("..")]`) text, in order; None where it is
-    not a literal."""
+def _variant_texts(enum: Node, attribute_name: bytes) -> list[tuple[str, str | None]]:
+    """(name, text) of each variant, in order: its `#[error("..")]` (or `#[display("..")]`)
+    text, None where it is not a literal."""
     variants = enum.child_by_field_name("body")
     if variants is None:
         return []
-    texts: list[str | None] = []
+    texts: list[tuple[str, str | None]] = []
     text: str | None = None
     for child in variants.named_children:
         if child.type == "attribute_item":
@@ -195,17 +196,26 @@ def _variant_texts(enum: Node, attribute_name: bytes) -> list[str | None]:
             if head is not None and head.text == attribute_name and tokens is not None:
                 text = _attribute_text(tokens)
         elif child.type == "enum_variant":
-            texts.append(text)
+            name = child.child_by_field_name("name")
+            texts.append(((name.text or b"").decode() if name is not None else "", text))
             text = None
     return texts
 
 
+@dataclass(frozen=True, slots=True)
+class ShownErrors:
+    """What a Display-only panic prints: each variant's text by its path (`SpawnError::Missing`),
+    and whether some variant's text is not known (the placeholder message then stays one)."""
+
+    texts: dict[str, str]  # text -> the first variant printing it
+    other_texts: bool
+
+
 def error_variant_messages(
     anchor: Node, message: str, args: Node, source: bytes, reparser: Reparser
-) -> tuple[list[str], bool] | None:
-    """The texts a Display-only panic at `anchor` prints (see the module's doc), and whether
-    some variant's text is not known (the placeholder message then stays a message too); None
-    when the site is not one."""
+) -> ShownErrors | None:
+    """The texts a Display-only panic at `anchor` prints (see the module's doc); None when the
+    site is not one."""
     name = _shown_name(message, args, source, reparser)
     if name is None:
         return None
@@ -215,12 +225,15 @@ def error_variant_messages(
     found = _RESULT_ERROR.fullmatch((returns.text or b"").decode()) if returns is not None else None
     enum = _file_enum(anchor, found.group(1)) if found is not None else None
     node, attributes = enum if enum is not None else (None, [])
-    texts: list[str | None] = []
+    variants: list[tuple[str, str | None]] = []
     for attribute in attributes:
-        texts = _variant_texts(node, attribute) if node is not None else []
-        if any(texts):
+        variants = _variant_texts(node, attribute) if node is not None else []
+        if any(text for _, text in variants):
             break
-    known = list(dict.fromkeys(t for t in texts if t and t.strip()))
-    if not known:
+    texts: dict[str, str] = {}
+    for variant, text in variants:
+        if text and text.strip():
+            texts.setdefault(text, f"{found.group(1) if found else ''}::{variant}")
+    if not texts:
         return None
-    return known, any(not t or not t.strip() for t in texts)
+    return ShownErrors(texts, any(not text or not text.strip() for _, text in variants))

@@ -240,12 +240,16 @@ def scan_source(
         *extra_tags: str,
         pattern: str = "",
         args: Node | None = None,
+        error: str = "",
     ) -> None:
         if not message.strip():
             return  # `unreachable!("")` says nothing; a record needs a message
         point = anchor.start_point
         reported = caller_reported(anchor)
         tags = tuple(dict.fromkeys(((reported,) if reported else ()) + extra_tags))
+        check = site_check(anchor, kind, args, source, reparser)
+        if error:
+            check["error"] = error  # the variant whose text this message is
         scan.sites.append(
             PanicSite(
                 file_path,
@@ -256,7 +260,7 @@ def scan_source(
                 tags,
                 pattern,
                 enclosing_function(anchor),
-                tuple(site_check(anchor, kind, args, source, reparser).items()),
+                tuple(check.items()),
             )
         )
 
@@ -311,10 +315,9 @@ def scan_source(
             else None
         )
         if shown is not None:
-            texts, other_texts = shown
-            for text in texts:
-                add(anchor, kind, text, args=args)
-            if not other_texts:
+            for text, variant in shown.texts.items():
+                add(anchor, kind, text, args=args, error=variant)
+            if not shown.other_texts:
                 continue
         add(anchor, kind, message, args=args)
     for builder in context.builders:
