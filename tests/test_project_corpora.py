@@ -40,7 +40,8 @@ MISSES = {
     # The tenth round's error-enum rule (a `panic!("{}", err)` site has its error variants'
     # texts) lowered bevy's tuned count: its scene spawner's texts.
     "bevy": (7, 7),  # 136 more texts (three rounds)
-    "tokio": (13, 3),  # 185 more texts (four rounds); 53 held-out catalogued panics
+    # The tenth round's older-wording rule answered tokio's 1.47 `spawn_local` wording (tuned).
+    "tokio": (12, 3),  # 185 more texts (four rounds); 53 held-out catalogued panics
     "helix": (0, 3),  # 118 more texts (three rounds)
     "nushell": (0, 0),  # with its release history
     "uv": (1, 0),  # 13 more texts, none catalogued held out

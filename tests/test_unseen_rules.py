@@ -8,7 +8,8 @@ d. panic hooks' own headers, and a format a catalog declares in its scan setting
    glued to the message is cut; f. a single-crate project's `src/lib.rs` is its own file;
 g. refused candidates are listed with a reason (`match --json`, `/triage why`); h. (29.7) a line
    the pasted release contradicts is not `line` evidence; i. `panic!("{}", err)` on the file's
-   own thiserror enum prints (and is answered by) each variant's text.
+   own thiserror enum prints (and is answered by) each variant's text; j. without a location,
+   a message one site printed word for word in an older release is that site's.
 """
 
 from __future__ import annotations
@@ -883,3 +884,26 @@ def test_an_error_variant_without_a_text_leaves_the_site_its_placeholder(scanned
         "Dynamic scene with id {0} does not exist",
         "{}",  # the transparent io::Error variant
     }
+
+
+# --- j. an older release's wording, without a location ------------------------------------------
+
+OLD_SPAWN = "`spawn_task` called from outside of a `Pool` or LocalPool"
+
+
+def test_an_older_releases_wording_of_one_site_is_that_site(tmp_path: Path) -> None:
+    out = _tagged_history("older_wording", "acme/relay", tmp_path)
+    live = tmp_path / "live"
+    live.mkdir()
+    (live / "history.ndjson").write_bytes((out / "history.ndjson").read_bytes())
+    triage = Triage(load_catalog([out / "panic_sites.jsonl", live]))
+    # v0.1.0's wording alone in a code block: too far from v0.2.0's for the fuzzy score alone
+    _, top, file = best(triage, f"Spawning fails:\n\n```\n{OLD_SPAWN}\n```\n")
+    assert file == "crates/relay/src/local.rs" and top is not None and "release" in top.evidence
+    # pasted in the user's own file: someone else's code printing those words
+    _, top, file = best(triage, header("src/main.rs", 4, OLD_SPAWN))
+    assert file is None and (top is None or "release" not in top.evidence)
+    # two sites printed v0.1.0's queue message: nothing says which
+    queue = "thread 'main' panicked at 'the job queue is closed, no more jobs are accepted'\n"
+    _, top, file = best(triage, queue)
+    assert file is None and (top is None or "release" not in top.evidence)

@@ -31,7 +31,7 @@ from bot.core.match.drift import MIN_FIXED_TOKENS, WHOLE_SCORE, PastedForm, drif
 from bot.core.match.index import CatalogIndex, IndexedRecord, SiteCatalog, squash, words
 from bot.core.match.projects import Projects
 from bot.core.match.raised_in import panicked_in
-from bot.core.match.releases import ReleaseHistory
+from bot.core.match.releases import FILE_HIT_CONFIDENCE, ReleaseHistory, older_wording_record
 from bot.core.match.releases import revise as revise_with_history
 from bot.core.match.std_messages import is_std_message
 from bot.core.match.tail import heading_with_body, older_filled_wording, says_enough, typo_only
@@ -39,6 +39,8 @@ from bot.core.panic import PANIC_WRAPPERS, Location, Panic
 
 # Confidence at or above which the bot answers. Set for almost no false matches.
 MATCH_THRESHOLD = 0.80
+# A paste that is word for word an older release's wording of one record (no location).
+OLDER_WORDING_CONFIDENCE = FILE_HIT_CONFIDENCE
 # A record whose message says less than this on its own never matches on the message alone.
 MIN_SPECIFICITY = 0.15
 # A message quoted without a `panicked at` header must say at least this much on its own.
@@ -160,8 +162,33 @@ class Matcher:
                 scored.append(found)
         ranked = _rank(scored)
         candidates = _settle_ties(ranked, self.index)[:limit]
+        if panic.location is None:  # (a location outside the project is another's code)
+            candidates = self._older_wording_first(query, candidates, limit)
         matched = bool(candidates) and candidates[0].confidence >= MATCH_THRESHOLD
         return PanicMatch(panic=panic, candidates=tuple(candidates), matched=matched)
+
+    def _older_wording_first(
+        self, query: str, candidates: list[Candidate], limit: int
+    ) -> list[Candidate]:
+        """With no location: a message one record's site printed word for word
+        in an older release (`older_wording_record`) is that record's, as strong as a release
+        hit in its file, unless a record's own wording already matches as well."""
+        best = candidates[0] if candidates else None
+        history = self.history if self.projects is None else self.projects.own_history()
+        if history is None or (best is not None and best.confidence >= OLDER_WORDING_CONFIDENCE):
+            return candidates
+        rid = older_wording_record(history, self.catalog.records, query)
+        if rid is None or rid not in self.catalog.records:
+            return candidates
+        older = next((c for c in candidates if c.record_id == rid), None)
+        chosen = Candidate(
+            record_id=rid,
+            confidence=OLDER_WORDING_CONFIDENCE,
+            evidence=tuple(dict.fromkeys((*(older.evidence if older else ()), "release"))),
+            message_score=older.message_score if older else 0.0,
+            line_distance=None,
+        )
+        return [chosen, *(c for c in candidates if c.record_id != rid)][:limit]
 
     def _repo_path(self, location: Location | None) -> str | None:
         if location is None or location.kind == "std":

@@ -224,6 +224,11 @@ class ReleaseHistory:
     removed_openings: dict[str, list[tuple[str, list[tuple[int, int, int]]]]] | None = field(
         default=None, compare=False, repr=False
     )
+    # Every crate message by how its text opens (`wordings_by_opening`), built on first use:
+    # a paste without a location that no record's wording matches is looked up there.
+    wording_openings: dict[str, list[tuple[str, list[tuple[int, int, int]]]]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     @property
     def newest(self) -> int:
@@ -827,6 +832,60 @@ def _removed_by_opening(
             found.setdefault(key, []).append((message, entries))
     history.removed_openings = found
     return found
+
+
+# An older wording answers alone only when its fixed text says this much.
+MIN_OLDER_WORDING_CHARS = 24
+
+
+def _wordings_by_opening(
+    history: ReleaseHistory,
+) -> dict[str, list[tuple[str, list[tuple[int, int, int]]]]]:
+    """Every message of the crates, live or removed, with its lineages, keyed as
+    `_removed_by_opening` keys them."""
+    found = history.wording_openings
+    if found is not None:
+        return found
+    found = {}
+    for messages in history.by_crate.values():
+        for message, entries in messages.items():
+            parts = _literal_parts(message)
+            if not parts or not _says_words(message):
+                continue
+            key = "" if _PLACEHOLDER.match(message) else parts[0][:_OPENING_KEY_CHARS]
+            found.setdefault(key, []).append((message, entries))
+    history.wording_openings = found
+    return found
+
+
+def older_wording_record(
+    history: ReleaseHistory, records: Mapping[str, Record], pasted: str
+) -> str | None:
+    """The record whose site printed `pasted`, word for word (every literal part, in order,
+    from start to end), in an older release than the catalog's: the one site (file and
+    message; two records alike there are one to a reader) every lineage that ever printed
+    such a message answers for. None when a site the catalog lacks printed it too, when two
+    sites did, when the message says too little alone (fewer than MIN_OLDER_WORDING_CHARS of
+    fixed text) or is one of std's."""
+    query = normalise_message(pasted)
+    if len(query) < MIN_OLDER_WORDING_CHARS or is_std_message(pasted):
+        return None
+    openings = _wordings_by_opening(history)
+    keys = ["", *dict.fromkeys(query[:size] for size in range(1, _OPENING_KEY_CHARS + 1))]
+    found: dict[tuple[str | None, str] | None, str | None] = {}
+    for message, entries in (item for key in keys for item in openings.get(key, ())):
+        if sum(map(len, _literal_parts(message))) < MIN_OLDER_WORDING_CHARS:
+            continue
+        if not _whole_fit(query, message):
+            continue
+        for index, _, _ in entries:
+            rid = history.record_id(history.lineages[index], records)
+            record = records[rid] if rid is not None else None
+            site = (record.file_path, record.error_message) if record is not None else None
+            found.setdefault(site, rid)
+        if len(found) > 1:
+            return None
+    return next(iter(found.values())) if len(found) == 1 else None
 
 
 def _removed_wording(
