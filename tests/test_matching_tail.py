@@ -337,3 +337,19 @@ def test_3_a_message_alone_in_a_code_block_keeps_its_backticks_and_its_wrapped_l
         "to your RUSTFLAGS.\n", "let source = open_blocking(path);\nto your RUSTFLAGS.\n"
     )
     assert answered(triage, code) == []
+
+
+def test_3_a_sentence_quoted_in_a_code_block_is_read_for_its_code_spans(
+    scanned: Scanned,
+) -> None:
+    """Prose put in a block (a reporter quoting their own words) is read as prose: the message
+    in its code span is a mention; a line of code with a span in a comment is not prose."""
+    triage = scanned("tail_quoted")
+    message = "Tile cache was dropped while tiles were still being decoded"
+    prose = (
+        "Title: cache\n\n```text\nI noticed that closing the viewer fails. Specifically, it "
+        f"panics with `{message}` when a decode is still running.\n```\n"
+    )
+    assert answered(triage, prose) == [message]
+    code = prose.replace("I noticed that", "let x = 1; // I noticed that")
+    assert answered(triage, code) == []

@@ -40,14 +40,15 @@ MISSES = {
     # The tenth round's error-enum rule (a `panic!("{}", err)` site has its error variants'
     # texts) lowered bevy's tuned count: its scene spawner's texts.
     "bevy": (7, 7),  # 136 more texts (three rounds)
-    # The tenth round's older-wording rule answered tokio's 1.47 `spawn_local` wording (tuned).
+    # The tenth round's older-wording rule answered tokio's 1.47 `spawn_local` wording (tuned),
+    # and its prose-in-a-block rule deno's serde_v8 message quoted in a `text` block (tuned).
     "tokio": (12, 3),  # 185 more texts (four rounds); 53 held-out catalogued panics
     "helix": (0, 3),  # 118 more texts (three rounds)
     "nushell": (0, 0),  # with its release history
     "uv": (1, 0),  # 13 more texts, none catalogued held out
     "polars": (0, 0),  # with its release history and the first-sentence rule
     "rust-analyzer": (4, 1),  # three rounds, each labelled before it ran
-    "deno": (3, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
+    "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.
 # (nushell's two, a removed `missing span contents in file cache` answered with `missing span`,

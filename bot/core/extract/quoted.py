@@ -42,6 +42,8 @@ _LEAD_IN = re.compile(r"^[^:`\"]{3,80}?(?::|->|—|=>)\s+")
 # Source code quoted in a review: a message inside a macro call is not a report.
 _CODE_CALL = re.compile(r"\b(?:panic|unimplemented|todo|unreachable|assert\w*)!\s*\(|\.expect\(")
 _COLOR_EYRE = re.compile(r"^(?:Message|message)\s*:\s+")
+# A sentence, not code nor output: words and spaces up to a code span, ending in a full stop.
+_PROSE_LINE = re.compile(r"^[A-Z][a-z']*(?: [a-z',]+){3,}[^`]*`[^`]+`.*[.!?]$")
 _FORMAT_PLACEHOLDER = re.compile(r"\{[A-Za-z0-9_]*(?::[^{}\s]*)?\}")
 
 
@@ -157,6 +159,10 @@ def quoted_snippets(text: str) -> list[Snippet]:
                 add(line, "code", line)
                 if block is not None:
                     block.append(line)
+                if _PROSE_LINE.match(line):
+                    # prose quoted in a block (`it panics with `MESSAGE` when ..`): its spans
+                    for span in _SPAN.finditer(line):
+                        add(span.group(2), "span", line)
             else:
                 block = None
             continue
