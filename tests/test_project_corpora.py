@@ -41,13 +41,14 @@ MISSES = {
     # texts) lowered bevy's tuned count: its scene spawner's texts.
     "bevy": (7, 7),  # 136 more texts (three rounds)
     # The tenth round's older-wording rule answered tokio's 1.47 `spawn_local` wording (tuned),
-    # and its prose-in-a-block rule deno's serde_v8 message quoted in a `text` block (tuned).
+    # its prose-in-a-block rule deno's serde_v8 message quoted in a `text` block, and its
+    # header-without-message rule rust-analyzer's make.rs and uv's rayon-pool texts (tuned).
     "tokio": (12, 3),  # 185 more texts (four rounds); 53 held-out catalogued panics
     "helix": (0, 3),  # 118 more texts (three rounds)
     "nushell": (0, 0),  # with its release history
-    "uv": (1, 0),  # 13 more texts, none catalogued held out
+    "uv": (0, 0),  # 13 more texts, none catalogued held out
     "polars": (0, 0),  # with its release history and the first-sentence rule
-    "rust-analyzer": (4, 1),  # three rounds, each labelled before it ran
+    "rust-analyzer": (3, 1),  # three rounds, each labelled before it ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.

@@ -9,7 +9,8 @@ d. panic hooks' own headers, and a format a catalog declares in its scan setting
 g. refused candidates are listed with a reason (`match --json`, `/triage why`); h. (29.7) a line
    the pasted release contradicts is not `line` evidence; i. `panic!("{}", err)` on the file's
    own thiserror enum prints (and is answered by) each variant's text; j. without a location,
-   a message one site printed word for word in an older release is that site's.
+   a message one site printed word for word in an older release is that site's; k. a header
+   pasted without its message takes the one the prose quotes, of a record at its file.
 """
 
 from __future__ import annotations
@@ -907,3 +908,21 @@ def test_an_older_releases_wording_of_one_site_is_that_site(tmp_path: Path) -> N
     queue = "thread 'main' panicked at 'the job queue is closed, no more jobs are accepted'\n"
     _, top, file = best(triage, queue)
     assert file is None and (top is None or "release" not in top.evidence)
+
+
+# --- k. a header without its message, the message quoted in the prose --------------------------
+
+
+def test_a_header_without_its_message_takes_the_one_quoted_for_its_file(scanned) -> None:
+    triage = scanned("error_enum")
+    prose = f"Spawning panics with ```{UNREGISTERED}``` on the first frame. The output:\n\n"
+    at_site = f"```\nthread 'main' panicked at {REGISTRY}/scenekit-0.3.0/src/lib.rs:34:49:\n```\n"
+    _, top, file = best(triage, prose + at_site)
+    assert file == "src/lib.rs" and top is not None
+    assert triage.catalog.get(top.record_id).error_message.startswith("scene contains")
+    # the header's file is another: the quote is no message of it
+    elsewhere = at_site.replace("src/lib.rs:34", "src/world.rs:12")
+    assert best(triage, prose + elsewhere)[2] is None
+    # a header with its own message keeps it
+    own = at_site.replace(":49:\n", ":49:\nstack overflow while spawning\n")
+    assert best(triage, prose + own)[2] is None

@@ -9,6 +9,7 @@ snippet therefore carries the sentence around it, so the matcher can tell "I get
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Literal
 
 from bot.catalog.model import value_class
@@ -36,6 +37,8 @@ class Snippet:
 _TITLE = re.compile(r"^\s{0,3}(?:title|subject)\s*:\s*", re.IGNORECASE)
 _MARKERS = re.compile(r"^\s{0,8}(?:>\s?){0,8}(?:[-*+]\s+|\d{1,3}[.)]\s+|#{1,6}\s+)?")
 _SPAN = re.compile(r"(`{1,3})([^`\n]{1,500})\1")
+# A span opened by two or three backticks may hold single ones (```Failed to make `Name` ..```).
+_LONG_SPAN = re.compile(r"(?<!`)(`{2,3})(?!`)([^\n]{1,500}?)(?<!`)\1(?!`)")
 _QUOTED = re.compile(r"\"([^\"\n]{12,500})\"|“([^”\n]{12,500})”")
 # `getting this when training: MESSAGE` -> MESSAGE; the lead-in is short and ends with a colon.
 _LEAD_IN = re.compile(r"^[^:`\"]{3,80}?(?::|->|—|=>)\s+")
@@ -61,6 +64,13 @@ def _strip_code_line(line: str) -> str:
     if len(line) > 1 and line[0] == line[-1] and line[0] in "`'\"" and line[0] not in line[1:-1]:
         line = line[1:-1].strip()
     return line
+
+
+def _spans(line: str) -> Iterator[re.Match[str]]:
+    """The code spans of a line: single-backtick ones, and longer ones holding backticks."""
+    yield from _SPAN.finditer(line)
+    if "``" in line:
+        yield from _LONG_SPAN.finditer(line)
 
 
 def _looks_like_code(line: str) -> bool:
@@ -142,7 +152,7 @@ def quoted_snippets(text: str) -> list[Snippet]:
             if title:
                 title_text = stripped[title.end() :]
                 add(title_text, "title", title_text)
-                for span in _SPAN.finditer(title_text):
+                for span in _spans(title_text):
                     add(span.group(2), "title", title_text)
                 for quote in _QUOTED.finditer(title_text):  # `panics with "MESSAGE"`
                     add(quote.group(1) or quote.group(2), "title", title_text)
@@ -161,13 +171,13 @@ def quoted_snippets(text: str) -> list[Snippet]:
                     block.append(line)
                 if _PROSE_LINE.match(line):
                     # prose quoted in a block (`it panics with `MESSAGE` when ..`): its spans
-                    for span in _SPAN.finditer(line):
+                    for span in _spans(line):
                         add(span.group(2), "span", line)
             else:
                 block = None
             continue
         add(line, "line", line)
-        for span in _SPAN.finditer(stripped):
+        for span in _spans(stripped):
             add(span.group(2), "span", line)
         for quote in _QUOTED.finditer(stripped):
             add(quote.group(1) or quote.group(2), "span", line)

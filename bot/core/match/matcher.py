@@ -123,6 +123,8 @@ class Matcher:
         if not any(panic.has_header for panic in panics):
             seen = {normalise_message(m.panic.core_message) for m in matches}
             matches.extend(self._quoted_matches(text, seen))
+        elif any(_message_left_out(m) for m in matches):
+            matches = self._with_quoted_messages(text, matches)
         if self.projects is not None:  # issue 25: each panic revised by its project's history
             records = self.catalog.records
             matches = self.projects.revise(records, text, matches, MATCH_THRESHOLD)
@@ -501,6 +503,26 @@ class Matcher:
             found.append(result)
         return [m for m in found if m.matched] or found[:1]
 
+    def _with_quoted_messages(self, text: str, matches: list[PanicMatch]) -> list[PanicMatch]:
+        """A header pasted without its message (the paste stops after `panicked at FILE:..:`),
+        the message quoted in the prose instead: a quoted message of a record at the header's
+        own file stands for the header's."""
+        out = []
+        for match in matches:
+            path = self._repo_path(match.panic.location) if _message_left_out(match) else None
+            if path is None:
+                out.append(match)
+                continue
+            quoted = [
+                m
+                for m in self._quoted_matches(text, set())
+                if m.matched
+                and m.best is not None
+                and self.index.entry(m.best.record_id).record.file_path == path
+            ]
+            out.append(quoted[0] if len(quoted) == 1 else match)
+        return out
+
     def _named_file_first(self, result: PanicMatch, named: frozenset[str]) -> PanicMatch:
         """Among sites of one message, the one whose file the text names (`at state.rs:903`)."""
         best = result.best
@@ -525,6 +547,12 @@ class Matcher:
                     panic=result.panic, candidates=(other, *rest), matched=result.matched
                 )
         return result
+
+
+def _message_left_out(match: PanicMatch) -> bool:
+    """A header whose message line is empty, and nothing answered."""
+    panic = match.panic
+    return panic.has_header and not panic.core_message.strip() and not match.matched
 
 
 _RS_FILE_NAME = re.compile(r"(?<![\w.-])[A-Za-z0-9_-]+\.rs\b")
