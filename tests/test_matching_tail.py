@@ -353,3 +353,15 @@ def test_3_a_sentence_quoted_in_a_code_block_is_read_for_its_code_spans(
     assert answered(triage, prose) == [message]
     code = prose.replace("I noticed that", "let x = 1; // I noticed that")
     assert answered(triage, code) == []
+
+
+def test_3_a_location_and_message_on_one_line_is_read_as_a_flat_header(scanned: Scanned) -> None:
+    """`PATH.rs:LINE:COL: MESSAGE` (a header's two lines on one, as in a title) is the message
+    after the location."""
+    triage = scanned("tail_quoted")
+    message = "Tile cache was dropped while tiles were still being decoded"
+    for text in (
+        f"Title: src/viewer/close.rs:94:17: {message}\n\nThe report is the title.\n",
+        f"Title: viewer crash\n\n```\nsrc\\viewer\\close.rs:94:17: {message}\n```\n",
+    ):
+        assert answered(triage, text) == [message], text

@@ -47,6 +47,8 @@ _CODE_CALL = re.compile(r"\b(?:panic|unimplemented|todo|unreachable|assert\w*)!\
 _COLOR_EYRE = re.compile(r"^(?:Message|message)\s*:\s+")
 # A sentence, not code nor output: words and spaces up to a code span, ending in a full stop.
 _PROSE_LINE = re.compile(r"^[A-Z][a-z']*(?: [a-z',]+){3,}[^`]*`[^`]+`.*[.!?]$")
+# A panic's location and message on one line (the header's two lines flattened, in a title).
+_FLAT_LOCATION = re.compile(r"[\w./\\-]{1,200}\.rs:\d{1,7}:\d{1,5}:\s+(?=\S)")
 _FORMAT_PLACEHOLDER = re.compile(r"\{[A-Za-z0-9_]*(?::[^{}\s]*)?\}")
 
 
@@ -127,6 +129,9 @@ def quoted_snippets(text: str) -> list[Snippet]:
         seen.add((raw, source))
         wrapper, core = split_wrapper(raw)
         out.append(Snippet(core.strip(), raw, wrapper, source, context))
+        flat = _FLAT_LOCATION.match(raw)
+        if flat:
+            add(raw[flat.end() :], source, context)  # `src/x.rs:94:17: MESSAGE`: a header, flat
 
     in_fence = False
     first = True
