@@ -88,3 +88,11 @@ def test_the_first_sentence_alone_is_the_message_quoted_short() -> None:
     assert _drift("Cannot start a runtime from within a thread pool.", NESTED) is None
     # Too few tokens to say which message it is.
     assert _drift("Cannot start a runtime.", "Cannot start a runtime. Use {} instead.") is None
+
+
+
+def test_the_first_sentence_without_its_full_stop_is_quoted_short_too() -> None:
+    # (a title drops the stop; a paste that ends in punctuation of its own is something else)
+    assert _drift("Cannot start a runtime from within a runtime", NESTED) == Drift(0.9, "prefix")
+    assert _drift("cannot start a runtime from within a runtime", NESTED) == Drift(0.9, "prefix")
+    assert _drift("Cannot start a runtime from within a runtime,", NESTED) is None

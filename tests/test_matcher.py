@@ -316,6 +316,11 @@ def test_a_long_messages_first_sentence_alone_is_looked_up_by_its_opening(tmp_pa
     # Cut before its sentence ends, it is no message's opening sentence.
     cut = "thread 'main' panicked at 'Cannot open a ledger from within a'\n"
     assert triage.analyse(cut).verdict == "uncatalogued-panic"
+    # In a title, lower-cased and without its full stop, it is still that opening sentence.
+    title = 'Title: closing fails with "cannot open a ledger from within a ledger"\n\nHelp.\n'
+    assert triage.analyse(title).verdict == "match"
+    _, record = top(triage, title)
+    assert record.id == "nested"
 
 
 def test_a_long_value_does_not_make_a_sibling_wording_win(tmp_path):

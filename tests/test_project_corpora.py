@@ -43,8 +43,9 @@ MISSES = {
     # The tenth round's older-wording rule answered tokio's 1.47 `spawn_local` wording (tuned),
     # its prose-in-a-block rule deno's serde_v8 message quoted in a `text` block, and its
     # header-without-message rule rust-analyzer's make.rs and uv's rayon-pool texts, and its
-    # flat-header rule tokio's `src/..rs:94:17: all branches are disabled ..` title (tuned).
-    "tokio": (11, 3),  # 185 more texts (four rounds); 53 held-out catalogued panics
+    # flat-header rule tokio's `src/..rs:94:17: all branches are disabled ..` title (tuned);
+    # its unstopped-first-sentence rule a tuned tokio title and one held-out tokio text.
+    "tokio": (10, 2),  # 185 more texts (four rounds); 53 held-out catalogued panics
     "helix": (0, 3),  # 118 more texts (three rounds)
     "nushell": (0, 0),  # with its release history
     "uv": (0, 0),  # 13 more texts, none catalogued held out

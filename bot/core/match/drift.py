@@ -126,7 +126,7 @@ def drift_between(pasted: PastedForm, form: MessageForm) -> Drift | None:
     edits = rows[-1][-1] if len(rows) == len(form.tokens) + 1 else allowed + 1
     if 0 < edits <= allowed:
         return Drift(WHOLE_SCORE - 0.5 * edits / form.fixed_total, "whole")
-    if _first_sentences(form.tokens, rows, len(pasted.tokens)) >= MIN_FIXED_TOKENS:
+    if _first_sentences(form.tokens, rows, pasted.tokens) >= MIN_FIXED_TOKENS:
         return Drift(PREFIX_SCORE, "prefix")
     shared, at_clause_end = _shared_prefix(form.tokens, rows)
     if shared >= MIN_SHARED_PREFIX and (
@@ -167,19 +167,28 @@ def _align(
     return rows
 
 
-def _first_sentences(message: tuple[str | None, ...], rows: list[list[int]], pasted: int) -> int:
+def _first_sentences(
+    message: tuple[str | None, ...], rows: list[list[int]], pasted: tuple[str, ...]
+) -> int:
     """Fixed tokens of the message's opening sentences when the whole paste is exactly those,
     ending where a sentence of the message ends (`Cannot start a runtime from within a
-    runtime.`, quoted without what the message goes on to explain); 0 otherwise."""
+    runtime.`, quoted without what the message goes on to explain; in a title, often without
+    its full stop); 0 otherwise."""
     fixed = 0
     found = 0
+    size = len(pasted)
+    # (a paste ending in a word may stop short of the sentence's full stop alone)
+    unstopped = bool(pasted) and pasted[-1] not in _SENTENCE_ENDS
     for i, token in enumerate(message, start=1):
         if i >= len(rows):
             break
         if token is not _PLACEHOLDER:
             fixed += 1
-        if token in _SENTENCE_ENDS and i < len(message) and rows[i][pasted] == 0:
-            found = fixed
+        if token in _SENTENCE_ENDS and i < len(message):
+            if rows[i][size] == 0:
+                found = fixed
+            elif unstopped and rows[i - 1][size] == 0:
+                found = fixed - 1
     return found
 
 

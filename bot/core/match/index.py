@@ -311,9 +311,10 @@ class CatalogIndex:
         return [weight or 1.0 for weight in weights]
 
     def opened_by(self, text: str) -> list[str]:
-        """Records whose message opens with the whole of `text` (whitespace collapsed), when
-        `text` holds at least `OPENING_CHARS` characters: a message's first sentence quoted on
-        its own, whose words cover too little of a long record to make it a candidate."""
+        """Records whose message opens with the whole of `text` (whitespace collapsed; its first
+        letter may be a capital there), when `text` holds at least `OPENING_CHARS` characters:
+        a message's first sentence quoted on its own, whose words cover too little of a long
+        record to make it a candidate."""
         query = " ".join(text.split())
         if len(query) < OPENING_CHARS:
             return []
@@ -326,11 +327,17 @@ class CatalogIndex:
                 if len(opening) == OPENING_CHARS and "{" not in opening:
                     openings.setdefault(opening, []).append(rid)
             self._openings = openings
-        found = openings.get(query[:OPENING_CHARS], ())
+        capital = query[0].upper() + query[1:]  # a title lower-cases it
+        found = [
+            *openings.get(query[:OPENING_CHARS], ()),
+            *(openings.get(capital[:OPENING_CHARS], ()) if capital != query else ()),
+        ]
         return [
             rid
             for rid in found
-            if " ".join(self.catalog.records[rid].error_message.split()).startswith(query)
+            if " ".join(self.catalog.records[rid].error_message.split()).startswith(
+                (query, capital)
+            )
         ]
 
     def forget_candidates(self) -> None:

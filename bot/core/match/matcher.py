@@ -145,8 +145,9 @@ class Matcher:
         """
         query = _clean_query(panic.core_message)
         ids = list(self.index.candidates(query))
-        if query.rstrip().endswith((".", "!", "?")):
-            # A long message's first sentence(s) alone: its words cover too little of it.
+        if query[:1].isalpha():
+            # A long message's first sentence(s) alone (in a title, maybe without its full
+            # stop or lower-cased): its words cover too little of it.
             ids.extend(rid for rid in self.index.opened_by(query) if rid not in ids)
         location_path = self._repo_path(panic.location)
         if location_path:
@@ -593,7 +594,9 @@ def _clean_query(message: str) -> str:
 def _quote_says_enough(query: str, entry: IndexedRecord) -> bool:
     """A quoted leading clause of the message's fixed text that says enough alone (a clause
     with filled placeholders holds values the record cannot vouch for: not from a quote)."""
-    return entry.message.startswith(query.rstrip(" .")) and says_enough(query)
+    clause = query.rstrip(" .")
+    capital = clause[:1].upper() + clause[1:]  # (a title lower-cases it)
+    return entry.message.startswith((clause, capital)) and says_enough(query)
 
 
 def _is_test_file(path: str) -> bool:
