@@ -365,3 +365,21 @@ def test_a_long_value_does_not_make_a_sibling_wording_win(tmp_path):
     best = analysis.panics[0].best
     assert best is not None and best.record_id == "resource"
     assert record is None or record.id == "resource"  # (close enough to be told as a tie)
+
+
+def test_an_odd_backtick_inside_a_quoted_message_is_the_messages_own(tmp_path):
+    """A title cut inside a value's backticks (`.. from text `mod $;`) is still the message, read
+    whole beside the part before its first backtick (a line led by a code span: the span)."""
+    record = {
+        "id": "make",
+        "repo": "o/r",
+        "errorMessage": "Failed to build a syntax node `{node}` from text {text}",
+        "filePath": "crates/syntax/src/make.rs",
+        "lineNumber": 113,
+    }
+    (tmp_path / "c.jsonl").write_text(json.dumps(record) + "\n")
+    triage = Triage(load_catalog([tmp_path]))
+    title = "Title: panic: Failed to build a syntax node `ast::Name` from text `mod $;\n\nRepro.\n"
+    assert triage.analyse(title).verdict == "match"
+    led = "Title: crash\n\n`Failed to build a syntax node` when I open `x.rs\n"
+    assert triage.analyse(led).verdict != "match"

@@ -44,13 +44,14 @@ MISSES = {
     # its prose-in-a-block rule deno's serde_v8 message quoted in a `text` block, and its
     # header-without-message rule rust-analyzer's make.rs and uv's rayon-pool texts, and its
     # flat-header rule tokio's `src/..rs:94:17: all branches are disabled ..` title (tuned);
-    # its unstopped-first-sentence rule a tuned tokio title and one held-out tokio text.
+    # its unstopped-first-sentence rule a tuned tokio title and one held-out tokio text; its
+    # odd-backtick rule rust-analyzer's make.rs title cut inside a value (tuned).
     "tokio": (10, 2),  # 185 more texts (four rounds); 53 held-out catalogued panics
     "helix": (0, 3),  # 118 more texts (three rounds)
     "nushell": (0, 0),  # with its release history
     "uv": (0, 0),  # 13 more texts, none catalogued held out
     "polars": (0, 0),  # with its release history and the first-sentence rule
-    "rust-analyzer": (3, 1),  # three rounds, each labelled before it ran
+    "rust-analyzer": (2, 1),  # three rounds, each labelled before it ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.

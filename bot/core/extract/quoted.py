@@ -113,14 +113,18 @@ def quoted_snippets(text: str) -> list[Snippet]:
     out: list[Snippet] = []
     seen: set[tuple[str, Source]] = set()
 
-    def add(raw: str, source: Source, context: str) -> None:
+    def add(raw: str, source: Source, context: str, whole: bool = False) -> None:
         if source == "code":
             raw = raw.strip()  # in a code block a backtick is the message's own character
         else:
             raw = raw.strip().strip("`'\"“”").strip()
-            if raw.count("`") % 2:
-                # A line led by a code span (`MESSAGE` when I pass ...): the span is the message.
-                raw = raw[: raw.index("`")].strip()
+            if raw.count("`") % 2 and not whole:
+                # A line led by a code span (`MESSAGE` when I pass ...): the span is the message;
+                # or the message's own backticks, its value cut short (a title's `from text
+                # `mod $;`): read whole as well.
+                add(raw[: raw.index("`")], source, context)
+                add(raw, source, context, whole=True)
+                return
         # (the same words may stand as a span in prose and as a line's tail: each is read)
         if not MIN_SNIPPET_CHARS <= len(raw) <= MAX_SNIPPET_CHARS or (raw, source) in seen:
             return
