@@ -509,19 +509,21 @@ class Matcher:
         the message quoted in the prose instead: a quoted message of a record at the header's
         own file stands for the header's."""
         out = []
+        quoted: list[PanicMatch] | None = None  # read once, for the first header that asks
         for match in matches:
             path = self._repo_path(match.panic.location) if _message_left_out(match) else None
             if path is None:
                 out.append(match)
                 continue
-            quoted = [
+            if quoted is None:
+                quoted = [m for m in self._quoted_matches(text, set()) if m.matched and m.best]
+            at_file = [
                 m
-                for m in self._quoted_matches(text, set())
-                if m.matched
-                and m.best is not None
+                for m in quoted
+                if m.best is not None
                 and self.index.entry(m.best.record_id).record.file_path == path
             ]
-            out.append(quoted[0] if len(quoted) == 1 else match)
+            out.append(at_file[0] if len(at_file) == 1 else match)
         return out
 
     def _named_file_first(self, result: PanicMatch, named: frozenset[str]) -> PanicMatch:

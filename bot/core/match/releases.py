@@ -812,28 +812,6 @@ def _revise_one(
 _OPENING_KEY_CHARS = 8
 
 
-def _removed_by_opening(
-    history: ReleaseHistory,
-) -> dict[str, list[tuple[str, list[tuple[int, int, int]]]]]:
-    """The crates' messages no live lineage prints, with their lineages, keyed by the first
-    characters of their first literal part ("" for a message opening with a value)."""
-    found = history.removed_openings
-    if found is not None:
-        return found
-    found = {}
-    for messages in history.by_crate.values():
-        for message, entries in messages.items():
-            if any(i in history.live for i, _, _ in entries):
-                continue  # (a live site prints it: an older wording of that site)
-            parts = _literal_parts(message)
-            if not parts or not _says_words(message):
-                continue
-            key = "" if _PLACEHOLDER.match(message) else parts[0][:_OPENING_KEY_CHARS]
-            found.setdefault(key, []).append((message, entries))
-    history.removed_openings = found
-    return found
-
-
 # An older wording answers alone only when its fixed text says this much.
 MIN_OLDER_WORDING_CHARS = 24
 
@@ -841,8 +819,8 @@ MIN_OLDER_WORDING_CHARS = 24
 def _wordings_by_opening(
     history: ReleaseHistory,
 ) -> dict[str, list[tuple[str, list[tuple[int, int, int]]]]]:
-    """Every message of the crates, live or removed, with its lineages, keyed as
-    `_removed_by_opening` keys them."""
+    """Every message of the crates, live or removed, with its lineages, keyed by the first
+    characters of its first literal part ("" for a message opening with a value)."""
     found = history.wording_openings
     if found is not None:
         return found
@@ -855,6 +833,27 @@ def _wordings_by_opening(
             key = "" if _PLACEHOLDER.match(message) else parts[0][:_OPENING_KEY_CHARS]
             found.setdefault(key, []).append((message, entries))
     history.wording_openings = found
+    return found
+
+
+def _removed_by_opening(
+    history: ReleaseHistory,
+) -> dict[str, list[tuple[str, list[tuple[int, int, int]]]]]:
+    """The crates' messages no live lineage prints, with their lineages, keyed as
+    `_wordings_by_opening` keys them."""
+    found = history.removed_openings
+    if found is None:
+        found = {}
+        for key, items in _wordings_by_opening(history).items():
+            removed = [
+                (message, entries)
+                for message, entries in items
+                # (a live site prints it: an older wording of that site)
+                if not any(i in history.live for i, _, _ in entries)
+            ]
+            if removed:
+                found[key] = removed
+        history.removed_openings = found
     return found
 
 
