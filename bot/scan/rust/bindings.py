@@ -42,8 +42,11 @@ def _let_conditions(condition: Node | None) -> Iterator[Node]:
 _STR_ERROR_RESULT = re.compile(r"Result\s*<.*,\s*&\s*(?:'static\s+)?str\s*>", re.S)
 
 
-def file_function(node: Node, name: bytes) -> Node | None:
-    """The one `fn name` of `node`'s file (None when there is none, or several)."""
+def file_item(
+    node: Node, kind: str, name: bytes, opaque: frozenset[str] = frozenset()
+) -> Node | None:
+    """The one item of `kind` (`function_item`, `enum_item`) named `name` in `node`'s file
+    (None when there is none, or several); `opaque` node kinds are not looked into."""
     root = node
     while root.parent is not None:
         root = root.parent
@@ -51,13 +54,19 @@ def file_function(node: Node, name: bytes) -> Node | None:
     stack = [root]
     while stack and len(found) < 2:
         current = stack.pop()
-        if current.type == "function_item":
+        if current.type == kind:
             identifier = current.child_by_field_name("name")
             if identifier is not None and identifier.text == name:
                 found.append(current)
-            continue  # a nested `fn` of the same name is another scope
-        stack.extend(current.named_children)
+            continue  # a nested item of the same name is another scope
+        if current.type not in opaque:
+            stack.extend(current.named_children)
     return found[0] if len(found) == 1 else None
+
+
+def file_function(node: Node, name: bytes) -> Node | None:
+    """The one `fn name` of `node`'s file (None when there is none, or several)."""
+    return file_item(node, "function_item", name)
 
 
 def _only_error_text(function: Node) -> str | None:

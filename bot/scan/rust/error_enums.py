@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from bot.scan.rust.bindings import file_function, pattern_names
+from bot.scan.rust.bindings import file_function, file_item, pattern_names
 from bot.scan.rust.grammar import COMMENTS, Reparser
 from bot.scan.rust.literals import string_value
 
@@ -131,28 +131,18 @@ def _shadowed_before(block: Node, anchor: Node, name: str) -> bool:
     return False
 
 
+# Where an enum of the file is not declared: a function's body, another type's fields.
+_NOT_ENUM_SCOPES = frozenset({"function_item", "enum_variant_list", "field_declaration_list"})
+
+
 def _file_enum(node: Node, name: str) -> tuple[Node, list[bytes]] | None:
     """The one `enum name` of `node`'s file deriving its Display, and the variants' attributes
     that may hold their texts (`error`, `display`: `#[derive(Error, Display)]` has both)."""
-    root = node
-    while root.parent is not None:
-        root = root.parent
-    found: list[Node] = []
-    stack = [root]
-    while stack and len(found) < 2:
-        current = stack.pop()
-        if current.type == "enum_item":
-            identifier = current.child_by_field_name("name")
-            if identifier is not None and identifier.text == name.encode():
-                found.append(current)
-            continue
-        if current.type in ("function_item", "enum_variant_list", "field_declaration_list"):
-            continue
-        stack.extend(current.named_children)
-    if len(found) != 1:
+    enum = file_item(node, "enum_item", name.encode(), _NOT_ENUM_SCOPES)
+    if enum is None:
         return None
     attributes = []
-    sibling = found[0].prev_sibling
+    sibling = enum.prev_sibling
     while sibling is not None and (sibling.type == "attribute_item" or sibling.type in COMMENTS):
         attributes.append(sibling.text or b"")
         sibling = sibling.prev_sibling
@@ -167,7 +157,7 @@ def _file_enum(node: Node, name: str) -> tuple[Node, list[bytes]] | None:
         for text in attributes
     ):
         return None  # one text for the whole enum: not read
-    return (found[0], names) if names else None
+    return (enum, names) if names else None
 
 
 def _attribute_text(tokens: Node) -> str | None:
