@@ -46,7 +46,8 @@ _LEAD_IN = re.compile(r"^[^:`\"]{3,80}?(?::|->|—|=>)\s+")
 _CODE_CALL = re.compile(r"\b(?:panic|unimplemented|todo|unreachable|assert\w*)!\s*\(|\.expect\(")
 _COLOR_EYRE = re.compile(r"^(?:Message|message)\s*:\s+")
 # A sentence, not code nor output: words and spaces up to a code span, ending in a full stop.
-_PROSE_LINE = re.compile(r"^[A-Z][a-z']*(?: [a-z',]+){3,}[^`]*`[^`]+`.*[.!?]$")
+# (three words, then anything up to the span: no run the engine could split two ways)
+_PROSE_LINE = re.compile(r"^[A-Z][a-z']*(?: [a-z',]+){3}[^`]*`[^`]+`.*[.!?]$")
 # A panic's location and message on one line (the header's two lines flattened, in a title).
 _FLAT_LOCATION = re.compile(r"[\w./\\-]{1,200}\.rs:\d{1,7}:\d{1,5}:\s+(?=\S)")
 _FORMAT_PLACEHOLDER = re.compile(r"\{[A-Za-z0-9_]*(?::[^{}\s]*)?\}")
