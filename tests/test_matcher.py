@@ -383,3 +383,22 @@ def test_an_odd_backtick_inside_a_quoted_message_is_the_messages_own(tmp_path):
     assert triage.analyse(title).verdict == "match"
     led = "Title: crash\n\n`Failed to build a syntax node` when I open `x.rs\n"
     assert triage.analyse(led).verdict != "match"
+
+
+def test_a_titles_message_after_a_few_words_is_read_from_its_capitalised_word(tmp_path):
+    """`[Bug] LedgerServer Cannot open a ledger ..`: the message starts at a capitalised word
+    after the title's first; a near wording there is no more a match than in prose."""
+    record = {
+        "id": "nested",
+        "repo": "o/r",
+        "errorMessage": "Cannot open a ledger from within a ledger. This happens because a "
+        "function attempted to block the current thread while it drives ledger tasks.",
+        "filePath": "src/ledger/context.rs",
+        "lineNumber": 40,
+    }
+    (tmp_path / "c.jsonl").write_text(json.dumps(record) + "\n")
+    triage = Triage(load_catalog([tmp_path]))
+    title = "Title: [Bug] LedgerServer Cannot open a ledger from within a ledger\n\nA screenshot.\n"
+    assert triage.analyse(title).verdict == "match"
+    near = title.replace("within a ledger", "within a journal")
+    assert triage.analyse(near).verdict != "match"

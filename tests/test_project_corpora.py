@@ -45,8 +45,9 @@ MISSES = {
     # header-without-message rule rust-analyzer's make.rs and uv's rayon-pool texts, and its
     # flat-header rule tokio's `src/..rs:94:17: all branches are disabled ..` title (tuned);
     # its unstopped-first-sentence rule a tuned tokio title and one held-out tokio text; its
-    # odd-backtick rule rust-analyzer's make.rs title cut inside a value (tuned).
-    "tokio": (10, 2),  # 185 more texts (four rounds); 53 held-out catalogued panics
+    # odd-backtick rule rust-analyzer's make.rs title cut inside a value, and its title-words
+    # rule a tokio title with words before the message (tuned).
+    "tokio": (9, 2),  # 185 more texts (four rounds); 53 held-out catalogued panics
     "helix": (0, 3),  # 118 more texts (three rounds)
     "nushell": (0, 0),  # with its release history
     "uv": (0, 0),  # 13 more texts, none catalogued held out

@@ -50,6 +50,9 @@ _COLOR_EYRE = re.compile(r"^(?:Message|message)\s*:\s+")
 _PROSE_LINE = re.compile(r"^[A-Z][a-z']*(?: [a-z',]+){3}[^`]*`[^`]+`.*[.!?]$")
 # A panic's location and message on one line (the header's two lines flattened, in a title).
 _FLAT_LOCATION = re.compile(r"[\w./\\-]{1,200}\.rs:\d{1,7}:\d{1,5}:\s+(?=\S)")
+# A capitalised word after the title's first: where a message may start after a few words.
+_TITLE_WORD = re.compile(r"(?<=\s)[A-Z][a-z]")
+MAX_TITLE_LEAD = 40
 _FORMAT_PLACEHOLDER = re.compile(r"\{[A-Za-z0-9_]*(?::[^{}\s]*)?\}")
 
 
@@ -169,6 +172,9 @@ def quoted_snippets(text: str) -> list[Snippet]:
                 lead = _LEAD_IN.match(title_text)
                 if lead:
                     add(title_text[lead.end() :], "title", title_text)
+                # `[Bug] NameServer Cannot drop a runtime ..`: the message after a few words
+                for word in _TITLE_WORD.finditer(title_text[:MAX_TITLE_LEAD]):
+                    add(title_text[word.start() :], "tail", title_text)
                 continue
         if _looks_like_code(stripped):
             block = None
