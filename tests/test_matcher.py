@@ -367,18 +367,19 @@ def test_a_long_value_does_not_make_a_sibling_wording_win(tmp_path):
     assert record is None or record.id == "resource"  # (close enough to be told as a tie)
 
 
+def one_record_triage(folder, message: str, file_path: str) -> Triage:
+    """A catalog of one scanned-like record (`r`, line 40) in `folder`."""
+    record = {"id": "r", "repo": "o/r", "errorMessage": message, "filePath": file_path}
+    (folder / "c.jsonl").write_text(json.dumps({**record, "lineNumber": 40}) + "\n")
+    return Triage(load_catalog([folder]))
+
+
 def test_an_odd_backtick_inside_a_quoted_message_is_the_messages_own(tmp_path):
     """A title cut inside a value's backticks (`.. from text `mod $;`) is still the message, read
     whole beside the part before its first backtick (a line led by a code span: the span)."""
-    record = {
-        "id": "make",
-        "repo": "o/r",
-        "errorMessage": "Failed to build a syntax node `{node}` from text {text}",
-        "filePath": "crates/syntax/src/make.rs",
-        "lineNumber": 113,
-    }
-    (tmp_path / "c.jsonl").write_text(json.dumps(record) + "\n")
-    triage = Triage(load_catalog([tmp_path]))
+    triage = one_record_triage(
+        tmp_path, "Failed to build a syntax node `{node}` from text {text}", "src/make.rs"
+    )
     title = "Title: panic: Failed to build a syntax node `ast::Name` from text `mod $;\n\nRepro.\n"
     assert triage.analyse(title).verdict == "match"
     led = "Title: crash\n\n`Failed to build a syntax node` when I open `x.rs\n"
@@ -388,16 +389,11 @@ def test_an_odd_backtick_inside_a_quoted_message_is_the_messages_own(tmp_path):
 def test_a_titles_message_after_a_few_words_is_read_from_its_capitalised_word(tmp_path):
     """`[Bug] LedgerServer Cannot open a ledger ..`: the message starts at a capitalised word
     after the title's first; a near wording there is no more a match than in prose."""
-    record = {
-        "id": "nested",
-        "repo": "o/r",
-        "errorMessage": "Cannot open a ledger from within a ledger. This happens because a "
-        "function attempted to block the current thread while it drives ledger tasks.",
-        "filePath": "src/ledger/context.rs",
-        "lineNumber": 40,
-    }
-    (tmp_path / "c.jsonl").write_text(json.dumps(record) + "\n")
-    triage = Triage(load_catalog([tmp_path]))
+    message = (
+        "Cannot open a ledger from within a ledger. This happens because a function attempted "
+        "to block the current thread while it drives ledger tasks."
+    )
+    triage = one_record_triage(tmp_path, message, "src/ledger/context.rs")
     title = "Title: [Bug] LedgerServer Cannot open a ledger from within a ledger\n\nA screenshot.\n"
     assert triage.analyse(title).verdict == "match"
     near = title.replace("within a ledger", "within a journal")
