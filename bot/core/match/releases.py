@@ -857,6 +857,17 @@ def _removed_by_opening(
     return found
 
 
+def _opening_like(
+    query: str, openings: dict[str, list[tuple[str, list[tuple[int, int, int]]]]]
+) -> Iterator[tuple[str, list[tuple[int, int, int]]]]:
+    """The messages of `openings` that a (normalised) paste may be whole output of: those
+    opening with a value, and those whose opening key starts the paste (a message opening with
+    literal text is whole only in a paste opening with it)."""
+    keys = ["", *dict.fromkeys(query[:size] for size in range(1, _OPENING_KEY_CHARS + 1))]
+    for key in keys:
+        yield from openings.get(key, ())
+
+
 def older_wording_record(
     history: ReleaseHistory, records: Mapping[str, Record], pasted: str
 ) -> str | None:
@@ -869,10 +880,8 @@ def older_wording_record(
     query = normalise_message(pasted)
     if len(query) < MIN_OLDER_WORDING_CHARS or is_std_message(pasted):
         return None
-    openings = _wordings_by_opening(history)
-    keys = ["", *dict.fromkeys(query[:size] for size in range(1, _OPENING_KEY_CHARS + 1))]
     found: dict[tuple[str | None, str] | None, str | None] = {}
-    for message, entries in (item for key in keys for item in openings.get(key, ())):
+    for message, entries in _opening_like(query, _wordings_by_opening(history)):
         if sum(map(len, _literal_parts(message))) < MIN_OLDER_WORDING_CHARS:
             continue
         if not _whole_fit(query, message):
@@ -902,10 +911,7 @@ def _removed_wording(
         return None
     query = normalise_message(pasted)
     own = history.by_record.get(best.record_id)
-    openings = _removed_by_opening(history)
-    # A message opening with literal text is whole only in a paste opening with it.
-    keys = ["", *dict.fromkeys(query[:size] for size in range(1, _OPENING_KEY_CHARS + 1))]
-    for message, entries in (item for key in keys for item in openings.get(key, ())):
+    for message, entries in _opening_like(query, _removed_by_opening(history)):
         if not _whole_fit(query, message):
             continue
         if any(
