@@ -98,3 +98,23 @@ def test_a_large_index_read_back_from_its_pickle_answers_the_same(grown_catalog,
     )
     read = Matcher(copy.catalog, index=copy)
     assert [read.analyse(text) for text in texts] == expected
+
+
+@pytest.mark.parametrize("count", [1, 2, 8])
+def test_the_first_records_by_value_are_those_of_sorting_them_all(count):
+    """Only the records that can be first are sorted (ties at the cut by id): the same first
+    `count` as sorting every (value, id) pair, when thousands share the best values."""
+    import numpy as np
+
+    from bot.core.match.postings import _first_by_value
+
+    rng = random.Random(count)
+    record_ids = [f"{rng.getrandbits(64):016x}" for _ in range(5000)]
+    for _ in range(50):
+        numbers = np.array(sorted(rng.sample(range(5000), 3000)), dtype=np.int32)
+        values = np.array([rng.choice((0.5, 1.0, 1.5, 2.0)) for _ in numbers])
+        everything = sorted(
+            (-v, record_ids[n], n) for n, v in zip(numbers.tolist(), values.tolist(), strict=True)
+        )
+        expected = [n for *_, n in everything[:count]]
+        assert _first_by_value(numbers, values, count, record_ids) == expected

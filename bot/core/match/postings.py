@@ -218,12 +218,31 @@ class ArrayPostings:
             at = np.searchsorted(held, numbers)
             found[held[np.minimum(at, len(held) - 1)] == numbers] += index.idf[token]
         ratios = found / self.totals_all[numbers]
-        record_ids = self.record_ids
-        ranked = sorted(
-            (-ratio, record_ids[n], n)
-            for n, ratio in zip(numbers.tolist(), ratios.tolist(), strict=True)
-        )
-        return [n for *_, n in ranked[:count]]
+        return _first_by_value(numbers, ratios, count, self.record_ids)
+
+
+def _first_by_value(
+    numbers: np.ndarray, values: np.ndarray, count: int, record_ids: Sequence[str]
+) -> list[int]:
+    """The `count` records of the largest values, ties by id, best first: what sorting every
+    `(-value, id)` pair gives, sorting only the few that can be first (a common word reaches
+    hundreds of thousands of a large catalog's records, and they often share one value)."""
+    import heapq
+
+    import numpy as np
+
+    if len(values) > count:
+        cut = np.partition(values, len(values) - count)[len(values) - count]
+        above = values > cut
+        slots = count - int(above.sum())
+        tied = heapq.nsmallest(slots, numbers[values == cut].tolist(), key=record_ids.__getitem__)
+        numbers = np.concatenate([numbers[above], np.asarray(tied, dtype=numbers.dtype)])
+        values = np.concatenate([values[above], np.full(len(tied), cut, dtype=values.dtype)])
+    ranked = sorted(
+        (-value, record_ids[n], n)
+        for n, value in zip(numbers.tolist(), values.tolist(), strict=True)
+    )
+    return [n for *_, n in ranked[:count]]
 
 
 def _weights(postings: Mapping, idf: Mapping[str, float], count: int) -> np.ndarray:
@@ -280,9 +299,9 @@ def rank_with_arrays(
     scores = values[keep][first]
     ratios = scores / arrays.totals[numbers]
     record_ids = arrays.record_ids
-    heaviest = sorted(
-        (-score, record_ids[n]) for n, score in zip(numbers.tolist(), scores.tolist(), strict=True)
-    )[:HEAVIEST_CANDIDATES]
+    heaviest = [
+        record_ids[n] for n in _first_by_value(numbers, scores, HEAVIEST_CANDIDATES, record_ids)
+    ]
     if len(numbers) > limit:
         # The records certainly among the first `limit`, and those tied for the last places.
         order = np.lexsort((-scores, -ratios))
@@ -301,4 +320,4 @@ def rank_with_arrays(
         for n, score, ratio in zip(numbers.tolist(), scores.tolist(), ratios.tolist(), strict=True)
     )
     out = [rid for *_, rid in ranked]
-    return out + [rid for _, rid in heaviest if rid not in out]
+    return out + [rid for rid in heaviest if rid not in out]
