@@ -685,6 +685,32 @@ fn run() {
     assert _one(source) == [(10, "panic!", "no asset at {0}"), (10, "panic!", "{e}")]
 
 
+def test_a_call_of_another_shape_than_the_files_function_is_someone_elses() -> None:
+    # `other.load()` is a method, the file's `load` a free function (and the reverse): the call
+    # is another type's function of the same name, whose error the file's enum is not.
+    source = """#[derive(thiserror::Error, Debug)]
+enum LoadError {
+    #[error("no asset at {0}")]
+    Missing(String),
+}
+fn load() -> Result<(), LoadError> { Ok(()) }
+impl Loader { fn fetch(&self) -> Result<(), LoadError> { Ok(()) } }
+fn run(other: &Other, loader: &Loader) {
+    other.load().unwrap_or_else(|e| panic!("{e}"));
+    fetch().unwrap_or_else(|e| panic!("{e}"));
+    loader.fetch().unwrap_or_else(|e| panic!("{e}"));
+    Loader::fetch(loader).unwrap_or_else(|e| panic!("{e}"));
+    crate::load().unwrap_or_else(|e| panic!("{e}"));
+}"""
+    assert _one(source) == [
+        (9, "panic!", "{e}"),
+        (10, "panic!", "{e}"),
+        (11, "panic!", "no asset at {0}"),
+        (12, "panic!", "no asset at {0}"),
+        (13, "panic!", "no asset at {0}"),
+    ]
+
+
 def test_a_derive_more_display_enum_gives_its_variants_texts_too() -> None:
     # bevy 0.15's SceneSpawnError: `#[derive(Error, Display)]`, `#[display("..")]` per variant;
     # derive_more before 1.0 wrote `#[display(fmt = "..", ..)]`.

@@ -64,9 +64,18 @@ def file_item(
     return found[0] if len(found) == 1 else None
 
 
-def file_function(node: Node, name: bytes) -> Node | None:
-    """The one `fn name` of `node`'s file (None when there is none, or several)."""
-    return file_item(node, "function_item", name)
+def file_function(node: Node, name: bytes, method: bool | None = None) -> Node | None:
+    """The one `fn name` of `node`'s file (None when there is none, or several). `method`:
+    the call's shape says whether it takes `self` (`x.f()` does, a bare `f()` does not); a
+    function of the other kind is someone else's of the same name."""
+    function = file_item(node, "function_item", name)
+    if function is None or method is None:
+        return function
+    parameters = function.child_by_field_name("parameters")
+    takes_self = parameters is not None and any(
+        p.type == "self_parameter" for p in parameters.named_children
+    )
+    return function if takes_self == method else None
 
 
 def _only_error_text(function: Node) -> str | None:
@@ -121,7 +130,7 @@ def _error_binding(arm: Node) -> tuple[str, str] | None:
         return None
     if called.type != "identifier" or called.text is None:
         return None
-    function = file_function(arm, called.text)
+    function = file_function(arm, called.text, method=False)
     text = _only_error_text(function) if function is not None else None
     return ((parts[1].text or b"").decode(), text) if text is not None else None
 

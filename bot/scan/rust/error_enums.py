@@ -47,20 +47,22 @@ def _shown_name(message: str, args: Node, source: bytes, reparser: Reparser) -> 
     return (arguments[1].text or b"").decode()
 
 
-def _called_name(call: Node | None) -> bytes | None:
-    """`f` of `f(..)`, `x.f(..)`, `Self::f(..)`."""
+def _called_name(call: Node | None) -> tuple[bytes, bool | None] | None:
+    """`f` of `f(..)`, `x.f(..)`, `Self::f(..)`, and whether the call takes `self` (a method
+    call does, a bare call does not; a path may call either)."""
     if call is None or call.type != "call_expression":
         return None
     function = call.child_by_field_name("function")
     if function is None:
         return None
+    method: bool | None = False
     if function.type == "field_expression":
-        function = function.child_by_field_name("field")
+        function, method = function.child_by_field_name("field"), True
     elif function.type == "scoped_identifier":
-        function = function.child_by_field_name("name")
+        function, method = function.child_by_field_name("name"), None
     if function is None or function.type not in ("identifier", "field_identifier"):
         return None
-    return function.text
+    return (function.text, method) if function.text else None
 
 
 def _err_pattern_name(pattern: Node | None) -> str | None:
@@ -210,7 +212,7 @@ def error_variant_messages(
     if name is None:
         return None
     called = _called_name(_error_source(anchor, name))
-    function = file_function(anchor, called) if called is not None else None
+    function = file_function(anchor, *called) if called is not None else None
     returns = function.child_by_field_name("return_type") if function is not None else None
     found = _RESULT_ERROR.fullmatch((returns.text or b"").decode()) if returns is not None else None
     enum = _file_enum(anchor, found.group(1)) if found is not None else None
