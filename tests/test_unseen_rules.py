@@ -464,6 +464,15 @@ def test_a_marker_on_every_line_is_read_without_it(marker: str) -> None:
     assert found.location is not None and found.location.path == "src/lib.rs"
 
 
+def test_a_commented_header_after_prose_and_other_headers_is_read_without_its_marker() -> None:
+    # the marker is read off the first header line that carries one, whatever comes before it
+    text = (
+        "It panicked at startup, as before:\n\nthread 'main' panicked at src/main.rs:1:1:\nold\n\n"
+        "```\n# thread 'main' panicked at src/lib.rs:3:9:\n# the lint broke\n```\n"
+    )
+    assert [p.core_message for p in extract_panics(text)][-1] == "the lint broke"
+
+
 def test_a_markdown_table_row_is_no_services_line() -> None:
     (row,) = extract_panics("| thread 'main' panicked at src/lib.rs:3:9: the lint broke |\n")
     assert row.location is not None and row.location.path == "src/lib.rs"
