@@ -919,6 +919,20 @@ def test_an_older_releases_wording_of_one_site_is_that_site(tmp_path: Path) -> N
     assert file is None and (top is None or "release" not in top.evidence)
 
 
+def test_a_dependencys_older_wording_is_answered_in_a_catalog_of_several(tmp_path: Path) -> None:
+    """In a catalog of several projects, every project's history is read for older wordings:
+    the dependency's v0.1.0 wording is its site, though the own project has a history too."""
+    own = _tagged_history("src_less_history", "acme/wick", tmp_path / "own")
+    dependency = _tagged_history("older_wording", "acme/relay", tmp_path / "dependency")
+    (own / "project.toml").write_text('repo = "acme/wick"\nname = "wick"\n')
+    (dependency / "project.toml").write_text(
+        'repo = "acme/relay"\nname = "relay"\ndependency = true\n'
+    )
+    triage = Triage.from_paths([own, dependency])
+    _, top, file = best(triage, f"Spawning fails:\n\n```\n{OLD_SPAWN}\n```\n")
+    assert file == "crates/relay/src/local.rs" and top is not None and "release" in top.evidence
+
+
 # --- k. a header without its message, the message quoted in the prose --------------------------
 
 

@@ -177,10 +177,17 @@ class Matcher:
         in an older release (`older_wording_record`) is that record's, as strong as a release
         hit in its file, unless a record's own wording already matches as well."""
         best = candidates[0] if candidates else None
-        history = self.history if self.projects is None else self.projects.own_history()
-        if history is None or (best is not None and best.confidence >= OLDER_WORDING_CONFIDENCE):
+        # (every project's history in a catalog of several: a dependency's older wording too)
+        histories = (
+            self.projects.histories
+            if self.projects is not None
+            else [self.history]
+            if self.history is not None
+            else []
+        )
+        if not histories or (best is not None and best.confidence >= OLDER_WORDING_CONFIDENCE):
             return candidates
-        rid = older_wording_record(history, self.catalog.records, query)
+        rid = older_wording_record(histories, self.catalog.records, query)
         if rid is None or rid not in self.catalog.records:
             return candidates
         older = next((c for c in candidates if c.record_id == rid), None)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import pickle
 import re
-from collections.abc import Container, Iterable, Iterator, Mapping, MutableSequence
+from collections.abc import Container, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import Any, Literal, overload
@@ -869,30 +869,32 @@ def _opening_like(
 
 
 def older_wording_record(
-    history: ReleaseHistory, records: Mapping[str, Record], pasted: str
+    histories: Sequence[ReleaseHistory], records: Mapping[str, Record], pasted: str
 ) -> str | None:
     """The record whose site printed `pasted`, word for word (every literal part, in order,
-    from start to end), in an older release than the catalog's: the one site (file and
-    message; two records alike there are one to a reader) every lineage that ever printed
-    such a message answers for. None when a site the catalog lacks printed it too, when two
-    sites did, when the message says too little alone (fewer than MIN_OLDER_WORDING_CHARS of
-    fixed text) or is one of std's."""
+    from start to end), in an older release than the catalog's, in any of the catalog's
+    projects' histories: the one site (file and message; two records alike there are one to a
+    reader) every lineage that ever printed such a message answers for. None when a site the
+    catalog lacks printed it too, when two sites did (in one project or in two), when the
+    message says too little alone (fewer than MIN_OLDER_WORDING_CHARS of fixed text) or is
+    one of std's."""
     query = normalise_message(pasted)
     if len(query) < MIN_OLDER_WORDING_CHARS or is_std_message(pasted):
         return None
     found: dict[tuple[str | None, str] | None, str | None] = {}
-    for message, entries in _opening_like(query, _wordings_by_opening(history)):
-        if sum(map(len, _literal_parts(message))) < MIN_OLDER_WORDING_CHARS:
-            continue
-        if not _whole_fit(query, message):
-            continue
-        for index, _, _ in entries:
-            rid = history.record_id(history.lineages[index], records)
-            record = records[rid] if rid is not None else None
-            site = (record.file_path, record.error_message) if record is not None else None
-            found.setdefault(site, rid)
-        if len(found) > 1:
-            return None
+    for history in histories:
+        for message, entries in _opening_like(query, _wordings_by_opening(history)):
+            if sum(map(len, _literal_parts(message))) < MIN_OLDER_WORDING_CHARS:
+                continue
+            if not _whole_fit(query, message):
+                continue
+            for index, _, _ in entries:
+                rid = history.record_id(history.lineages[index], records)
+                record = records[rid] if rid is not None else None
+                site = (record.file_path, record.error_message) if record is not None else None
+                found.setdefault(site, rid)
+            if len(found) > 1:
+                return None
     return next(iter(found.values())) if len(found) == 1 else None
 
 
