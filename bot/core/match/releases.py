@@ -28,7 +28,7 @@ import re
 from collections.abc import Container, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypeVar, overload
 
 from bot.catalog.model import (
     CRATE_TAG_PREFIX,
@@ -227,6 +227,11 @@ class ReleaseHistory:
     # Every crate message by how its text opens (`wordings_by_opening`), built on first use:
     # a paste without a location that no record's wording matches is looked up there.
     wording_openings: dict[str, list[tuple[str, list[tuple[int, int, int]]]]] | None = field(
+        default=None, compare=False, repr=False
+    )
+    # The same, only those saying enough alone, each with what a whole fit checks (`_Wording`):
+    # every location-less paste is looked up there, in each project's history.
+    older_wordings: dict[str, list[_Wording]] | None = field(
         default=None, compare=False, repr=False
     )
 
@@ -857,15 +862,71 @@ def _removed_by_opening(
     return found
 
 
-def _opening_like(
-    query: str, openings: dict[str, list[tuple[str, list[tuple[int, int, int]]]]]
-) -> Iterator[tuple[str, list[tuple[int, int, int]]]]:
+_T = TypeVar("_T")
+
+
+def _opening_like(query: str, openings: Mapping[str, list[_T]]) -> Iterator[_T]:
     """The messages of `openings` that a (normalised) paste may be whole output of: those
     opening with a value, and those whose opening key starts the paste (a message opening with
     literal text is whole only in a paste opening with it)."""
     keys = ["", *dict.fromkeys(query[:size] for size in range(1, _OPENING_KEY_CHARS + 1))]
     for key in keys:
         yield from openings.get(key, ())
+
+
+@value_class(frozen=True)
+class _Wording:
+    """A crate message as `_whole_fit` reads it, prepared once: its literal parts and whether
+    it opens or ends with a value."""
+
+    message: str
+    entries: list[tuple[int, int, int]]
+    parts: tuple[str, ...]
+    opens_with_value: bool
+    ends_with_value: bool
+
+    def fits(self, query: str) -> bool:
+        """`_whole_fit(query, self.message)`, the cheap tests first."""
+        parts = self.parts
+        if not self.opens_with_value and not query.startswith(parts[0]):
+            return False
+        if not self.ends_with_value and not query.endswith(parts[-1]):
+            return False
+        return _parts_in_order(query, parts)
+
+
+def _older_wordings(history: ReleaseHistory) -> dict[str, list[_Wording]]:
+    """`_wordings_by_opening`, only the messages with MIN_OLDER_WORDING_CHARS of fixed text."""
+    found = history.older_wordings
+    if found is not None:
+        return found
+    found = {}
+    for key, messages in _wordings_by_opening(history).items():
+        for message, entries in messages:
+            parts = _literal_parts(message)
+            if sum(map(len, parts)) < MIN_OLDER_WORDING_CHARS:
+                continue
+            text = normalise_message(message)
+            placeholders = [m.span() for m in _PLACEHOLDER.finditer(text)]
+            opens = bool(placeholders) and placeholders[0][0] == 0
+            ends = bool(placeholders) and placeholders[-1][1] == len(text)
+            if key == "" and not ends:
+                # opening with a value: keyed by how it ends (`$` and its last characters)
+                key = "$" + parts[-1][-_OPENING_KEY_CHARS:]
+            found.setdefault(key, []).append(_Wording(message, entries, parts, opens, ends))
+    history.older_wordings = found
+    return found
+
+
+def _older_keys(query: str) -> list[str]:
+    """The keys of `_older_wordings` a paste may be the whole output of a message under: how
+    it opens (as `_opening_like`), and, for a message opening with a value, how it ends."""
+    sizes = range(1, _OPENING_KEY_CHARS + 1)
+    return [
+        "",
+        *dict.fromkeys(query[:size] for size in sizes),
+        *dict.fromkeys("$" + query[-size:] for size in sizes),
+    ]
 
 
 def older_wording_record(
@@ -882,13 +943,13 @@ def older_wording_record(
     if len(query) < MIN_OLDER_WORDING_CHARS or is_std_message(pasted):
         return None
     found: dict[tuple[str | None, str] | None, str | None] = {}
+    keys = _older_keys(query)
     for history in histories:
-        for message, entries in _opening_like(query, _wordings_by_opening(history)):
-            if sum(map(len, _literal_parts(message))) < MIN_OLDER_WORDING_CHARS:
+        wordings = _older_wordings(history)
+        for wording in (w for key in keys for w in wordings.get(key, ())):
+            if not wording.fits(query):
                 continue
-            if not _whole_fit(query, message):
-                continue
-            for index, _, _ in entries:
+            for index, _, _ in wording.entries:
                 rid = history.record_id(history.lineages[index], records)
                 record = records[rid] if rid is not None else None
                 site = (record.file_path, record.error_message) if record is not None else None
