@@ -30,6 +30,8 @@ BASE = {
 
 # Values a field may be given, right or wrong, so both paths meet every kind of problem.
 VALUES = [None, "", "  ", "text", "o/r", "a/b/c", 7, True, 1.5, [], ["x"], ["x", 3], {"k": 1}]
+# placeholder write-up texts (`TODO: ..`), alone and in a list: the batch check reads them too
+VALUES += ["TODO: explain", ["a step", "TODO: another"]]
 NAMES = ["id", "repo", "errorMessage", "errorType", "filePath", "lineNumber", "tags",
          "solutions", "analyzedSha", "githubUrl", "documentation", "unknownField",
          "messagePattern"]  # fmt: skip
@@ -123,6 +125,12 @@ def test_the_batch_check_agrees_with_the_record_check():
         broken = [*clean[:4], {**clean[4], field: value}]
         assert not batch_is_clean(broken), field
     assert not batch_is_clean([*clean, {**BASE, "id": "x", "documentation": "a"}])  # 2 shapes
+    # a placeholder write-up (`TODO: ..`) in one record of a batch that all have the field
+    written = [{**d, "documentation": "text", "solutions": ["a step"]} for d in clean]
+    assert batch_is_clean(written)
+    for field, value in [("documentation", "TODO: explain"), ("solutions", ["ok", "TODO: x"])]:
+        broken = [*written[:4], {**written[4], field: value}]
+        assert not record_is_clean(broken[4]) and not batch_is_clean(broken), field
 
 
 def test_a_broken_line_is_named_and_the_lines_before_it_still_checked(tmp_path, monkeypatch):

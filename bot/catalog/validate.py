@@ -149,7 +149,8 @@ def batch_is_clean(documents: list[Any]) -> bool:
     shapes = set(map(tuple, documents))
     if len(shapes) != 1:
         return False
-    plan = _shape(shapes.pop())
+    keys = shapes.pop()
+    plan = _shape(keys)
     if plan is None:
         return False
 
@@ -163,8 +164,15 @@ def batch_is_clean(documents: list[Any]) -> bool:
     if set(map(methodcaller("count", "/"), column("repo"))) != {1}:
         return False
     texts, ints, lists = plan
-    if any(map(_has_draft_text, documents)):
-        return False
+    # `draft_keys` of each document, a write-up key at a time (most batches have none)
+    for key in WRITE_UP_KEYS:
+        if key not in keys:
+            continue
+        values = [v for v in column(key) if v is not None]
+        texts_of = [v for v in values if type(v) is not list]
+        items = [item for v in values if type(v) is list for item in v]
+        if any(map(is_draft_text, texts_of)) or any(map(is_draft_text, items)):
+            return False
     for key in texts:
         if not _TEXT_OR_NONE.issuperset(map(type, column(key))):
             return False
