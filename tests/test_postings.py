@@ -106,10 +106,11 @@ def test_the_first_records_by_value_are_those_of_sorting_them_all(count):
     `count` as sorting every (value, id) pair, when thousands share the best values."""
     import numpy as np
 
-    from bot.core.match.postings import _first_by_value
+    from bot.core.match.postings import _first_by_value, _id_ranks
 
     rng = random.Random(count)
     record_ids = [f"{rng.getrandbits(64):016x}" for _ in range(5000)]
+    ranks = _id_ranks(record_ids)
     for _ in range(50):
         numbers = np.array(sorted(rng.sample(range(5000), 3000)), dtype=np.int32)
         values = np.array([rng.choice((0.5, 1.0, 1.5, 2.0)) for _ in numbers])
@@ -117,4 +118,18 @@ def test_the_first_records_by_value_are_those_of_sorting_them_all(count):
             (-v, record_ids[n], n) for n, v in zip(numbers.tolist(), values.tolist(), strict=True)
         )
         expected = [n for *_, n in everything[:count]]
-        assert _first_by_value(numbers, values, count, record_ids) == expected
+        assert _first_by_value(numbers, values, count, record_ids, ranks) == expected
+
+
+@pytest.mark.parametrize("long", [False, True])
+def test_id_ranks_order_ids_as_python_does(long):
+    import numpy as np
+
+    from bot.core.match.postings import _id_ranks
+
+    rng = random.Random(5)
+    alphabet = "abcXYZ019-_éß"
+    ids = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(400)]
+    ids = list(dict.fromkeys(ids + (["x" * 60] if long else [])))
+    ranks = _id_ranks(ids)
+    assert np.argsort(ranks).tolist() == sorted(range(len(ids)), key=ids.__getitem__)

@@ -183,13 +183,14 @@ class ArrayPostings:
         self.totals = _weights(searched, idf, count)
         self.totals_all = _weights(index.postings, idf, count)
         self.thresholds = index.min_coverage * self.totals
+        self.id_ranks = _id_ranks(self.record_ids)
         self.scores = np.zeros(count, dtype=np.float64)
         self.lock = threading.Lock()  # one scratch array: one query at a time
 
     def __getstate__(self) -> dict:
         # The cache pickles a large catalog's index whole: a lock cannot be pickled (it failed
         # from 50k records on), and the scratch array is zeros, so both are made afresh.
-        state = {k: getattr(self, k) for k in ("record_ids", "totals", "totals_all")}
+        state = {k: getattr(self, k) for k in ("record_ids", "totals", "totals_all", "id_ranks")}
         state["thresholds"] = self.thresholds
         return state
 
@@ -218,25 +219,50 @@ class ArrayPostings:
             at = np.searchsorted(held, numbers)
             found[held[np.minimum(at, len(held) - 1)] == numbers] += index.idf[token]
         ratios = found / self.totals_all[numbers]
-        return _first_by_value(numbers, ratios, count, self.record_ids)
+        return _first_by_value(numbers, ratios, count, self.record_ids, self.id_ranks)
+
+
+def _id_ranks(record_ids: Sequence[str]) -> np.ndarray:
+    """Each record's place among the ids in order (numpy orders text by code point, as Python
+    does), so ties are told by id in numpy."""
+    import numpy as np
+
+    count = len(record_ids)
+    ranks = np.empty(count, dtype=np.int32)
+    longest = max(map(len, record_ids), default=0)
+    if longest <= _RANKED_ID_CHARS:
+        order = np.argsort(np.array(record_ids, dtype=f"U{max(longest, 1)}"), kind="stable")
+    else:  # (long ids: a fixed-width array of them would be large)
+        order = np.array(sorted(range(count), key=record_ids.__getitem__), dtype=np.int64)
+    ranks[order] = np.arange(count, dtype=np.int32)
+    return ranks
+
+
+# Ids up to this long are ordered in a fixed-width numpy array (4 bytes a character: 64 MB for
+# a million ids of 16 characters, for the time the order takes).
+_RANKED_ID_CHARS = 40
 
 
 def _first_by_value(
-    numbers: np.ndarray, values: np.ndarray, count: int, record_ids: Sequence[str]
+    numbers: np.ndarray,
+    values: np.ndarray,
+    count: int,
+    record_ids: Sequence[str],
+    id_ranks: np.ndarray,
 ) -> list[int]:
     """The `count` records of the largest values, ties by id, best first: what sorting every
     `(-value, id)` pair gives, sorting only the few that can be first (a common word reaches
     hundreds of thousands of a large catalog's records, and they often share one value)."""
-    import heapq
-
     import numpy as np
 
     if len(values) > count:
         cut = np.partition(values, len(values) - count)[len(values) - count]
         above = values > cut
         slots = count - int(above.sum())
-        tied = heapq.nsmallest(slots, numbers[values == cut].tolist(), key=record_ids.__getitem__)
-        numbers = np.concatenate([numbers[above], np.asarray(tied, dtype=numbers.dtype)])
+        tied = numbers[values == cut]
+        if len(tied) > slots:
+            tied = tied[np.argpartition(id_ranks[tied], slots - 1)[:slots]]
+        numbers = np.concatenate([numbers[above], tied])
         values = np.concatenate([values[above], np.full(len(tied), cut, dtype=values.dtype)])
     ranked = sorted(
         (-value, record_ids[n], n)
@@ -300,7 +326,8 @@ def rank_with_arrays(
     ratios = scores / arrays.totals[numbers]
     record_ids = arrays.record_ids
     heaviest = [
-        record_ids[n] for n in _first_by_value(numbers, scores, HEAVIEST_CANDIDATES, record_ids)
+        record_ids[n]
+        for n in _first_by_value(numbers, scores, HEAVIEST_CANDIDATES, record_ids, arrays.id_ranks)
     ]
     if len(numbers) > limit:
         # The records certainly among the first `limit`, and those tied for the last places.
