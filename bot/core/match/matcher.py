@@ -178,13 +178,10 @@ class Matcher:
         hit in its file, unless a record's own wording already matches as well."""
         best = candidates[0] if candidates else None
         # (every project's history in a catalog of several: a dependency's older wording too)
-        histories = (
-            self.projects.histories
-            if self.projects is not None
-            else [self.history]
-            if self.history is not None
-            else []
-        )
+        if self.projects is not None:
+            histories = self.projects.histories
+        else:
+            histories = [self.history] if self.history is not None else []
         if not histories or (best is not None and best.confidence >= OLDER_WORDING_CONFIDENCE):
             return candidates
         rid = older_wording_record(histories, self.catalog.records, query)

@@ -480,13 +480,19 @@ def _whole_fit(query: str, message: str) -> bool:
     parts = _literal_parts(message)
     if not parts or not _parts_in_order(query, parts):
         return False
-    text = normalise_message(message)
-    placeholders = [m.span() for m in _PLACEHOLDER.finditer(text)]
-    opens_with_value = bool(placeholders) and placeholders[0][0] == 0
-    ends_with_value = bool(placeholders) and placeholders[-1][1] == len(text)
+    opens_with_value, ends_with_value = _value_ends(message)
     if not opens_with_value and not query.startswith(parts[0]):
         return False
     return ends_with_value or query.endswith(parts[-1])
+
+
+def _value_ends(message: str) -> tuple[bool, bool]:
+    """Whether the (normalised) message opens with a value, and whether it ends with one."""
+    text = normalise_message(message)
+    placeholders = [m.span() for m in _PLACEHOLDER.finditer(text)]
+    if not placeholders:
+        return False, False
+    return placeholders[0][0] == 0, placeholders[-1][1] == len(text)
 
 
 def message_consistent(pasted: str, message: str) -> bool:
@@ -869,9 +875,14 @@ def _opening_like(query: str, openings: Mapping[str, list[_T]]) -> Iterator[_T]:
     """The messages of `openings` that a (normalised) paste may be whole output of: those
     opening with a value, and those whose opening key starts the paste (a message opening with
     literal text is whole only in a paste opening with it)."""
-    keys = ["", *dict.fromkeys(query[:size] for size in range(1, _OPENING_KEY_CHARS + 1))]
-    for key in keys:
+    for key in _opening_keys(query):
         yield from openings.get(key, ())
+
+
+def _opening_keys(query: str) -> list[str]:
+    """The opening keys a paste may be whole output under: "" (a message opening with a value)
+    and each of its first characters up to `_OPENING_KEY_CHARS`."""
+    return ["", *dict.fromkeys(query[:size] for size in range(1, _OPENING_KEY_CHARS + 1))]
 
 
 @value_class(frozen=True)
@@ -906,10 +917,7 @@ def _older_wordings(history: ReleaseHistory) -> dict[str, list[_Wording]]:
             parts = _literal_parts(message)
             if sum(map(len, parts)) < MIN_OLDER_WORDING_CHARS:
                 continue
-            text = normalise_message(message)
-            placeholders = [m.span() for m in _PLACEHOLDER.finditer(text)]
-            opens = bool(placeholders) and placeholders[0][0] == 0
-            ends = bool(placeholders) and placeholders[-1][1] == len(text)
+            opens, ends = _value_ends(message)
             if key == "" and not ends:
                 # opening with a value: keyed by how it ends (`$` and its last characters)
                 key = "$" + parts[-1][-_OPENING_KEY_CHARS:]
@@ -921,12 +929,8 @@ def _older_wordings(history: ReleaseHistory) -> dict[str, list[_Wording]]:
 def _older_keys(query: str) -> list[str]:
     """The keys of `_older_wordings` a paste may be the whole output of a message under: how
     it opens (as `_opening_like`), and, for a message opening with a value, how it ends."""
-    sizes = range(1, _OPENING_KEY_CHARS + 1)
-    return [
-        "",
-        *dict.fromkeys(query[:size] for size in sizes),
-        *dict.fromkeys("$" + query[-size:] for size in sizes),
-    ]
+    endings = dict.fromkeys("$" + query[-size:] for size in range(1, _OPENING_KEY_CHARS + 1))
+    return [*_opening_keys(query), *endings]
 
 
 def older_wording_record(
