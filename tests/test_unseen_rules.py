@@ -464,6 +464,43 @@ def test_a_marker_on_every_line_is_read_without_it(marker: str) -> None:
     assert found.location is not None and found.location.path == "src/lib.rs"
 
 
+@pytest.mark.parametrize(
+    "prefixes",
+    [
+        # a plugin host relays a child's output with its name before every line
+        ["[denops] "] * 5,
+        # journald: the clock ticks between lines, the process id stays
+        [f"Dec 05 10:00:0{second} host deno[812]: " for second in (7, 7, 8, 8, 9)],
+        # docker compose and CI runners: a blank line of the log kept no trailing space
+        ["web-1  | ", "web-1  |", "web-1  | ", "web-1  | ", "web-1  | "],
+        ["2025-01-02T05:12:56.6961234Z ", "2025-01-02T05:12:56.6961234Z"]
+        + ["2025-01-02T05:12:57.1Z "] * 3,
+    ],
+)
+def test_a_prefix_the_header_shares_with_the_next_line_is_cut_off_every_line(
+    prefixes: list[str],
+) -> None:
+    lines = [
+        "thread 'worker-1' panicked at libs/core/gotham_state.rs:74:3:",
+        "",
+        "required type SignalState is not present",
+        "in GothamState container",
+        NOTE,
+    ]
+    pairs = zip(prefixes, lines, strict=True)
+    text = "".join(f"{prefix}{line}".rstrip(" ") + "\n" for prefix, line in pairs)
+    (found,) = extract_panics(f"The host logs:\n\n```\n{text}```\n")
+    assert found.core_message == "required type SignalState is not present in GothamState container"
+    assert found.location is not None and found.location.line == 74
+
+
+def test_a_prefix_only_the_header_has_is_left_on_other_lines() -> None:
+    (found,) = extract_panics("Ran: thread 'main' panicked at src/lib.rs:3:9:\nRan: it\n")
+    assert found.core_message == "it"
+    (found,) = extract_panics("Ran: thread 'main' panicked at src/lib.rs:3:9:\nRun: it\n")
+    assert found.core_message == "Run: it"
+
+
 def test_a_commented_header_after_prose_and_other_headers_is_read_without_its_marker() -> None:
     # the marker is read off the first header line that carries one, whatever comes before it
     text = (
@@ -682,6 +719,14 @@ def test_a_crates_history_does_not_place_code_or_brackets_at_a_placeholder_site(
         text = f"thread 'main' panicked at '{message}', crates/core/src/graphemes.rs:37:5\n"
         analysis, _, file = best(triage, text)
         assert file is None and analysis.verdict == "uncatalogued-panic", message
+    # In the format's own file, another line's message with brackets in it is not that site
+    # (a terminal's wrap cut a word of it, so it fits no other record); its own line is.
+    wrapped = "Positions [(40501, After)] are out of range for cha ngeset len 23542!"
+    text = f"thread 'main' panicked at crates/core/src/compose.rs:40:9:\n{wrapped}\n"
+    analysis, _, file = best(triage, text)
+    assert file is None and analysis.verdict == "uncatalogued-panic"
+    text = "thread 'main' panicked at crates/core/src/compose.rs:4:17:\n(None) stack backtrace:\n"
+    assert best(triage, text)[2] == "crates/core/src/compose.rs"
     # The removed site's own words at its own file are still that site.
     removed = "the grapheme index ran past the text"
     text = f"thread 'main' panicked at '{removed}', crates/core/src/lib.rs:3:5\n"

@@ -2,7 +2,9 @@
 
 `strip_log_prefix` drops one from a line (`[... ERROR target]`, `2024-05-01T10:00:03Z INFO
 foo::bar:`); `LOG_START` tells where a new log line starts (it ends a panic message);
-`CI_TIMESTAMP` is the stamp GitHub Actions and most CI put before every line.
+`CI_TIMESTAMP` is the stamp GitHub Actions and most CI put before every line; `prefix_shape`
+reads any other prefix a header line shares with the line after it (`[app] `, journald's
+`Dec 05 10:00:00 host app[812]: `) as a pattern for every line of the paste.
 """
 
 from __future__ import annotations
@@ -61,4 +63,35 @@ def strip_log_prefix(text: str) -> str:
 # GitHub Actions (and most CI) prefix every log line with an ISO timestamp; Jenkins'
 # timestamper puts it in brackets (`[2025-01-02T05:12:56.696Z] `).
 _ISO = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z"
-CI_TIMESTAMP = re.compile(rf"(?:{_ISO}|\[{_ISO}\]) ")
+CI_TIMESTAMP = re.compile(rf"(?:{_ISO}|\[{_ISO}\])(?: |$)")  # (a blank line: no space)
+
+
+_DIGITS = re.compile(r"\d+")
+_SHAPE_MAX = 160  # characters of a header's prefix read as a line prefix
+
+
+def prefix_shape(prefix: str, following: str) -> re.Pattern[str] | None:
+    """A pattern for `prefix` (what a header line holds before `thread '..' panicked at`) when
+    the line after the header starts with it too, numbers read as any numbers (a timestamp
+    ticks, a process id does not matter); a blank line of the log may have lost the prefix's
+    trailing spaces. None when the prefix is only spaces, too long or not repeated."""
+    head = prefix.rstrip()
+    if not head or len(prefix) > _SHAPE_MAX:
+        return None
+    pattern = "".join(
+        re.escape(part) if index % 2 == 0 else r"\d+"
+        for index, part in enumerate(_split_digits(head))
+    )
+    trailing = prefix[len(head) :]
+    shape = re.compile(pattern + (f"(?:{re.escape(trailing)}|$)" if trailing else ""))
+    return shape if shape.match(following) else None
+
+
+def _split_digits(text: str) -> list[str]:
+    """`text` cut at its runs of digits: text, digits, text, ... (text parts may be empty)."""
+    parts: list[str] = []
+    position = 0
+    for found in _DIGITS.finditer(text):
+        parts += [text[position : found.start()], found.group()]
+        position = found.end()
+    return [*parts, text[position:]]

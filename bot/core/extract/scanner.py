@@ -23,7 +23,12 @@ from bot.core.extract.frames import (
     parse_frame,
 )
 from bot.core.extract.hooks import KNOWN_HOOKS, HookFormat, HookLine, read_hook_line
-from bot.core.extract.log_prefixes import CI_TIMESTAMP, LOG_START, strip_log_prefix
+from bot.core.extract.log_prefixes import (
+    CI_TIMESTAMP,
+    LOG_START,
+    prefix_shape,
+    strip_log_prefix,
+)
 from bot.core.extract.paths import crate_from_function, parse_location, strip_symbol_hash
 from bot.core.extract.wrappers import (
     ASSERT,
@@ -139,6 +144,35 @@ def _comment_marker(decoded: str) -> str | None:
     return None
 
 
+def _repeated_prefixes(decoded: str) -> tuple[re.Pattern[str], ...]:
+    """The shapes of the prefixes a header line shares with the line after it (`[app] `,
+    journald's `Dec 05 10:00:00 host app[812]: `): a logger put them before every line."""
+    shapes: dict[str, re.Pattern[str]] = {}
+    position = decoded.find(_PANICKED_AT)
+    for _ in range(_MARKER_HEADERS):
+        if position < 0:
+            break
+        start = decoded.rfind("\n", 0, position) + 1
+        end = decoded.find("\n", position)
+        end = len(decoded) if end < 0 else end
+        line = _without_stamp(_unquote(decoded[start:end])[0])
+        thread = line.rfind("thread '", 0, line.find(_PANICKED_AT))
+        prefix = line[: thread if thread >= 0 else line.find(_PANICKED_AT)]
+        if prefix.strip() and prefix not in shapes:
+            following_end = decoded.find("\n", end + 1)
+            following = decoded[end + 1 : following_end if following_end >= 0 else None]
+            shape = prefix_shape(prefix, _without_stamp(_unquote(following)[0]))
+            if shape is not None:
+                shapes[prefix] = shape
+        position = decoded.find(_PANICKED_AT, end)
+    return tuple(shapes.values())
+
+
+def _without_stamp(text: str) -> str:
+    stamp = CI_TIMESTAMP.match(text)
+    return text[stamp.end() :] if stamp else text
+
+
 # docker compose (and similar multiplexers) put `SERVICE  | ` before every line of a service,
 # padded to one width: the header's prefix is cut off each line that starts with it.
 _SERVICE_HEADER = re.compile(
@@ -189,6 +223,8 @@ class _Scanner:
             if "| thread '" in decoded or "| panicked at" in decoded  # (a cheap look first)
             else ()
         )
+        self._bare_services = frozenset(p.rstrip() for p in self.service_prefixes)
+        self.line_prefixes = _repeated_prefixes(decoded)
 
     def view(self, index: int) -> _View:
         cached = self.views.get(index)
@@ -201,6 +237,13 @@ class _Scanner:
         if self.service_prefixes and text.startswith(self.service_prefixes):
             cut = next(len(p) for p in self.service_prefixes if text.startswith(p))
             text, column = text[cut:], column + cut
+        elif self.service_prefixes and text.rstrip() in self._bare_services:
+            text, column = "", column + len(text)  # a blank line of a service's log
+        for shape in self.line_prefixes:
+            found = shape.match(text)
+            if found:
+                text, column = text[found.end() :], column + found.end()
+                break
         marker = self.comment_marker
         if marker is not None and text.lstrip(" ").startswith(marker):
             cut = len(text) - len(text.lstrip(" ")) + len(marker)

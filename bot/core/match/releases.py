@@ -486,6 +486,13 @@ def _whole_fit(query: str, message: str) -> bool:
     return ends_with_value or query.endswith(parts[-1])
 
 
+def _opens_like(pasted: str, message: str) -> bool:
+    """The pasted message starts with the format's opening text (any text, when the format
+    opens with a value)."""
+    parts = _literal_parts(message)
+    return not parts or _value_ends(message)[0] or normalise_message(pasted).startswith(parts[0])
+
+
 def _value_ends(message: str) -> tuple[bool, bool]:
     """Whether the (normalised) message opens with a value, and whether it ends with one."""
     text = normalise_message(message)
@@ -546,6 +553,14 @@ def find_hit(
             # release's line (give or take a patch release's shift) is what says it was this
             # site.
             quality = 1
+        elif (
+            quality
+            and not _says_words(state[2])
+            and (distance > NEAR_LINES or not _opens_like(message, state[2]))
+        ):
+            # A format with no words (`({:?})`) fits any text with brackets: only its own line
+            # and its opening say it was this site (a paste may run on past its end).
+            continue
         if not quality:
             continue
         how: HitKind = "line" if distance <= NEAR_LINES else "file"
