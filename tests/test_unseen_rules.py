@@ -333,6 +333,24 @@ def test_a_clone_of_the_project_built_where_it_lies_is_the_project(scanned) -> N
     )
 
 
+def test_a_crate_without_src_is_known_by_its_manifest_name_in_a_registry_path(scanned) -> None:
+    """deno_core's files lie in `libs/core/`, with no `src/`: the scan reads the crate's name
+    from its Cargo.toml (`crate:NAME`), so an embedder's paste through the registry
+    (`deno_core-0.330.0/gotham_state.rs`) is that file."""
+    triage = scanned("checkout_path")
+    tags = {r.file_path: r.tags for r in triage.catalog}
+    assert "crate:ferro_state" in tags["libs/state/lib.rs"]
+    assert "crate:ferro_state" in tags["libs/state/slots.rs"]
+    missing = "no handle of type ferro_fetch::Options was registered with the state map"
+    registry = f"{REGISTRY}/ferro_state-0.330.0"
+    _, top, file = best(triage, header(f"{registry}/lib.rs", 11, missing))
+    assert file == "libs/state/lib.rs" and top is not None and "location" in top.evidence
+    slot = "slot index past the last reserved slot"
+    assert best(triage, header(f"{registry}/slots.rs", 2, slot))[2] == "libs/state/slots.rs"
+    # A crate only named like it is another crate's code.
+    assert best(triage, header(f"{REGISTRY}/ferro_statex-0.3.0/lib.rs", 11, missing))[2] is None
+
+
 def test_a_crate_folder_without_src_moved_down_keeps_its_files(scanned) -> None:
     """`state/slots.rs` (an older release's layout, relative or in a clone) is the one catalog
     file ending so, `libs/state/slots.rs`; a path through `src/` is left to the crate folders."""

@@ -40,7 +40,7 @@ from bot.scan.lineages import (
     version_key,
 )
 from bot.scan.rust.skeletons import skeletons
-from bot.scan.rust.walk import rust_files, scan_tree
+from bot.scan.rust.walk import package_names, rust_files, scan_tree
 from bot.scan.update import (
     DEFAULT_CUTOFF,
     proposals_json,
@@ -257,7 +257,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if args.format == "sites":
         rows: list[dict[str, Any]] = [s.as_panic_site(args.commit) for s in sites]
     else:
-        rows = skeletons(sites, repo=args.repo, commit=args.commit)
+        # (a crate whose files are not under `src/`, as deno_core's, is known by its manifest)
+        folder = root if root.is_dir() else root.parent
+        packages = package_names(folder, {s.file_path for s in sites})
+        rows = skeletons(sites, repo=args.repo, commit=args.commit, packages=packages)
     text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     elapsed = time.monotonic() - started
     if args.out:

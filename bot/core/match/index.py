@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Protocol
 
-from bot.catalog.model import Record, collector_paused, value_class
+from bot.catalog.model import CRATE_TAG_PREFIX, Record, collector_paused, value_class
 from bot.catalog.patterns import (
     Regex,
     Segment,
@@ -219,6 +219,9 @@ class CatalogIndex:
         self.by_file: Mapping[str, list[str]] = by_file
         # crate name -> repository folder, learned from the catalog's paths
         self.crate_folders: dict[str, str] = {}
+        # crate name -> its files, for crates whose paths do not name them (`libs/core/ops.rs`
+        # of deno_core): learned from the records' `crate:` tags
+        self.crate_files: defaultdict[str, list[str]] = defaultdict(list)
         # the repositories' own names (`deno` for denoland/deno): a clone's folder
         self.repo_names: set[str] = set()
         self._files_by_tail: defaultdict[str, list[str]] | None = None  # by last two segments
@@ -253,8 +256,13 @@ class CatalogIndex:
                 if repo:
                     self.repo_names.add(repo.rsplit("/", 1)[-1])
                 if file_path:
-                    for crate, folder in crate_folders(file_path, repo):
+                    folders = crate_folders(file_path, repo)
+                    for crate, folder in folders:
                         self.crate_folders.setdefault(crate, folder)
+                    if not folders:
+                        tagged = _crate_tag(catalog.records[by_file[file_path][0]].tags)
+                        if tagged:
+                            self.crate_files[canonical_crate(tagged)].append(file_path)
         postings = builder.finish()
         total = max(len(record_ids), 1)
         self.record_ids: Sequence[str] = record_ids
@@ -357,7 +365,11 @@ class CatalogIndex:
             return None
         folder = self.crate_folders.get(canonical_crate(crate))
         if folder is None:
-            return None
+            # A crate without `src/`: its one file that ends with the pasted path.
+            ending = "/" + crate_path
+            files = self.crate_files.get(canonical_crate(crate), ())
+            found = [f for f in files if f.endswith(ending)]
+            return found[0] if len(found) == 1 else None
         return f"{folder}/{crate_path}" if folder else crate_path  # "": the repository's root
 
     def checkout_file(self, path: str) -> str | None:
@@ -391,7 +403,8 @@ class CatalogIndex:
         return found[0] if len(found) == 1 else None
 
     def knows_crate(self, crate: str) -> bool:
-        return canonical_crate(crate) in self.crate_folders
+        crate = canonical_crate(crate)
+        return crate in self.crate_folders or crate in self.crate_files
 
     def in_project(self, crate: str) -> bool:
         """A crate of the catalog's project: a known crate, or one named like them.
@@ -400,7 +413,11 @@ class CatalogIndex:
         project's name prefix (`burn-`).
         """
         crate = canonical_crate(crate)
-        return crate in self.crate_folders or crate.split("-", 1)[0] in self.project_prefixes
+        return (
+            crate in self.crate_folders
+            or crate in self.crate_files
+            or crate.split("-", 1)[0] in self.project_prefixes
+        )
 
     def candidates(self, text: str, limit: int = 8) -> list[str]:
         """Record ids whose informative words the text covers best, best first.
@@ -617,3 +634,8 @@ def _index_record(record: Record) -> IndexedRecord:
         specificity=_specificity(literal),
         squashed_fragments=tuple(f for f in (squash(p) for p in literal_parts) if f),
     )
+
+
+def _crate_tag(tags: Sequence[str]) -> str | None:
+    """The crate a record's `crate:NAME` tag names, if any."""
+    return next((t[len(CRATE_TAG_PREFIX) :] for t in tags if t.startswith(CRATE_TAG_PREFIX)), None)

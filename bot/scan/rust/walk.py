@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+import tomllib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
+from bot.core.match.crates import crate_folders
 from bot.scan.rust.definitions import ScanContext, collect_definitions
 from bot.scan.rust.site_finder import PanicSite, scan_source
 
@@ -95,3 +97,38 @@ def scan_tree(
         sites = [s for s in sites if not _under(s.file_path, excluded)]
     sites.sort()
     return sites
+
+
+def package_names(root: str | Path, file_paths: Iterable[str]) -> dict[str, str]:
+    """The crate each file is in, by the nearest `Cargo.toml` with a `[package] name`, for the
+    files whose path does not tell it (`libs/core/ops.rs` is in `deno_core`; a path through
+    `crates/NAME/` or `NAME/src/` names its crate already). A manifest TOML cannot read names
+    nothing."""
+    root = Path(root)
+    names: dict[str, str | None] = {}  # folder (relative) -> package name, None: none there
+
+    def package_of(folder: PurePosixPath) -> str | None:
+        key = folder.as_posix()
+        if key not in names:
+            manifest = root / folder / "Cargo.toml"
+            name = None
+            if manifest.is_file():
+                try:
+                    package = tomllib.loads(manifest.read_text(encoding="utf-8")).get("package")
+                except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                    package = None
+                value = package.get("name") if isinstance(package, dict) else None
+                name = value if isinstance(value, str) and value.strip() else None
+            if name is None and folder != folder.parent:
+                name = package_of(folder.parent)
+            names[key] = name
+        return names[key]
+
+    found: dict[str, str] = {}
+    for file_path in file_paths:
+        if crate_folders(file_path, "repository/repository"):
+            continue
+        name = package_of(PurePosixPath(file_path).parent)
+        if name:
+            found[file_path] = name
+    return found
