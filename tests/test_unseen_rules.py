@@ -384,6 +384,17 @@ def test_an_old_headers_path_wrapped_onto_the_next_line_is_joined() -> None:
     assert found.core_message == "the lint broke"
     assert found.location is not None and found.location.crate == "lintkit"
     assert (found.location.crate_version, found.location.line) == ("0.3.5", 518)
+    # A terminal wrapped the message too: its last line ends in the path's first half.
+    text = (
+        "thread 'main' panicked at 'Trying to access position outside the buffer: x=26, y\n"
+        "=50, area=Rect { x: 0, y: 0 }', /home/jasper/.cargo/regi\n"
+        "stry/src/github.com-1ecc6299db9ec823/tui-0.15.0/src/buffer.rs:217:9\n"
+        "stack backtrace:\n"
+    )
+    (found,) = extract_panics(text)
+    assert found.core_message.endswith("area=Rect { x: 0, y: 0 }")
+    assert found.location is not None and found.location.crate == "tui"
+    assert (found.location.crate_version, found.location.line) == ("0.15.0", 217)
 
 
 # --- d. panic hooks -----------------------------------------------------------------------------

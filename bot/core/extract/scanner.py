@@ -665,6 +665,14 @@ class _Scanner:
                 break
             parts.append(line)
             found = _old_terminator(line)
+            if found is None and "', " in line and probe + 1 < limit:
+                # The message's last line, its path wrapped by the terminal onto the next.
+                wrapped = self.view(probe + 1).stripped
+                head = line.rstrip()
+                joined = _old_terminator(head + wrapped) if wrapped and " " not in wrapped else None
+                if joined is not None and joined[0] < len(head):
+                    parts[-1], found = head + wrapped, joined
+                    probe += 1
             last = probe
             probe += 1
         if found is None:
