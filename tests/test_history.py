@@ -183,6 +183,26 @@ def test_unrelated_sites_in_other_files_are_not_linked():
     assert path_affinity("a/src/x.rs", "b/src/y.rs") == 0
 
 
+def test_a_functions_only_reworded_site_is_linked_even_far_from_its_wording():
+    """rust-analyzer 2025-07: `erased_ast_id` gained a word and lost a clause in one edit
+    (ratio 69, below the file's edit cutoff) while `get` in the same file was reworded too;
+    each function's only unpaired old and new sites are one lineage."""
+    path = "crates/span/src/ast_id.rs"
+    old = [
+        SiteAt(path, 226, "panic!", "Can't find {:?} in IdMap:\n{:?}\n source text: {}", "erased"),
+        SiteAt(path, 204, "panic!", "Can't find {:?} in IdMap:\n{:?}", "get"),
+    ]
+    new = [
+        SiteAt(path, 720, "panic!", "Can't find SyntaxNodePtr {:?} in IdMap:\n{:?}", "erased"),
+        SiteAt(path, 747, "panic!", "Can't find ast id {:?} in IdMap:\n{:?}", "get"),
+    ]
+    assert sorted((i, j) for i, j, _ in link_sites(old, new)) == [(0, 0), (1, 1)]
+    # A function's one removed and one new site that share little are not one site.
+    old = [SiteAt(path, 10, "panic!", "Can't find {:?} in IdMap: {:?}", "erased")]
+    new = [SiteAt(path, 12, "panic!", "the node kind was not expected here", "erased")]
+    assert link_sites(old, new) == []
+
+
 def test_test_code_and_test_helper_crates_are_left_out(tmp_path):
     repo = TaggedRepo(tmp_path / "r")
     repo.release(

@@ -308,3 +308,39 @@ def test_a_version_named_in_the_text_places_the_match_in_that_release():
     best = _json(text)["matches"][0]
     assert best["release"]["version"] == "0.16.0"
     assert best["release"]["file_path"] == "crates/burn-tensor/src/repr/handle.rs"
+
+
+def test_two_sites_printing_the_pasted_wording_elsewhere_in_the_file_leave_it_unplaced():
+    """rust-analyzer's `ast_id_map.rs` held two `Can't find {:?} in AstIdMap:` sites (131 and
+    207 by then); a nightly's paste at line 213 is at neither, and its line does not say which."""
+    from bot.core.match.releases import find_hit, parse_history
+
+    file = "crates/expand/src/ast_id_map.rs"
+    wording = "Can't find {:?} in AstIdMap:\n{:?}"
+    rows = [
+        json.dumps(
+            {
+                "history": 1,
+                "repo": "acme/analyzer",
+                "releases": [
+                    {"version": "0.1.0", "tag": "v0.1.0", "commit": "1" * 40},
+                    {"version": "0.2.0", "tag": "v0.2.0", "commit": "2" * 40},
+                ],
+            }
+        ),
+        json.dumps(
+            {"lineage": "erased", "spans": [[0, 1, file, wording, "panic!"]], "lines": [131, 176]}
+        ),
+        json.dumps(
+            {"lineage": "get", "spans": [[1, 1, file, wording, "panic!"]], "lines": [0, 207]}
+        ),
+    ]
+    history = parse_history(rows)
+    pasted = ("expand", "src/ast_id_map.rs")
+    message = "Can't find Idx::<Fn>(3) in AstIdMap:\n[SOURCE_FILE]"
+    assert find_hit(history, pasted, 213, message, None) is None
+    hit = find_hit(history, pasted, 208, message, None)
+    assert (history.lineages[hit.lineage].id, hit.how) == ("get", "line")
+    # One site alone at another line is still that site's file.
+    hit = find_hit(history, pasted, 150, message, "0.1.0")
+    assert (history.lineages[hit.lineage].id, hit.how) == ("erased", "file")

@@ -55,6 +55,10 @@ EDIT_CUTOFF = 80.0
 MOVE_EDIT_CUTOFF = 85.0
 # ... and in another file with nothing else in common.
 FAR_EDIT_CUTOFF = 93.0
+# ... in the same file and function, when each is that function's only site left unpaired in
+# the release (a word inserted and a clause dropped in one edit: `Can't find {:?} in AstIdMap:
+# {:?} source text: {}` -> `Can't find SyntaxNodePtr {:?} in AstIdMap: {:?}`).
+FUNCTION_EDIT_CUTOFF = 60.0
 # A message shorter than this moves to another file only with its function or file name.
 SPECIFIC_MESSAGE_CHARS = 20
 # A grown (or shortened) message keeps at least this many leading characters of the other.
@@ -237,6 +241,7 @@ def link_sites(olds: Sequence[SiteAt], news: Sequence[SiteAt]) -> list[tuple[int
                 same_fn = olds[i].function is not None and olds[i].function == news[j].function
                 candidates.append((score + (5 if same_fn else 0), i, j))
     take(_greedy(candidates), "edited")
+    take(_sole_edits_of_functions(olds, news, free_old, free_new), "edited")
 
     # 4. another file and an edited message
     candidates = []
@@ -251,6 +256,29 @@ def link_sites(olds: Sequence[SiteAt], news: Sequence[SiteAt]) -> list[tuple[int
                 candidates.append((score + 10 * affinity, i, j))
     take(_greedy(candidates), "moved-edited")
     return out
+
+
+def _sole_edits_of_functions(
+    olds: Sequence[SiteAt], news: Sequence[SiteAt], free_old: set[int], free_new: set[int]
+) -> list[tuple[int, int]]:
+    """Pairs of an unpaired old and new site that are the only unpaired ones of one function
+    of one file, and whose messages are still alike (`FUNCTION_EDIT_CUTOFF`)."""
+    by_function_old: dict[tuple[str, str], list[int]] = defaultdict(list)
+    by_function_new: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i in sorted(free_old):
+        if olds[i].function:
+            by_function_old[(olds[i].file_path, olds[i].function or "")].append(i)
+    for j in sorted(free_new):
+        if news[j].function:
+            by_function_new[(news[j].file_path, news[j].function or "")].append(j)
+    pairs = []
+    for key, old in by_function_old.items():
+        new = by_function_new.get(key, [])
+        if len(old) == 1 and len(new) == 1:
+            score = message_similarity(olds[old[0]].key, news[new[0]].key, FUNCTION_EDIT_CUTOFF)
+            if score >= FUNCTION_EDIT_CUTOFF:
+                pairs.append((old[0], new[0]))
+    return pairs
 
 
 def _affinity(old: SiteAt, new: SiteAt) -> float:

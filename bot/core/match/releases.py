@@ -536,6 +536,9 @@ def find_hit(
     crate, inner = pasted
     best: tuple[tuple[int, int, int], ReleaseHit] | None = None
     qualities: dict[str, int] = {}
+    # Lineages that printed the pasted wording whole in the file, at another line: when two
+    # did, the line tells neither (nor does it between two releases).
+    whole_elsewhere: set[int] = set()
     for index, release in _expand(history.by_file.get((crate, inner), ())):
         if release not in releases:
             continue
@@ -566,10 +569,14 @@ def find_hit(
         how: HitKind = "line" if distance <= NEAR_LINES else "file"
         if how == "file" and quality < 2:
             continue  # another line and a garbled message: too little to go on
+        if how == "file":
+            whole_elsewhere.add(index)
         key = (-quality, distance, -release)
         if best is None or key < best[0]:
             best = (key, ReleaseHit(index, release, how))
     if best is not None:
+        if best[1].how == "file" and len(whole_elsewhere) > 1:
+            return None
         return best[1]
     # The pasted file never held it at that version: its crate may have (a caller's location).
     held = history.by_crate.get(crate, {})
