@@ -39,7 +39,9 @@ MISSES = {
     # unwraps and its 0.8-0.15 commands/mod.rs B0003 texts since relabelled uncatalogued.
     # The tenth round's error-enum rule (a `panic!("{}", err)` site has its error variants'
     # texts) lowered bevy's tuned count: its scene spawner's texts.
-    "bevy": (7, 7),  # 136 more texts (three rounds)
+    # The linker's one-site-per-function rule (2026-12-05), with every history rebuilt whole,
+    # lowered bevy's held-out count (two rewordings its history now follows).
+    "bevy": (7, 5),  # 136 more texts (three rounds)
     # The tenth round's older-wording rule answered tokio's 1.47 `spawn_local` wording (tuned),
     # its prose-in-a-block rule deno's serde_v8 message quoted in a `text` block, and its
     # header-without-message rule rust-analyzer's make.rs and uv's rayon-pool texts, and its
