@@ -218,19 +218,18 @@ def test_a_removed_site_never_outranks_a_live_one_sharing_its_message():
     assert out["matches"][0]["file_path"] == "crates/burn-std/src/data/compare.rs"
 
 
+def _history_header(repo: str, versions: list[str]) -> str:
+    """A history file's first line: each version a release tagged `v<version>` (HEAD
+    untagged), with commits 1111.., 2222.. in order."""
+    releases = [
+        {"version": v, "tag": None if v == "HEAD" else f"v{v}", "commit": str(n) * 40}
+        for n, v in enumerate(versions, start=1)
+    ]
+    return json.dumps({"history": 1, "repo": repo, "releases": releases})
+
+
 SYNTHETIC = [
-    json.dumps(
-        {
-            "history": 1,
-            "repo": "acme/widgets",
-            "releases": [
-                {"version": "0.1.0", "tag": "v0.1.0", "commit": "1" * 40},
-                {"version": "0.1.1", "tag": "v0.1.1", "commit": "2" * 40},
-                {"version": "0.2.0", "tag": "v0.2.0", "commit": "3" * 40},
-                {"version": "HEAD", "tag": None, "commit": "4" * 40},
-            ],
-        }
-    ),
+    _history_header("acme/widgets", ["0.1.0", "0.1.1", "0.2.0", "HEAD"]),
     json.dumps(
         {
             "lineage": "moved",
@@ -318,16 +317,7 @@ def test_two_sites_printing_the_pasted_wording_elsewhere_in_the_file_leave_it_un
     file = "crates/expand/src/ast_id_map.rs"
     wording = "Can't find {:?} in AstIdMap:\n{:?}"
     rows = [
-        json.dumps(
-            {
-                "history": 1,
-                "repo": "acme/analyzer",
-                "releases": [
-                    {"version": "0.1.0", "tag": "v0.1.0", "commit": "1" * 40},
-                    {"version": "0.2.0", "tag": "v0.2.0", "commit": "2" * 40},
-                ],
-            }
-        ),
+        _history_header("acme/analyzer", ["0.1.0", "0.2.0"]),
         json.dumps(
             {"lineage": "erased", "spans": [[0, 1, file, wording, "panic!"]], "lines": [131, 176]}
         ),
