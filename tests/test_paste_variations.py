@@ -1,0 +1,75 @@
+"""The same real pastes as users' tools print them: every tuned text of the other projects'
+corpora whose code block holds a panic header, re-printed with each line of that block behind
+a logger's prefix (a plugin host's `[name] `, journald's ticking clock, docker compose's
+service, a CI runner's stamp) or in a blockquote, must keep its right answer; and no tuned text,
+negatives included, may gain a wrong one. Held-out parts are never read here."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import cache
+
+import pytest
+from corpus_scoring import PROJECTS, accepted, read_cases, score
+from test_project_corpora import NAMES, project_triage
+
+from bot.app import Triage
+
+_FENCED_HEADER = re.compile(r"```[^`]*panicked at[^`]*```", re.S)
+
+
+def _in_blocks(prefix: Callable[[int], str]) -> Callable[[str], str]:
+    """Each line inside a code fence behind `prefix(line number)` (a blank one keeps no trailing
+    space, as logs are copied)."""
+
+    def apply(text: str) -> str:
+        out, inside = [], False
+        for number, line in enumerate(text.split("\n")):
+            if line.lstrip().startswith("```"):
+                inside = not inside
+                out.append(line)
+            else:
+                out.append((prefix(number) + line).rstrip(" ") if inside else line)
+        return "\n".join(out)
+
+    return apply
+
+
+VARIATIONS: dict[str, Callable[[str], str]] = {
+    "plugin host": _in_blocks(lambda n: "[denops] "),
+    "journald": _in_blocks(lambda n: f"Dec 05 10:{n // 60:02d}:{n % 60:02d} host app[812]: "),
+    "docker compose": _in_blocks(lambda n: "web-1  | "),
+    "CI stamp": _in_blocks(lambda n: f"2025-01-02T05:12:{n % 60:02d}.6961234Z "),
+    "blockquote": lambda text: "\n".join("> " + line for line in text.split("\n")),
+}
+
+
+def _top(triage: Triage, text: str) -> object | None:
+    answered = triage.analyse(text).answered
+    return triage.catalog.get(answered[0].best.record_id) if answered else None
+
+
+@cache
+def _tuned(project: str) -> tuple[Triage, list[dict]]:
+    triage = project_triage(project)
+    return triage, score(triage, read_cases(PROJECTS / project))
+
+
+@pytest.mark.parametrize("variation", sorted(VARIATIONS))
+@pytest.mark.parametrize("project", NAMES)
+def test_a_paste_printed_by_a_logger_keeps_its_answer(project: str, variation: str) -> None:
+    triage, results = _tuned(project)
+    vary = VARIATIONS[variation]
+    right = [
+        r
+        for r in results
+        if r["expect"] == "match" and r["accepted"] and _FENCED_HEADER.search(r["text"])
+    ]
+    lost = [r["case"] for r in right if not accepted(r, _top(triage, vary(r["text"])))]
+    wrong = [
+        r["case"]
+        for r in results
+        if (top := _top(triage, vary(r["text"]))) is not None and not accepted(r, top)
+    ]
+    assert (lost, wrong) == ([], [])
