@@ -338,3 +338,23 @@ def test_shared_message_with_two_write_ups_needs_a_person():
     findings = lint_records(records)
     assert [(f.code, f.level) for f in findings] == [("conflicting-write-ups", WARNING)]
     assert "a, b" in findings[0].message
+
+
+def test_write_ups_of_one_message_in_different_files_are_their_own_sites():
+    # each write-up covers its own site; the pasted file tells them apart
+    apart = [
+        rec(id="a", error_message="Could not get cache directory", file_path="mnist.rs",
+            documentation="The MNIST download needs a cache directory."),
+        rec(id="b", error_message="Could not get cache directory", file_path="lpips.rs",
+            documentation="The LPIPS weights need a cache directory."),
+    ]
+    assert [f.code for f in lint_records(apart)] == ["duplicate-message"]
+    # in one file, the same write-up on both lines agrees; different ones need a person
+    same = [
+        rec(id="c", error_message="Killed by the user.", file_path="tui.rs", line_number=n,
+            documentation="The user stopped it.")
+        for n in (10, 20)
+    ]
+    assert [f.code for f in lint_records(same)] == ["duplicate-message"]
+    differ = [same[0], same[1].with_changes(documentation="Something else.")]
+    assert [f.code for f in lint_records(differ)] == ["conflicting-write-ups"]

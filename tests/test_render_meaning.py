@@ -76,25 +76,27 @@ def test_first_steps_name_the_check_and_fit_its_kind() -> None:
         "The environment variable `OUT_DIR` is not set where `ModelGen::forward` runs: set it "
         "for the process that runs this code."
     )
-    # No check the scan could read, and a message that gives no instruction: no first step.
+    # No check the scan could read: no first step, and the message is never quoted back as one
+    # (it only repeats what the reader has just read).
     assert first_step(site({}), "Killing training from user input.") is None
-    # A message that says what to do is quoted, with who raises it.
-    step = first_step(site({}), "there is no reactor running, must be called from a runtime")
-    assert step == (
-        "The message of `burn_nn::modules::x::forward` says what to do: “there is no reactor "
-        "running, must be called from a runtime”"
+    directive = "there is no reactor running, must be called from a runtime"
+    assert first_step(site({}), directive) is None
+    # A check the scan read, but nothing a reader can act on without reading the library's
+    # code (`Find the call of yours that reaches ...`, `Pass X a V that one of its arms
+    # handles`): no step rather than one that sends the reader into the internals.
+    for check in (
+        {"kind": "assert", "code": "weights.iter().all(|e| e > &0.)"},
+        {"kind": "if", "code": "lhs != rhs"},
+        {"kind": "expect", "code": "clients.get(device)"},
+        {"kind": "arm", "code": "reduction", "pattern": "other"},
+        {"kind": "arm", "code": "lhs != rhs", "pattern": "false"},
+    ):
+        assert first_step(site(check), "") is None, check
+    # `true`/`false` arms are cases of a `bool`, not a catch-all binding.
+    boolean = site({"kind": "arm", "code": "lhs != rhs", "pattern": "false"})
+    assert plain(meaning_words(boolean) or ()) == (
+        "Raised by `burn_nn::modules::x::forward` when `lhs != rhs` is `false`."
     )
-    # A sentence in the imperative is an instruction too; a noun that starts one is not.
-    timers = (
-        "A Tokio 1.x context was found, but timers are disabled. Call `enable_time` on the "
-        "runtime builder to enable timers."
-    )
-    assert first_step(site({}), timers) == (
-        "The message of `burn_nn::modules::x::forward` says what to do: “Call `enable_time` on "
-        "the runtime builder to enable timers.”"
-    )
-    assert first_step(site({}), "Use of a moved handle in the scheduler loop.") is None
-    assert first_step(site({}), "The set of workers is empty. Add workers first.") is None
 
 
 def test_an_error_variants_text_names_the_variant() -> None:
@@ -109,11 +111,7 @@ def test_an_error_variants_text_names_the_variant() -> None:
         "Raised by `scene::spawner::spawner_system` when `spawner.spawn_queued()` fails with "
         "`SpawnError::Unregistered`."
     )
-    assert first_step(variant, "") == (
-        "Find the call of yours that reaches `scene::spawner::spawner_system` "
-        "(`RUST_BACKTRACE=1` shows it) and why `spawner.spawn_queued()` fails with "
-        "`SpawnError::Unregistered` there."
-    )
+    assert first_step(variant, "") is None
 
 
 def test_a_title_never_shows_a_raw_format_string() -> None:

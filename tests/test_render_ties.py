@@ -33,7 +33,7 @@ def test_a_message_of_two_sites_pasted_alone_is_said_to_be_a_tie(triage: Triage)
     assert root.tie and root.note_up_front
     assert "".join(span.text for span in root.version_note or ()) == (
         "The same message is raised at 2 sites and the paste has no panicked at location to "
-        "tell which; shown: the one with a write-up. The others: renderer.rs:638 @ 2c06be3."
+        "tell which; shown: the first in the catalog. The others: renderer.rs:638 @ 2c06be3."
     )
     # In the first view, before the fold.
     first_view = render_comment(answer).split("<details>", 1)[0]

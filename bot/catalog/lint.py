@@ -367,6 +367,29 @@ def _check_excerpt(record: Record) -> list[LintFinding]:
 # ---------------------------------------------------------------------------------------------
 
 
+def _disagreeing_in_one_file(written: list[Record]) -> list[Record]:
+    """The written-up records that share a file with another whose write-up differs: in
+    different files, the pasted file tells them apart (each write-up covers its own site)."""
+    by_file: dict[str | None, list[Record]] = {}
+    for record in written:
+        by_file.setdefault(record.file_path, []).append(record)
+    out: list[Record] = []
+    for same_file in by_file.values():
+        texts = {tuple(_write_up_fields(r)) for r in same_file}
+        if len(same_file) >= 2 and len(texts) > 1:
+            out.extend(same_file)
+    return out
+
+
+def _write_up_fields(record: Record) -> list[object]:
+    return [
+        record.documentation,
+        record.trigger_scenarios,
+        tuple(record.solutions),
+        record.example_fix,
+    ]
+
+
 def _check_duplicates(records: list[Record]) -> list[LintFinding]:
     groups: dict[str, list[Record]] = {}
     for record in records:
@@ -375,7 +398,7 @@ def _check_duplicates(records: list[Record]) -> list[LintFinding]:
     for message, group in groups.items():
         if len(group) < 2:
             continue
-        written = [r for r in group if r.has_write_up]
+        written = _disagreeing_in_one_file([r for r in group if r.has_write_up])
         ids = ", ".join(r.id for r in group[:5]) + (
             f" and {len(group) - 5} more" if len(group) > 5 else ""
         )
@@ -387,8 +410,9 @@ def _check_duplicates(records: list[Record]) -> list[LintFinding]:
                     written[0].origin,
                     "conflicting-write-ups",
                     f"{len(written)} written-up records share the message `{message}` "
-                    f"({', '.join(r.id for r in written)}); a matching panic can get only one "
-                    "answer, so check that they agree or tell them apart by file",
+                    f"in one file ({', '.join(r.id for r in written)}) with different write-ups; "
+                    "a pasted location cannot always tell two lines of one file apart, so make "
+                    "them agree",
                 )
             )
         else:

@@ -10,7 +10,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bot.catalog.families import Family, family_contradiction, family_of, parse_families
+from bot.catalog.families import (
+    Family,
+    family_contradiction,
+    family_of,
+    parse_families,
+    payload_family,
+)
 from bot.catalog.lint import review_flags
 from bot.catalog.model import (
     DocumentBatch,
@@ -128,6 +134,13 @@ class Catalog:
             record = self.records.get(record_id)
             self._families[record_id] = family_of(record, self.families) if record else None
         return self._families[record_id]
+
+    def payload_family(self, record_id: str, pasted: str) -> Family | None:
+        """The payload family whose pattern the `pasted` message shows, for this record."""
+        record = self.records.get(record_id)
+        if record is None or not any(f.is_payload for f in self.families):
+            return None
+        return payload_family(record, pasted, self.families, self.family(record_id))
 
     def flags(self, record_id: str) -> frozenset[str]:
         """Review flags of a record, e.g. `possible-mismatch` when its write-up looks misfiled."""

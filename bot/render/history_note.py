@@ -5,6 +5,8 @@ removed: from the commit that did it) and the release that removed it, with labe
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot.catalog.model import Record
 from bot.core.analysis import PanicMatch
 from bot.core.match.releases import (
@@ -145,3 +147,35 @@ def _pasted_at(item: PanicMatch, file: str | None, line: int | None) -> bool:
         return False
     inner = file.split("/src/", 1)[-1]
     return location.path.endswith(inner) and abs(location.line - line) <= 3
+
+
+def upgrade_step(
+    history: ReleaseHistory | None,
+    item: PanicMatch,
+    record: Record,
+    via: Callable[[str], str | None] | None = None,
+) -> str | None:
+    """A fixed, removed or moved site's first step, plain text: the release to upgrade to and
+    the change that did it (or where the code went); None for a site still in the code.
+    `via(version)` names the own project's release that brings a dependency's `version`
+    (`burn 0.20.0` for cubecl 0.9.0): a user upgrades the project they depend on."""
+    story = story_of(history, item, record.id)
+    if story is None or not story.removed_in:
+        return None  # the site is in today's code: there is nothing to upgrade to
+    event = _removal(history, record.id)
+    project = project_name(history)
+    if via is not None:
+        released = event.version if event is not None else story.removed_in
+        own = via(released) if released else None
+        if own is not None and not (event is not None and event.event == "moved"):
+            return texts.STEP_UPGRADE_VIA.format(own=own, project=project, released=released)
+    if event is not None:
+        change = f"#{event.pr}" if event.pr is not None else event.commit[:SHORT_SHA]
+        if event.event == "moved" and event.detail:
+            return texts.STEP_MOVED.format(destination=event.detail, change=change)
+        if event.version is None:
+            return texts.STEP_UPGRADE_UNRELEASED.format(project=project, change=change)
+        fixed = event.event == "fixed"
+        template = texts.STEP_UPGRADE_FIXED if fixed else texts.STEP_UPGRADE_REMOVED
+        return template.format(project=project, released=event.version, change=change)
+    return texts.STEP_UPGRADE_REMOVED_PLAIN.format(project=project, released=story.removed_in)

@@ -107,6 +107,27 @@ HISTORY_MOVED = (
     "change it; look there."
 )
 HISTORY_FIXED = "Fixed in {change} ({released}): upgrade to {project} {released} or later."
+# A fixed or removed site's first step (plain text): the release to upgrade to comes first.
+STEP_UPGRADE_FIXED = "Upgrade {project} to {released} or newer: {change} fixed this panic."
+STEP_UPGRADE_REMOVED = (
+    "Upgrade {project} to {released} or newer: the code that raised this panic is gone there "
+    "({change})."
+)
+STEP_UPGRADE_REMOVED_PLAIN = (
+    "Upgrade {project} to {released} or newer: the code that raised this panic is gone there."
+)
+STEP_UPGRADE_VIA = (
+    "Upgrade to {own} or newer: it brings {project} {released}, where the code that raised this "
+    "panic is gone."
+)
+STEP_UPGRADE_UNRELEASED = (
+    "This panic is gone from {project}'s main branch ({change}) but not from any release yet: "
+    "use the main branch, or avoid the call until the next release."
+)
+STEP_MOVED = (
+    "This code moved to {destination} in {change}: use {destination} instead of the crate that "
+    "panicked here."
+)
 HISTORY_CRATE_REMOVED = "{crate} was removed in {change} ({released})."
 HISTORY_CRATE_REMOVED_UNRELEASED = (
     "{crate} was removed on the main branch in {change}; every release up to {last_seen} still "
@@ -374,22 +395,6 @@ MEANS_UNREACHABLE = "Raised by `{subject}` at a point its code marks as unreacha
 MEANS_RAISED_IN = "Raised by `{macro}` in `{subject}`, in `{crate}`."
 # First steps (plain text): each names the record's own condition or function.
 # Plain text: code is quoted with backticks as a reader would type it.
-STEP_UNLESS = (
-    "Find the call of yours that reaches `{subject}` (`RUST_BACKTRACE=1` shows it) and why "
-    "`{code}` does not hold there."
-)
-STEP_WHEN = (
-    "Find the call of yours that reaches `{subject}` (`RUST_BACKTRACE=1` shows it) and what "
-    "makes `{code}` true there."
-)
-STEP_MISSING = (
-    "Find the call of yours that reaches `{subject}` (`RUST_BACKTRACE=1` shows it) and why "
-    "`{code}` has no value there."
-)
-STEP_ERROR = (
-    "Find the call of yours that reaches `{subject}` (`RUST_BACKTRACE=1` shows it) and why "
-    "`{code}` fails with `{error}` there."
-)
 STEP_ENV = (
     "The environment variable `{name}` is not set where `{subject}` runs: set it for the "
     "process that runs this code."
@@ -397,13 +402,10 @@ STEP_ENV = (
 # A config's own check (`self` is the config the user built).
 STEP_CONFIG_UNLESS = "Change the `{type}` you build so that `{code}` holds."
 STEP_CONFIG_WHEN = "Change the `{type}` you build so that `{code}` is false."
-STEP_ARM_OTHER = "Pass `{subject}` a `{code}` that one of its `match` arms handles."
 STEP_NOT_IMPLEMENTED = (
     "`{function}` is not implemented for `{type}`: run that operation on another backend, or "
     "look for a newer {crate} that implements it."
 )
-STEP_DIRECTIVE = "The message says what to do: “{clause}”"
-STEP_DIRECTIVE_OF = "The message of `{subject}` says what to do: “{clause}”"
 # A tensor check (`=== Tensor Operation Error ===`): burn-tensor rejected the user's input.
 MEANS_TENSOR_CHECK = (
     "`{crate}` checks the arguments of `{operation}` before running it, and rejected yours for "

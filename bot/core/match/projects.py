@@ -19,7 +19,13 @@ from collections.abc import Mapping, Sequence
 from bot.catalog.model import Record, field, replace, value_class
 from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, PanicMatch
-from bot.core.match.releases import ReleaseHistory, crate_and_inner, pasted_crate_file, revise
+from bot.core.match.releases import (
+    ReleaseHistory,
+    crate_and_inner,
+    pasted_crate_file,
+    release_order,
+    revise,
+)
 
 
 @value_class(frozen=True)
@@ -63,6 +69,16 @@ class Projects:
 
     def info(self, repo: str | None) -> ProjectInfo | None:
         return self.infos.get(repo or "")
+
+    def own_release_with(self, repo: str | None, version: str) -> str | None:
+        """The first release of the own project whose pinned version of `repo` is `version` or
+        newer (burn 0.20.0 for cubecl 0.9.0), or None when the pins do not say."""
+        found = self.info(repo)
+        if found is None or repo == self.own:
+            return None
+        wanted = release_order(version)
+        fits = [own for own, pinned in found.pinned.items() if release_order(pinned) >= wanted]
+        return min(fits, key=release_order) if fits else None
 
     def is_dependency(self, repo: str | None) -> bool:
         found = self.info(repo)

@@ -345,7 +345,27 @@ def history_events(history: ReleaseHistory | None, record_id: str) -> tuple[Hist
     if history is None:
         return ()
     index = history.by_record.get(record_id)
-    return history.lineages[index].events if index is not None else ()
+    if index is None:
+        return ()
+    events = history.lineages[index].events
+    # By the release that shipped each change (an unreleased one last); the file's order breaks
+    # ties, so the commits of one release keep theirs.
+    ranked = sorted(enumerate(events), key=lambda e: (release_order(e[1].version), e[0]))
+    return tuple(event for _, event in ranked)
+
+
+_RELEASE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?")
+
+
+def release_order(version: str | None) -> tuple[int, int, int, int, tuple[tuple[int, Any], ...]]:
+    """A release's place among releases: by number, a pre-release before its release; an
+    unreleased change (None) or an unreadable version last."""
+    found = _RELEASE.match(version) if version else None
+    if found is None:
+        return (1 << 30, 0, 0, 0, ())
+    major, minor, patch, pre = found.groups()
+    parts = tuple((0, int(p)) if p.isdigit() else (1, p) for p in (pre or "").split(".") if p)
+    return (int(major), int(minor), int(patch or 0), 0 if pre else 1, parts)
 
 
 def _expand(entries: Iterable[tuple[int, int, int]]) -> Iterator[tuple[int, int]]:

@@ -7,19 +7,20 @@ record, the candidate's evidence or the pasted panic.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from bot.catalog.families import Family
+from bot.catalog.families import Family, fill_items, fill_text
 from bot.catalog.model import Record, replace
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.match.cascade import is_uncatalogued_root
 from bot.core.match.projects import Projects
-from bot.core.match.releases import ReleaseHistory
+from bot.core.match.releases import ReleaseHistory, project_name
 from bot.render import texts
 from bot.render.answer.links import full_sha, source_link
 from bot.render.answer.meaning import (
     filled_message,
     first_step,
+    impl_type,
     is_check_reason,
     meaning_words,
     tensor_check_step,
@@ -49,7 +50,7 @@ from bot.render.answer.words import (
     version_note,
 )
 from bot.render.dependency_note import dependency_note, moved_note
-from bot.render.history_note import history_note
+from bot.render.history_note import history_note, upgrade_step
 from bot.render.markup import Words, one_line, shorten, words
 
 FLAG_MISMATCH = "possible-mismatch"
@@ -190,11 +191,19 @@ def _section(
     flagged = FLAG_MISMATCH in flags
     contradicts = FLAG_CONTRADICTS in flags
     bare = not record.has_write_up
+    # What the pasted payload says comes first: a generic handler's validation error, the cause
+    # an `.expect` carried (a payload family, declared in the catalog).
+    payload = _payload_family(catalog, record, item.panic.message)
     # A bare site in an error family is answered with the family's advice, written once; so is
     # a record whose own write-up lint flagged as possibly about another error, or as making a
     # claim its family's code-checked explanation refutes.
-    family = _family_with_write_up(catalog, record) if bare or flagged or contradicts else None
-    write_up: Family | Record = family or record
+    family = payload or (
+        _family_with_write_up(catalog, record) if bare or flagged or contradicts else None
+    )
+    if payload is not None:
+        flagged = contradicts = False
+    write_up: Family | Record = _filled(family, record, item) if family else record
+    origin = _answer_source(record, family, payload)
     caution = words(texts.CAUTION) if flagged else None
     folded = None
     if family is not None and contradicts and not flagged:
@@ -220,7 +229,7 @@ def _section(
     solutions = _items(write_up.solutions)
     documentation = _text(write_up.documentation)
     meaning_text = None
-    summary = _text(family.summary) if family is not None else None
+    summary = _text(write_up.summary) if isinstance(write_up, Family) else None
     if summary:
         meaning_text = shorten(one_line(summary), MEANING_LIMIT)
     elif not (caution and family is None):
@@ -233,6 +242,17 @@ def _section(
     step = None if caution and family is None else (solutions[0] if solutions else None)
     if step is None and not caution:
         step = tensor_check_step(record, item.panic) or first_step(record, message)
+    if step is None and not caution:
+        origin = "code"  # nothing written says what to do: the step (if any) is the code's
+    # A fixed, removed or moved site leads with the release to upgrade to (or where it went).
+    upgrade = upgrade_step(
+        projects.of_repo(record.repo) if projects else history,
+        item,
+        record,
+        _own_release_via(projects, record.repo),
+    )
+    if upgrade is not None:
+        step = upgrade
     call_site = None
     if is_check_reason(record):
         call_site = user_call_site(item.panic, history, record.repo)
@@ -267,6 +287,7 @@ def _section(
         folded=folded,
         first_step=step,
         call_site=call_site,
+        answer_source=origin,
     )
 
 
@@ -289,6 +310,60 @@ def _panic_message(item: PanicMatch, best: Candidate, record: Record) -> str:
     maintainer chose): never a raw format string."""
     by_message = bool({"pattern", "prefix", "fuzzy"} & set(best.evidence))
     return filled_message(record, item.panic, by_message) or texts.NO_MESSAGE
+
+
+def _own_release_via(projects: Projects | None, repo: str) -> Callable[[str], str | None] | None:
+    """For a dependency's site: the own project's release that brings a version of it."""
+    if projects is None or repo == projects.own or projects.info(repo) is None:
+        return None
+    name = project_name(projects.own_history())
+
+    def via(version: str) -> str | None:
+        release = projects.own_release_with(repo, version)
+        return f"{name} {release}" if release else None
+
+    return via
+
+
+def _payload_family(catalog: CatalogLike, record: Record, pasted: str) -> Family | None:
+    lookup = getattr(catalog, "payload_family", None)
+    return lookup(record.id, pasted) if lookup and pasted else None
+
+
+def _answer_source(record: Record, family: Family | None, payload: Family | None) -> str:
+    """Where the answer's meaning and first step come from (`match --json`'s `source`)."""
+    if payload is not None:
+        return "payload"
+    if family is not None:
+        return "family"
+    if record.has_write_up:
+        folders = record.origin.replace("\\", "/").split("/")
+        return "writeup" if "writeups" in folders[:-1] else "seed"
+    return "code"
+
+
+def _filled(family: Family, record: Record, item: PanicMatch) -> Family:
+    """The family's write-up with its slots filled from the paste and the site."""
+    values = family.slot_values(item.panic.message, record.error_message)
+    builtin = {
+        "function": record.enclosing_fn,
+        "crate": record.crate,
+        "type": impl_type(record),
+    }
+    for name, value in builtin.items():
+        if value and name not in values:
+            values[name] = value
+    names = family.slot_names
+    return replace(
+        family,
+        summary=fill_text(family.summary, values, names),
+        documentation=fill_text(family.documentation, values, names),
+        trigger_scenarios=fill_text(family.trigger_scenarios, values, names),
+        common_situations=fill_text(family.common_situations, values, names),
+        example_fix=fill_text(family.example_fix, values, names),
+        solutions=fill_items(family.solutions, values, names),
+        prevention_tips=fill_items(family.prevention_tips, values, names),
+    )
 
 
 def _family_with_write_up(catalog: CatalogLike, record: Record) -> Family | None:

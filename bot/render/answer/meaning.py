@@ -30,17 +30,8 @@ _TENSOR_CHECK = re.compile(
 )
 _REASON = re.compile(r"(?:^|\s)\d+\.\s+(.*?)(?=\s+\d+\.\s|\s*$)", re.S)
 # A catch-all match arm: a binding or `_`, which takes whatever the earlier arms did not.
-_CATCH_ALL = re.compile(r"^(?:_|[a-z_][a-z0-9_]*)$")
+_CATCH_ALL = re.compile(r"^(?!(?:true|false)$)(?:_|[a-z_][a-z0-9_]*)$")
 _MISSING = re.compile(r"^(?:None|Err\(.*\))$")  # an arm taken when a value is missing
-# The clause of a message that tells the reader what to do.
-_DIRECTIVE = re.compile(
-    r"(?:^|(?<=[.:;!?]\s))(?P<clause>(?:[^.;!?]*?\b(?:must|should|make sure|please|did you "
-    r"forget|consider|try)\b"
-    # A sentence in the imperative: `Call `enable_time` on the runtime builder to ...`.
-    r"|(?:call|enable|install|ensure|upgrade|pass|add|use|set) (?=`|the |a |an ))"
-    r"[^;!?]*?(?:[.!?](?=\s|$)|$))",
-    re.I,
-)
 _ENV_VAR = re.compile(r"(?:std::)?env::var(?:_os)?\(\"(?P<name>[A-Za-z_][A-Za-z0-9_]*)\"\)")
 _SELF = re.compile(r"\bself\b")
 
@@ -139,6 +130,12 @@ def subject(record: Record) -> str | None:
     return None
 
 
+def impl_type(record: Record) -> str | None:
+    """The type of the `impl` block around the site (`Candle`), when the scan read it."""
+    impl = record.site_check.get("impl")
+    return impl_parts(one_line(impl))[0] or None if impl else None
+
+
 def _code(value: str | None) -> str | None:
     text = one_line(value) if value else ""
     return text if text and len(text) <= CODE_LIMIT else None
@@ -182,33 +179,23 @@ def meaning_words(record: Record) -> Words | None:
 
 
 def first_step(record: Record, message: str) -> str | None:
-    """What to try first, in plain text, when the kind of check makes it clear; None else."""
+    """What to try first, in plain text, when the code says it plainly (an unset environment
+    variable, a config's own check, an op the backend does not implement); None else: no step
+    is better than one that sends the reader into the library's internals."""
+    del message  # the message is never quoted back as a step
     who = subject(record)
     check = record.site_check
-    kind, code, pattern = check.get("kind"), _code(check.get("code")), _code(check.get("pattern"))
-    values = {"subject": who or "", "code": code or "", "pattern": pattern or ""}
-    if who and code:
-        error = _code(check.get("error"))
-        if error:
-            return texts.STEP_ERROR.format(error=error, **values)
+    kind, code = check.get("kind"), _code(check.get("code"))
+    values = {"subject": who or "", "code": code or ""}
+    if who and code and not check.get("error"):
         config = _config_type(check.get("impl"), code)
-        if kind in ("assert", "else"):
-            if config:
-                return texts.STEP_CONFIG_UNLESS.format(type=config, **values)
-            return texts.STEP_UNLESS.format(**values)
-        if kind == "if":
-            if config:
-                return texts.STEP_CONFIG_WHEN.format(type=config, **values)
-            return texts.STEP_WHEN.format(**values)
+        if kind in ("assert", "else") and config:
+            return texts.STEP_CONFIG_UNLESS.format(type=config, **values)
+        if kind == "if" and config:
+            return texts.STEP_CONFIG_WHEN.format(type=config, **values)
         env = _ENV_VAR.fullmatch(code)
         if kind in ("mismatch", "expect") and env:
             return texts.STEP_ENV.format(name=env["name"], **values)
-        if kind in ("mismatch", "expect"):
-            return texts.STEP_MISSING.format(**values)
-        if kind == "arm" and pattern and _CATCH_ALL.match(pattern):
-            return texts.STEP_ARM_OTHER.format(**values)
-        if kind == "arm" and pattern and _MISSING.match(pattern):
-            return texts.STEP_MISSING.format(**values)
     impl = check.get("impl")
     if who and impl and (record.error_type or "") in ("unimplemented", "todo"):
         kind_name, trait = impl_parts(one_line(impl))
@@ -216,20 +203,7 @@ def first_step(record: Record, message: str) -> str | None:
             return texts.STEP_NOT_IMPLEMENTED.format(
                 function=record.enclosing_fn, type=kind_name, crate=record.crate or record.repo
             )
-    return directive_step(message, who)
-
-
-def directive_step(message: str, who: str | None) -> str | None:
-    """The message's own instruction (`... must be called from the context of a runtime`)."""
-    found = _DIRECTIVE.search(one_line(message))
-    if not found:
-        return None
-    clause = found["clause"].strip().rstrip("'\",` ")
-    if len(clause) < 12:
-        return None
-    if who:
-        return texts.STEP_DIRECTIVE_OF.format(subject=who, clause=shorten(clause, 240))
-    return texts.STEP_DIRECTIVE.format(clause=shorten(clause, 240))
+    return None
 
 
 # --- tensor checks: the operation, the reason with the user's values, where it was called ------

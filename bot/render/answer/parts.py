@@ -123,6 +123,10 @@ class Section:
     call_site: SourceLink | None = None
     # The version note is a same-message tie: the reader must see it before trusting the site.
     tie: bool = False
+    # Where the meaning and first step came from: "writeup" (the record's overlay), "family",
+    # "payload" (a payload family the paste showed), "seed" (a written-up record as the catalog
+    # gives it) or "code" (sentences built from what the scan read of the site).
+    answer_source: str = "code"
 
     @property
     def record_id(self) -> str:

@@ -21,7 +21,8 @@ def plain_answer(
     issues: Iterable[Mapping[str, Any]] = (),
     repo: str | None = None,
 ) -> dict[str, Any]:
-    """`{"title", "meaning", "first_step", "history", "known_issues"}` (schemas/match.schema.json).
+    """`{"title", "meaning", "first_step", "source", "history", "known_issues"}`
+    (schemas/match.schema.json).
     `issues`: the store's rows for the section's record (number, state), `repo` theirs."""
     meaning = unmarked(section.meaning_text) if section.meaning_text else None
     if meaning is None and section.meaning_words:
@@ -30,6 +31,7 @@ def plain_answer(
         "title": section.title,
         "meaning": meaning or "",
         "first_step": unmarked(section.first_step) if section.first_step else None,
+        "source": section.answer_source,
         "history": [event_json(e) for e in events],
         "known_issues": known_issues(issues, repo),
     }
