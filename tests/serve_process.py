@@ -40,9 +40,11 @@ async def serve_process(
     log_level: str,
     host: str | None = None,
     capture_output: bool = False,
+    github: bool = True,
 ) -> AsyncIterator[ServeProcess]:
     """`python -m bot serve` in `workdir` with its store there; without `host`, serve's default
-    (loopback). Yields once /healthz answers 200; on leaving, SIGTERM and the process's end."""
+    (loopback). Yields once /healthz answers 200; on leaving, SIGTERM and the process's end.
+    `github=False`: no GitHub (nor Discord) credential at all, as a first look at the pages."""
     port = free_port()
     env = {
         **os.environ,
@@ -53,6 +55,9 @@ async def serve_process(
         "LOG_LEVEL": log_level,
     }
     env.pop("DISCORD_TOKEN", None)
+    if not github:
+        for name in ("GITHUB_TOKEN", "GITHUB_WEBHOOK_SECRET", "GITHUB_APP_ID"):
+            env.pop(name, None)
     host_args = ["--host", host] if host else []
     output = asyncio.subprocess.PIPE if capture_output else asyncio.subprocess.DEVNULL
     process = await asyncio.create_subprocess_exec(

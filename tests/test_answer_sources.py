@@ -335,3 +335,19 @@ def test_a_dependencys_fix_is_reached_through_the_own_projects_release(bundled: 
     assert projects.own_release_with("tracel-ai/cubecl", "0.8.1") == "0.19.1"
     assert projects.own_release_with("tracel-ai/cubecl", "99.0.0") is None
     assert projects.own_release_with("tracel-ai/burn", "0.9.0") is None
+
+
+def test_titles_keep_the_users_values_within_120_characters(bundled: Triage) -> None:
+    matmul = (
+        "thread 'main' panicked at crates/burn-tensor/src/tensor/api/check.rs:1485:13:\n"
+        "=== Tensor Operation Error ===\n  Operation: 'Matmul'\n  Reason:\n    1. The inner "
+        "dimension of matmul should be the same, but got 768 and 512. Lhs shape [32, 128, 768], "
+        "rhs shape [32, 512, 64]. \n"
+    )
+    title = _section(bundled, matmul).title
+    assert len(title) <= 120
+    assert title.startswith("Matmul: The inner dimension of matmul")
+    assert title.endswith("rhs shape [32, 512, 64].")  # the shapes survive the cut
+    pasted = _section(bundled, "**" + WGPU_DISPATCH.replace("\n  ", "\\n  ") + "**").title
+    assert len(pasted) <= 120 and "**" not in pasted and "\\n" not in pasted
+    assert pasted.endswith("must be less or equal to 65535")

@@ -171,7 +171,11 @@ def test_conflicting_github_settings_and_nothing_to_serve(tmp_path):
     checks, _ = run(env, tmp_path, offline=True)
     problems = checks["settings"].details
     assert any("GITHUB_TOKEN and GITHUB_APP_ID are both set" in p for p in problems)
+    # no credentials: fine for `match`, and `serve` serves the pages alone
     checks, out = run({}, tmp_path, offline=True)
+    assert checks["settings"].status != FAIL
+    assert "fine for `match`" in out
+    checks, out = run({"TRIAGE_PAGES": "off"}, tmp_path, offline=True)
     assert checks["settings"].status == FAIL
     assert "nothing to serve" in out
 

@@ -333,12 +333,35 @@ async def test_dry_run_writes_nothing_and_logs_the_plan(fake, tmp_path, triage, 
     assert f"triage-bot:answer ids={INTERPOLATE}" in text
 
 
-async def test_pull_request_comments_are_handled(harness, fake):
-    pr = fake.add_issue(REPO, "Add op", "This PR adds an op.", pull_request=True)
+async def test_pull_requests_are_not_answered_by_default(harness, fake):
+    # A pull request that quotes a panic is usually its fix: its author is no reporter.
+    pr = fake.add_issue(REPO, "Fix interpolate backward", "Fixes:\n" + PANIC, pull_request=True)
     later = fake.add_comment(REPO, pr.number, "CI log:\n" + PANIC)
     await harness.post("issue_comment", comment_payload("created", pr.number, later.id, later.body))
     await harness.settle()
-    assert len(bot_comments(fake, pr.number)) == 1
+    assert bot_comments(fake, pr.number) == []
+    assert fake.writes() == []
+    # a plain issue with the same text is answered
+    issue = fake.add_issue(REPO, "crash", PANIC)
+    await harness.post("issues", issue_payload("opened", issue.number, issue.title, PANIC))
+    await harness.settle()
+    assert len(bot_comments(fake, issue.number)) == 1
+
+
+async def test_pull_request_comments_are_answered_when_the_setting_says_so(fake, tmp_path, triage):
+    harness = await Harness(
+        fake, tmp_path / "triage.sqlite3", triage, TRIAGE_ANSWER_PULLS="1"
+    ).start()
+    try:
+        pr = fake.add_issue(REPO, "Add op", "This PR adds an op.", pull_request=True)
+        later = fake.add_comment(REPO, pr.number, "CI log:\n" + PANIC)
+        await harness.post(
+            "issue_comment", comment_payload("created", pr.number, later.id, later.body)
+        )
+        await harness.settle()
+        assert len(bot_comments(fake, pr.number)) == 1
+    finally:
+        await harness.stop()
 
 
 # --- failures -----------

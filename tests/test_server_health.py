@@ -71,7 +71,12 @@ async def test_healthz_lists_each_component(harness):
     status, body, _ = await healthz(harness)
     assert status == 200
     assert body["status"] == "ok"
-    assert body["components"] == {"store": {"status": "ok"}, "worker": {"status": "ok"}}
+    assert body["components"] == {
+        "store": {"status": "ok"},
+        "worker": {"status": "ok"},
+        # an adapter without credentials stays off, and says so (still ok: 200)
+        "discord": {"status": "ok", "detail": "off (no DISCORD_TOKEN set)"},
+    }
     assert body["store"] == "ok" and body["worker"] == "ok"  # the flat keys of before
 
 

@@ -175,6 +175,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     host = args.host or settings.triage_host
     log.info("serving on %s:%d (%r)", host, args.port, settings)
+    for line in settings.adapters_off():
+        log.info("%s; the catalog's pages and /api/match serve without it", line)
     run(settings, host, args.port)
     return 0
 

@@ -42,6 +42,7 @@ NAMES = (
     "TRIAGE_BOT_LOGIN",
     "TRIAGE_CATALOG",
     "TRIAGE_DRY_RUN",
+    "TRIAGE_ANSWER_PULLS",
     "TRIAGE_CONFIG",
     "LOG_LEVEL",
     "TRIAGE_REPOS",
@@ -99,6 +100,8 @@ class Settings:
     # TRIAGE_CATALOG=a,b: several catalogs, the first one's project is the own one (issue 25)
     triage_catalog: tuple[Path, ...] = ()
     triage_dry_run: bool = False
+    # answer panics quoted in pull requests (their authors usually fix what they quote)
+    triage_answer_pulls: bool = False
     triage_config: Path | None = None
     log_level: str = "INFO"
     # repositories (`owner/name`) or owners (`owner`) the bot may act on; empty: anywhere
@@ -180,15 +183,26 @@ class Settings:
 
     def require_serve(self) -> None:
         """What `serve` needs (doctor asks the same): GitHub with its webhook secret, or
-        Discord, or both; SettingsError naming what is missing."""
+        Discord, or the catalog's pages (on by default: then `serve` runs with the adapters
+        that lack credentials off); SettingsError naming what is missing."""
         if self.github_enabled:
             self.require_github(webhook=True)
-        elif not self.discord_enabled:
+        elif not self.discord_enabled and not self.triage_pages:
             raise SettingsError(
                 "nothing to serve: set GITHUB_TOKEN or GITHUB_APP_ID (with "
-                "GITHUB_WEBHOOK_SECRET) for GitHub, and/or DISCORD_TOKEN for Discord",
-                ("GITHUB_TOKEN", "GITHUB_APP_ID", "DISCORD_TOKEN"),
+                "GITHUB_WEBHOOK_SECRET) for GitHub, and/or DISCORD_TOKEN for Discord, or leave "
+                "TRIAGE_PAGES on for the catalog's pages",
+                ("GITHUB_TOKEN", "GITHUB_APP_ID", "DISCORD_TOKEN", "TRIAGE_PAGES"),
             )
+
+    def adapters_off(self) -> list[str]:
+        """The adapters `serve` leaves off for want of credentials, each with why, in words."""
+        off = []
+        if not self.github_enabled:
+            off.append("GitHub: off (no GITHUB_TOKEN or GITHUB_APP_ID set)")
+        if not self.discord_enabled:
+            off.append("Discord: off (no DISCORD_TOKEN set)")
+        return off
 
     def require_strong_webhook_secrets(self) -> None:
         """Stop when a webhook secret is too short to keep forged deliveries out."""
@@ -368,6 +382,13 @@ class Settings:
             120.0,
             "how long a Discord answer is retried before it is dropped",
         )
+        pulls = (get("TRIAGE_ANSWER_PULLS") or "0").strip().lower()
+        if pulls not in TRUE | FALSE:
+            raise SettingsError(
+                f"TRIAGE_ANSWER_PULLS: {pulls!r} is not 1 or 0 (whether pull requests are "
+                "answered)",
+                ("TRIAGE_ANSWER_PULLS",),
+            )
         pages_raw = (get("TRIAGE_PAGES") or "1").strip().lower()
         if pages_raw not in TRUE | FALSE:
             raise SettingsError(
@@ -400,6 +421,7 @@ class Settings:
             discord_edit_debounce=edit_debounce,
             triage_catalog=catalogs,
             triage_dry_run=dry in TRUE,
+            triage_answer_pulls=pulls in TRUE,
             triage_config=Path(config).expanduser() if config else None,
             log_level=level,
             triage_repos=tuple(repos),

@@ -141,6 +141,7 @@ class GitHubAdapter:
         body = issue.body or ""
         labels = frozenset(label.name for label in issue.labels)
         locked = bool(issue.locked)
+        pull = issue.pull_request is not None
 
         texts = [title, body]
         bot_comments: list[BotComment] = []
@@ -179,6 +180,7 @@ class GitHubAdapter:
             texts=tuple(t for t in texts if t),
             bot_comment=chosen,
             locked=locked,
+            pull=pull,
         )
 
     def apply(

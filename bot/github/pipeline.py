@@ -65,8 +65,10 @@ class IssuePipeline:
         metrics: Metrics | None = None,
         duplicates: DuplicateConfig | None = None,
         public_url: str | None = None,
+        answer_pulls: bool = False,
     ) -> None:
         self.triage = triage
+        self.answer_pulls = answer_pulls
         self.public_url = public_url
         self.adapter = adapter
         self.store = store
@@ -152,6 +154,12 @@ class IssuePipeline:
         view = await asyncio.to_thread(
             self.adapter.read_issue, repo, number, installation_id, known
         )
+        if view.pull and not self.answer_pulls and view.bot_comment is None:
+            # A pull request quoting a panic is usually its fix: not a reporter's paste.
+            log.info("%s is a pull request: not answered (TRIAGE_ANSWER_PULLS=1 answers)", where)
+            return self._skipped(
+                repo, number, (state.verdict if state else None) or "no-panic", owned
+            )
         if view.bot_comment is not None and is_notice(view.bot_comment.body):
             view = replace(view, bot_comment=None)  # a refusal is not the answer comment
         controls = controls_from(controls_row, view.bot_comment.body if view.bot_comment else None)
@@ -324,4 +332,5 @@ def pipeline_from_settings(
         metrics=metrics,
         duplicates=load_duplicate_config(settings.triage_config),
         public_url=settings.triage_public_url,
+        answer_pulls=settings.triage_answer_pulls,
     )

@@ -32,6 +32,7 @@ class IssueView:
     texts: tuple[str, ...]  # title, body and the non-bot comments, in order
     bot_comment: BotComment | None
     locked: bool = False
+    pull: bool = False  # a pull request (GitHub lists them with the issues)
 
 
 @dataclass(frozen=True, slots=True)

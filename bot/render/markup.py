@@ -101,6 +101,38 @@ def shorten(text: str, limit: int) -> str:
     return cut.rstrip() + ELLIPSIS
 
 
+def shorten_middle(text: str, limit: int) -> str:
+    """Cut raw text to at most `limit` code units by leaving out its middle (` … `), at word
+    boundaries where there are some: a panic message's values (shapes, devices, sizes) are
+    often at its end, and its words say what it is at its start."""
+    if ulen(text) <= limit:
+        return text
+    room = limit - 3  # the ` … ` in between
+    head_room = (room + 1) // 2
+    head = text[:head_room]
+    tail = text[len(text) - (room - head_room) :]
+    if " " in head[head_room // 2 :]:
+        head = head[: head.rindex(" ")]
+    if " " in tail[: len(tail) // 2]:
+        tail = tail[tail.index(" ") + 1 :]
+    out = f"{head.rstrip()} {ELLIPSIS} {tail.lstrip()}"
+    return out if ulen(out) <= limit else shorten(text, limit)
+
+
+_ESCAPED_BREAK = re.compile(r"\\n")
+_WINDOWS_PATH = re.compile(r"\b[A-Za-z]:\\")
+_PASTED_MARKS = re.compile(r"\*\*|__")
+_PASTED_QUOTES = re.compile(r"(?:^|\s)>\s|^#+\s")
+
+
+def unmarked_paste(text: str) -> str:
+    """A pasted message for a heading: one line, without the markdown the paste wrapped it in
+    (`**`, a quote's `>`) or escapes a log printed literally (`\\n`)."""
+    flat = text if _WINDOWS_PATH.search(text) else _ESCAPED_BREAK.sub(" ", text)
+    flat = _PASTED_QUOTES.sub(" ", _PASTED_MARKS.sub("", one_line(flat)))
+    return one_line(flat)
+
+
 def shorten_rendered(text: str, limit: int) -> str:
     """Cut already escaped text (no code blocks in it): a cut must not leave a bare `@`."""
     out = no_mentions(shorten(text, limit))

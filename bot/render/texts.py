@@ -163,6 +163,11 @@ TIE_NOTE = (
     "tell which; shown: {why}. The others:"
 )
 TIE_WHY_WRITTEN_UP = "the one with a write-up"
+# A tie between sites of different functions: no sentence may say which one raised it.
+TIE_MEANING = (
+    "{count} functions print this message ({functions}) and the paste does not say which "
+    "raised it; the sites are linked below."
+)
 TIE_WHY_FIRST = "the first in the catalog"
 TIE_MORE = "and {count} more"
 # The same, when the old project's history knows the commit that moved it (burn-import, #4393).

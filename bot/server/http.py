@@ -219,6 +219,12 @@ def create_app(
             "worker", _worker_check(state.worker, store, settings.triage_degraded_age)
         )
 
+    # An adapter without credentials stays off, and health says so (still 200: the pages and
+    # /api/match serve without them).
+    for line in settings.adapters_off():
+        name, _, detail = line.partition(": ")
+        state.health.register(name.lower(), _off(detail))
+
     # The body cap is ours (checked before reading); aiohttp's own limit sits just above it.
     app = web.Application(client_max_size=webhook.MAX_BODY + 1024)
     app[STATE] = state
@@ -297,6 +303,13 @@ def _worker_check(
         if reasons:
             return Status(True, "; ".join(reasons), degraded=True)
         return Status(True)
+
+    return check
+
+
+def _off(detail: str) -> Callable[[], Status]:
+    def check() -> Status:
+        return Status(True, detail)
 
     return check
 

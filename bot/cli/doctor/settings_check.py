@@ -80,6 +80,11 @@ def check_settings(settings: Settings, problems: list[str]) -> Check:
                 )
         elif not reported & credentials:  # a bad credential is already named
             problems.append(str(exc))
+    if not settings.github_enabled and not settings.discord_enabled and settings.triage_pages:
+        warnings.append(
+            "no GitHub or Discord credentials: fine for `match`; `triage-bot serve` serves only "
+            "the catalog's pages and /api/match"
+        )
     try:
         settings.require_strong_webhook_secrets()
     except SettingsError:

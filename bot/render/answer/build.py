@@ -23,6 +23,7 @@ from bot.render.answer.meaning import (
     impl_type,
     is_check_reason,
     meaning_words,
+    subject,
     tensor_check_step,
     tensor_check_words,
     user_call_site,
@@ -47,6 +48,7 @@ from bot.render.answer.words import (
     count_words,
     removed_note,
     tie_note,
+    tied_sites,
     version_note,
 )
 from bot.render.dependency_note import dependency_note, moved_note
@@ -264,6 +266,20 @@ def _section(
         or (version_note(item.panic, record) if "location" in best.evidence else None)
     )
     tie = tie_note(item, record, catalog) if version is None else None
+    functions = _tied_functions(item, record, catalog) if tie is not None else ()
+    if functions:
+        # Sites of different functions tie and nothing pasted tells which: no sentence says
+        # one of them raised it, and no step built for one of them leads.
+        meaning_text = shorten(
+            texts.TIE_MEANING.format(
+                count=len(functions), functions=", ".join(f"`{f}`" for f in functions)
+            ),
+            MEANING_LIMIT,
+        )
+        specific = None
+        if not isinstance(write_up, Family):
+            step = None
+            origin = "code"  # the tie's sentence is the bot's own, not a write-up's
     return Section(
         record=record,
         match=item,
@@ -323,6 +339,28 @@ def _own_release_via(projects: Projects | None, repo: str) -> Callable[[str], st
         return f"{name} {release}" if release else None
 
     return via
+
+
+def _tied_functions(item: PanicMatch, record: Record, catalog: CatalogLike) -> tuple[str, ...]:
+    """The functions of a tie's sites, when they differ and no pasted frame names one."""
+    tied = [record, *tied_sites(item, record, catalog)]
+    names = sorted({who for r in tied if (who := subject(r) or r.enclosing_fn)})
+    if len(names) < 2 or len({_told_as(r, catalog) for r in tied}) < 2:
+        return ()  # one function, or every site is answered alike: nothing to tell apart
+    framed = {frame.function.rsplit("::", 1)[-1] for frame in item.panic.frames}
+    if framed & {r.enclosing_fn for r in tied if r.enclosing_fn}:
+        return ()  # a pasted frame names one of them
+    return tuple(names)
+
+
+def _told_as(record: Record, catalog: CatalogLike) -> tuple[object, ...]:
+    """What a site's answer is made of: its write-up, else its family's, else its code."""
+    if record.has_write_up:
+        return ("write-up", record.documentation, tuple(record.solutions))
+    family = _family_with_write_up(catalog, record)
+    if family is not None:
+        return ("family", family.id)
+    return ("code", record.id)
 
 
 def _payload_family(catalog: CatalogLike, record: Record, pasted: str) -> Family | None:

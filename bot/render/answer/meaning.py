@@ -17,8 +17,8 @@ from bot.core.impl_header import impl_parts
 from bot.core.match.releases import ReleaseHistory
 from bot.core.panic import Location, Panic
 from bot.render import texts
-from bot.render.answer.parts import SHORT_LIMIT, TITLE_LIMIT, SourceLink
-from bot.render.markup import Words, one_line, shorten, words
+from bot.render.answer.parts import HEADING_LIMIT, SHORT_LIMIT, SourceLink
+from bot.render.markup import Words, one_line, shorten, shorten_middle, unmarked_paste, words
 
 CODE_LIMIT = 160
 UNKNOWN = "…"  # a value the paste did not show
@@ -28,7 +28,7 @@ _TENSOR_CHECK = re.compile(
     r"=== Tensor Operation Error ===\s*Operation:\s*'(?P<op>[^']*)'\s*Reason:\s*(?P<reasons>.*)",
     re.S,
 )
-_REASON = re.compile(r"(?:^|\s)\d+\.\s+(.*?)(?=\s+\d+\.\s|\s*$)", re.S)
+_NUMBERED = re.compile(r"(?:^|\s)(\d+)\.\s+")
 # A catch-all match arm: a binding or `_`, which takes whatever the earlier arms did not.
 _CATCH_ALL = re.compile(r"^(?!(?:true|false)$)(?:_|[a-z_][a-z0-9_]*)$")
 _MISSING = re.compile(r"^(?:None|Err\(.*\))$")  # an arm taken when a value is missing
@@ -60,8 +60,21 @@ def tensor_check(panic: Panic) -> TensorCheck | None:
     found = _TENSOR_CHECK.search(panic.message)
     if not found:
         return None
-    reasons = tuple(one_line(r) for r in _REASON.findall(found["reasons"]) if r.strip())
+    reasons = tuple(r for r in _numbered_reasons(found["reasons"]) if r)
     return TensorCheck(one_line(found["op"]), reasons or (one_line(found["reasons"]),))
+
+
+def _numbered_reasons(text: str) -> list[str]:
+    """`1. A. 2. B.` -> [A., B.]: a reason starts only at the next number in sequence, so a
+    reason's own `... got 768 and 512. Lhs shape ...` is not taken for a new one."""
+    starts: list[tuple[int, int]] = []  # (where the number starts, where its text starts)
+    expected = 1
+    for found in _NUMBERED.finditer(text):
+        if int(found[1]) == expected:
+            starts.append((found.start(), found.end()))
+            expected += 1
+    ends = [start for start, _ in starts[1:]] + [len(text)]
+    return [one_line(text[body:end]) for (_, body), end in zip(starts, ends, strict=True)]
 
 
 def is_check_reason(record: Record) -> bool:
@@ -75,14 +88,14 @@ def filled_message(record: Record, panic: Panic | None, by_message: bool) -> str
         check = tensor_check(panic) if is_check_reason(record) else None
         if check is not None:
             reason = _reason_for(record, check)
-            return shorten(f"{check.operation}: {reason}", TITLE_LIMIT)
-        pasted = shorten(one_line(panic.message), TITLE_LIMIT) if by_message else ""
+            return shorten_middle(unmarked_paste(f"{check.operation}: {reason}"), HEADING_LIMIT)
+        pasted = shorten_middle(unmarked_paste(panic.message), HEADING_LIMIT) if by_message else ""
         if pasted:
             return pasted
     filled = "".join(
         UNKNOWN if s.is_placeholder else s.text for s in parse_format(record.error_message or "")
     )
-    return shorten(one_line(filled), TITLE_LIMIT)
+    return shorten_middle(one_line(filled), HEADING_LIMIT)
 
 
 def _reason_for(record: Record, check: TensorCheck) -> str:

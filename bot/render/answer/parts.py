@@ -15,7 +15,8 @@ from bot.core.analysis import PanicMatch, Verdict
 from bot.core.panic import Panic
 from bot.render.markup import Words
 
-TITLE_LIMIT = 300  # the error message as a heading
+TITLE_LIMIT = 300  # an error message quoted in a sentence or a list
+HEADING_LIMIT = 120  # the answer's heading: the pasted message, its middle left out past this
 LOCATION_LIMIT = 200  # a pasted path in the confidence words
 SHORT_LIMIT = 100  # crate names, versions, tags
 

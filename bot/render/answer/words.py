@@ -323,12 +323,12 @@ _LOCATION_EVIDENCE = frozenset({"location", "line", "release"})
 TIE_LINKS_SHOWN = 4
 
 
-def tie_note(item: PanicMatch, record: Record, catalog: CatalogLike | None) -> Words | None:
+def tied_sites(item: PanicMatch, record: Record, catalog: CatalogLike | None) -> list[Record]:
     """The other live sites of the same project that raise the best record's very message,
     when nothing pasted tells them apart."""
     best = item.best
     if best is None or catalog is None or _LOCATION_EVIDENCE & set(best.evidence):
-        return None
+        return []
     others = []
     for candidate in item.candidates[1:]:
         other = catalog.get(candidate.record_id)
@@ -340,6 +340,13 @@ def tie_note(item: PanicMatch, record: Record, catalog: CatalogLike | None) -> W
             and candidate.message_score >= best.message_score
         ):
             others.append(other)
+    return others
+
+
+def tie_note(item: PanicMatch, record: Record, catalog: CatalogLike | None) -> Words | None:
+    """The other live sites that raise the best record's very message, linked, when nothing
+    pasted tells them apart."""
+    others = tied_sites(item, record, catalog)
     if not others:
         return None
     why = (
