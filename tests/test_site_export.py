@@ -86,11 +86,15 @@ def test_the_static_export_has_every_page_and_no_broken_link(tmp_path):
     assert not broken, broken[:10]
     assert checked > count * 3  # every page links the stylesheet, home, list, its JSON
 
-    # no outside requests: nothing loaded from anywhere (no src at all), one local stylesheet
+    # no outside requests: one local stylesheet, and the list's own search script
     for page in out.rglob("*.html"):
         parser = Links()
         parser.feed(page.read_text(encoding="utf-8"))
-        assert parser.srcs == [] and all("://" not in s for s in parser.stylesheets)
+        assert all("://" not in s for s in parser.srcs + parser.stylesheets), page
+        for src in parser.srcs:
+            assert src.endswith("search.js") and (page.parent / src).resolve().is_file(), src
+    index = json.loads((out / "search.json").read_text(encoding="utf-8"))
+    assert len(index) == count and all(len(row) == 6 for row in index)
     assert (
         "url(" not in (out / "site.css").read_text()
         and "@import" not in (out / "site.css").read_text()

@@ -196,3 +196,32 @@ async def test_known_issues_are_the_records_own_projects_unless_the_stats_token_
     assert "https://github.com/someone/private-repo/issues/7" in page
     assert "https://github.com/tracel-ai/burn/issues/4242" in page
     assert cache == "private, no-store"
+
+
+async def test_every_page_says_what_its_error_means_and_what_to_try(site):
+    # a family's site (the wgpu handler), a written-up site, a bare site outside any family
+    for rid, meaning, step in (
+        ("c15e560c151794df", "wgpu's default error handler", "Caused by:"),
+        ("caa0d32853961b70", "no registered step", "require_grad"),
+        ("d964f20f6da07ecf", "Raised by", None),
+    ):
+        status, page, _ = await get(site, f"/errors/{rid}")
+        assert status == 200, rid
+        text = text_of(page)
+        assert "What it means:" in text and meaning in text, rid
+        if step is not None:
+            assert "Try first:" in text and step in text, rid
+
+
+async def test_the_list_searches_message_crate_and_file_and_filters_by_kind(site):
+    status, page, _ = await get(site, "/errors?q=dispatch+group")
+    assert status == 200
+    status, page, _ = await get(site, "/errors?q=wrong+device&crate=burn-dispatch")
+    text = text_of(page)
+    assert "Input tensor {} is on the wrong device" in text
+    assert "record" in text and "0 records" not in text
+    status, page, _ = await get(site, "/errors?q=autotune.rs+nothing-like-this-anywhere")
+    assert "0 records" in text_of(page)
+    status, page, _ = await get(site, "/errors?kind=todo&repo=tracel-ai/burn")
+    rows = re.findall(r'<td class="msg">', page)
+    assert rows and "0 records" not in text_of(page)

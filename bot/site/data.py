@@ -49,6 +49,12 @@ class Row:
     family: str | None
     written: bool
     removed: bool
+    kind: str = ""  # the record's errorType: panic, assert, expect, unimplemented, ...
+
+    @property
+    def haystack(self) -> str:
+        """What `?q=` searches: the message, the crate and the file, lower-cased."""
+        return f"{self.message} {self.crate or ''} {self.file_path or ''}".lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +64,8 @@ class Filters:
     family: str = ""
     written: str = ""  # "yes", "no" or "" (any)
     removed: str = ""
+    q: str = ""  # words that must all appear in the message, crate or file
+    kind: str = ""
     page: int = 1
 
     @classmethod
@@ -71,11 +79,13 @@ class Filters:
         except ValueError:
             page = 1
         return cls(
-            project=query.get("project", "")[:200],
+            project=(query.get("project", "") or query.get("repo", ""))[:200],
             crate=query.get("crate", "")[:200],
             family=query.get("family", "")[:200],
             written=choice("written"),
             removed=choice("removed"),
+            q=" ".join(query.get("q", "").split())[:200],
+            kind=query.get("kind", "")[:40],
             page=page,
         )
 
@@ -86,6 +96,8 @@ class Filters:
             and (not self.family or row.family == self.family)
             and (not self.written or row.written == (self.written == "yes"))
             and (not self.removed or row.removed == (self.removed == "yes"))
+            and (not self.kind or row.kind == self.kind)
+            and (not self.q or all(w in row.haystack for w in self.q.lower().split()))
         )
 
     def query(self, page: int) -> str:
@@ -98,6 +110,8 @@ class Filters:
                 ("family", self.family),
                 ("written", self.written),
                 ("removed", self.removed),
+                ("q", self.q),
+                ("kind", self.kind),
             )
             if v
         ]
@@ -128,6 +142,7 @@ class Lookup:
                     family.id if family is not None else None,
                     record.has_write_up,
                     record.removed_at is not None,
+                    record.error_type or "",
                 )
             )
         # written-up records first, then by project, file and line: the list reads as a catalog
@@ -136,6 +151,7 @@ class Lookup:
         self.projects = sorted({r.repo for r in rows})
         self.crates = sorted({r.crate for r in rows if r.crate})
         self.families = sorted({r.family for r in rows if r.family})
+        self.kinds = sorted({r.kind for r in rows if r.kind})
 
     def find(self, ident: str) -> tuple[Record | None, str | None]:
         """(the record, None) for an id; (None, the id) for a unique prefix; (None, None)."""

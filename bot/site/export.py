@@ -29,6 +29,8 @@ def export_site(site: Site, out: Path) -> dict[str, int]:
     out.mkdir(parents=True, exist_ok=True)
     _write(out / CSS_NAME, site.css())
     _write(out / ".nojekyll", "")  # GitHub Pages: serve the folder as it is
+    _write(out / "search.js", site.search_script())  # the list's search, in the browser
+    _write(out / "search.json", site.search_index())
     records = skipped = 0
     for record in site.catalog:
         if not ID_SHAPE.match(record.id) or record.id in (".", ".."):

@@ -15,7 +15,7 @@ from markupsafe import Markup
 
 from bot.app import Triage
 from bot.catalog.model import Record, replace
-from bot.render.answer.build import build_answer
+from bot.render.answer.build import build_answer, record_answer
 from bot.render.answer.links import source_link
 from bot.render.github import render_comment
 from bot.site.data import (
@@ -104,9 +104,23 @@ class Site:
         )
 
     def css(self) -> str:
+        return self._asset(CSS_NAME)
+
+    def search_script(self) -> str:
+        return self._asset("search.js")
+
+    def _asset(self, name: str) -> str:
         loader = self.env.loader
         assert loader is not None
-        return loader.get_source(self.env, CSS_NAME)[0]
+        return loader.get_source(self.env, name)[0]
+
+    def search_index(self) -> bytes:
+        """The static export's search data: `[id, repo, crate, kind, file, message]` a record."""
+        rows = [
+            [r.id, r.repo, r.crate or "", r.kind, r.file_path or "", r.message[:300]]
+            for r in self.lookup.rows
+        ]
+        return orjson.dumps(rows)
 
     # --- /errors/ID ---------------------------------------------------------------------------
 
@@ -117,7 +131,7 @@ class Site:
         link = source_link(record, self.catalog)
         history = self.triage.history_for(record.repo)
         solutions = [s for s in record.solutions if not record.is_draft_text(s)]
-        lead = solutions[0] if solutions else (family.summary if family else None)
+        answer = record_answer(record, self.catalog)
         pinned_sha = _sha_in(link.url) if link and link.url else None
         return self._page(
             "error.html",
@@ -125,7 +139,8 @@ class Site:
             title=f"{' '.join(record.error_message.split())[:120]} · {record.repo}",
             r=record,
             label=record.severity or "error",  # as the seed pages label a record
-            lead=lead,
+            answer=answer,
+            inline=self._inline,
             removed=record.removed_at is not None,
             documentation=self._markdown(_text(record.documentation)),
             source=link,
@@ -206,10 +221,12 @@ class Site:
             depth,
             title="Errors in the catalog",
             filtering=not self.routes.static,
+            static_search=self.routes.static and page <= 1,
             f=filters,
             projects=self.lookup.projects,
             crates=self.lookup.crates,
             families=self.lookup.families,
+            kinds=self.lookup.kinds,
             rows=[
                 {
                     "href": root + self.routes.record(row.id),

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from bot.catalog.families import Family, fill_items, fill_text
-from bot.catalog.model import Record, replace
+from bot.catalog.model import Record, replace, value_class
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.match.cascade import is_uncatalogued_root
 from bot.core.match.projects import Projects
@@ -53,7 +53,7 @@ from bot.render.answer.words import (
 )
 from bot.render.dependency_note import dependency_note, moved_note
 from bot.render.history_note import history_note, upgrade_step
-from bot.render.markup import Words, one_line, shorten, words
+from bot.render.markup import Words, one_line, plain, shorten, words
 
 FLAG_MISMATCH = "possible-mismatch"
 FLAG_CONTRADICTS = "contradicts-family"
@@ -382,7 +382,11 @@ def _answer_source(record: Record, family: Family | None, payload: Family | None
 
 def _filled(family: Family, record: Record, item: PanicMatch) -> Family:
     """The family's write-up with its slots filled from the paste and the site."""
-    values = family.slot_values(item.panic.message, record.error_message)
+    return _filled_from(family, record, item.panic.message)
+
+
+def _filled_from(family: Family, record: Record, pasted: str) -> Family:
+    values = family.slot_values(pasted, record.error_message)
     builtin = {
         "function": record.enclosing_fn,
         "crate": record.crate,
@@ -476,3 +480,43 @@ def _extras(write_up: Family | Record, bare: bool) -> tuple[Extra, ...]:
     if bare and _text(source_code):
         out.append(Extra(texts.SOURCE_CODE, code=source_code))
     return tuple(out)
+
+
+@value_class(frozen=True)
+class RecordAnswer:
+    """What the bot says of a record with no paste to fill it in (its page): the meaning, the
+    first step, and where they came from (`Section.answer_source`'s words)."""
+
+    meaning: str
+    first_step: str | None
+    source: str
+
+
+def record_answer(record: Record, catalog: CatalogLike) -> RecordAnswer:
+    """The meaning and first step an answer with this record would lead with, its slots filled
+    from the record alone; for a site nobody wrote up, the sentence built from its code (or
+    the kind of check), so that every page says what its error means."""
+    flagged = bool({FLAG_MISMATCH, FLAG_CONTRADICTS} & catalog.flags(record.id))
+    family = (
+        _family_with_write_up(catalog, record) if not record.has_write_up or flagged else None
+    )
+    origin = _answer_source(record, family, None)
+    meaning: str | None = None
+    step: str | None = None
+    if family is not None:
+        filled = _filled_from(family, record, "")
+        meaning = _text(filled.summary) and shorten(one_line(filled.summary or ""), MEANING_LIMIT)
+        meaning = meaning or _first_sentence(_text(filled.documentation))
+        solutions = _items(filled.solutions)
+        step = solutions[0] if solutions else None
+    elif record.has_write_up and not flagged:
+        meaning = _first_sentence(_text(record.documentation))
+        solutions = _items(record.solutions)
+        step = solutions[0] if solutions else None
+    if not meaning:
+        origin = "code"
+        built = meaning_words(record) or check_kind_words(record)
+        meaning = plain(built, backticks=True)
+    if step is None:
+        step = first_step(record, record.error_message)
+    return RecordAnswer(meaning=meaning, first_step=step, source=origin)
