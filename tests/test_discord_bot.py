@@ -1136,3 +1136,31 @@ async def test_a_store_that_cannot_be_used_costs_the_memory_of_answers_not_the_a
         )
     ], "logged once"
     assert "Traceback" not in caplog.text
+
+
+WGPU_DISPATCH_PANIC = (
+    "```\nthread '<unnamed>' panicked at /home/u/.cargo/registry/src/"
+    "index.crates.io-1949cf8c6b5b557f/wgpu-25.0.2/src/backend/wgpu_core.rs:1051:30:\n"
+    "wgpu error: Validation Error\n\nCaused by:\n  In a ComputePass\n"
+    "  In a dispatch command, indirect:false\n"
+    "  Each current dispatch group size dimension ([65536, 1, 1]) must be less or equal to "
+    "65535\n```"
+)
+
+
+async def test_show_more_reuses_the_analysed_answer(start: Starter) -> None:
+    # the first view and Show more both say what the paste showed: the payload's cause, the
+    # user's values and whose code it is, not the handler record's generic answer
+    env = await start()
+    fake = env.fake
+    message = await fake.send_message(fake.watched, env.alice, WGPU_DISPATCH_PANIC)
+    reply = env.reply_message(await env.reply_to(message))
+    first_view = str(reply.get("embeds"))
+    assert "[65536, 1, 1] workgroups" in first_view
+    assert "wgpu" in first_view and "a dependency" in first_view
+    ids = ",".join(re.findall(r"triage:more:([A-Za-z0-9_.,-]+)", str(reply)))
+    assert ids
+    click = await fake.click(reply, f"triage:more:{ids}", user=env.bob)
+    callback = await fake.wait_callback(click)
+    more = str(callback.body["data"]["embeds"])
+    assert "Tensor::chunk" in more and "over 65535 workgroups per dimension" in more

@@ -398,3 +398,19 @@ def test_a_titles_message_after_a_few_words_is_read_from_its_capitalised_word(tm
     assert triage.analyse(title).verdict == "match"
     near = title.replace("within a ledger", "within a journal")
     assert triage.analyse(near).verdict != "match"
+
+
+def test_a_backticked_fragment_in_prose_is_answered_only_exactly() -> None:
+    """A fuzzy fit needs output the user pasted (a header, a std wrapper, a message on a line
+    of its own or in a block, or quoted as said): a fragment in backticks inside prose is how
+    reviews name code, so it is answered only when it is the message exactly."""
+    triage = Triage.from_paths(None)
+    said = "When I build the layer I get {q}Standart deviation is required to be non negative, "
+    exact = "When I build the layer I get `Standard deviation is required to be non-negative, "
+    tail = "but got -0.1{q} and it stops."
+    backticked = triage.analyse(said.format(q="`") + tail.format(q="`"))
+    assert backticked.answered == ()
+    quoted = triage.analyse(said.format(q='"') + tail.format(q='"'))
+    assert [m.best.evidence for m in quoted.answered if m.best] == [("fuzzy",)]
+    spelled = triage.analyse(exact + tail.format(q="`"))
+    assert [m.best.record_id for m in spelled.answered if m.best] == ["448f60ca35483470"]

@@ -21,7 +21,6 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
-import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from typing import Any, Protocol, TypeVar
@@ -33,6 +32,7 @@ from discord import app_commands
 from bot.app import Triage
 from bot.catalog.loader import Catalog
 from bot.core.analysis import Analysis
+from bot.core.match.projects import Projects
 from bot.core.match.releases import ReleaseHistory
 from bot.discord import listener as L
 from bot.discord import outbox
@@ -43,7 +43,7 @@ from bot.discord.status import DiscordStatus
 from bot.discord.views import NONE, DismissButton, FeedbackButton, ShowMoreButton, answer_view
 from bot.render import texts
 from bot.render.answer.build import build_answer
-from bot.render.discord import render_message
+from bot.render.discord import render_message, render_more, render_more_for_records
 from bot.stats.report import uncatalogued_items
 from bot.store.interface import TriageStore
 from bot.store.thread import StoreAccess, StoreUnavailable, store_unavailable
@@ -155,9 +155,7 @@ class TriageBot(discord.Client):
         self.db = db if db is not None else StoreAccess(store)
         self._owns_db = db is None
         self._store_problem: str | None = None  # what was logged while the store fails
-        self.renderer = renderer or functools.partial(
-            _default_renderer, public_url=getattr(settings, "triage_public_url", None)
-        )
+        self.renderer = renderer or self._render_default
         self.watch = L.Watch(frozenset(settings.discord_channel_ids or ()), None)
         self.cooldowns = cooldowns or L.Cooldowns()
         self.command_cooldowns = command_cooldowns or L.Cooldowns(
@@ -276,6 +274,46 @@ class TriageBot(discord.Client):
         `notes` (say, that the middle of a large attachment was skipped) go in the content.
         """
         return self.send_kwargs(self.answer_payload(analysis, notes), author_id)
+
+    def _render_default(
+        self, analysis: Analysis, catalog: Catalog, history: ReleaseHistory | None
+    ) -> dict[str, Any]:
+        """The answer as on GitHub: with the catalog's projects, a dependency's panic says
+        whose code it is in the first view."""
+        return _default_renderer(
+            analysis,
+            catalog,
+            history,
+            public_url=getattr(self.settings, "triage_public_url", None),
+            projects=self.triage.projects,
+        )
+
+    async def more_payload(
+        self, message: discord.Message | None, record_ids: list[str]
+    ) -> dict[str, Any]:
+        """Show more: the rest of the answer as it was analysed (the user's values, the
+        dependency and history notes), from the message the answer replies to; the records'
+        own answers when that message is gone or no longer holds them."""
+        ref = message.reference if message is not None else None
+        original: discord.Message | None = None
+        if ref is not None and ref.message_id is not None and message is not None:
+            try:
+                original = await message.channel.fetch_message(ref.message_id)
+            except (discord.HTTPException, AttributeError):
+                original = None
+        if original is not None and original.content:
+            analysis = await self.analyse(original.content)
+            wanted = [i for i in analysis.answered if i.best and i.best.record_id in record_ids]
+            if {i.best.record_id for i in wanted if i.best} >= set(record_ids):
+                answer = build_answer(
+                    Analysis(analysis.verdict, tuple(wanted), analysis.fingerprint),
+                    self.triage.catalog,
+                    history=self.triage.history,
+                    projects=self.triage.projects,
+                    max_sections=len(wanted),
+                )
+                return render_more(answer)
+        return render_more_for_records(self.triage.catalog, record_ids, self.triage.history)
 
     def answer_payload(self, analysis: Analysis, notes: Collection[str] = ()) -> dict[str, Any]:
         """The rendered answer as plain JSON, as the store keeps a queued one."""
@@ -843,8 +881,10 @@ def _default_renderer(
     history: ReleaseHistory | None,
     *,
     public_url: str | None = None,
+    projects: Projects | None = None,
 ) -> dict[str, Any]:
-    return render_message(build_answer(analysis, catalog, history=history), public_url=public_url)
+    answer = build_answer(analysis, catalog, history=history, projects=projects)
+    return render_message(answer, public_url=public_url)
 
 
 # ---------------------------------------------------------------------- entry point

@@ -16,7 +16,6 @@ import discord
 from bot.app import Triage
 from bot.discord import listener as L
 from bot.render import texts
-from bot.render.discord import render_more_for_records
 
 NONE = discord.AllowedMentions.none()  # every message the bot sends mentions nobody
 
@@ -38,6 +37,10 @@ class AnswerHost(Protocol):
     ) -> None: ...
 
     async def on_dismiss(self, interaction: discord.Interaction, author_id: int) -> None: ...
+
+    async def more_payload(
+        self, message: discord.Message | None, record_ids: list[str]
+    ) -> dict[str, Any]: ...
 
     async def answer_command(
         self,
@@ -106,7 +109,7 @@ class ShowMoreButton(
 
     async def callback(self, interaction: discord.Interaction) -> None:
         bot = host(interaction)
-        more = render_more_for_records(bot.triage.catalog, self.record_ids, bot.triage.history)
+        more = await bot.more_payload(interaction.message, list(self.record_ids))
         embeds = [discord.Embed.from_dict(e) for e in more["embeds"]]
         work = interaction.response.send_message(
             embeds=embeds, ephemeral=True, allowed_mentions=NONE

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.catalog.model import TRACK_CALLER_TAG, Record, value_class
 from bot.catalog.patterns import Regex, RegexMatch, normalise_message, placeholders_fit
@@ -36,6 +36,9 @@ from bot.core.match.releases import revise as revise_with_history
 from bot.core.match.std_messages import is_std_message
 from bot.core.match.tail import heading_with_body, older_filled_wording, says_enough, typo_only
 from bot.core.panic import PANIC_WRAPPERS, Location, Panic
+
+if TYPE_CHECKING:
+    from bot.core.extract.quoted import Snippet
 
 # Confidence at or above which the bot answers. Set for almost no false matches.
 MATCH_THRESHOLD = 0.80
@@ -492,7 +495,9 @@ class Matcher:
             result = self._named_file_first(result, named_files)
             best = result.best
             if best is not None and (
-                (best.evidence == ("prefix",) and strict) or names_a_change(snippet.context, text)
+                (best.evidence == ("prefix",) and strict)
+                or names_a_change(snippet.context, text)
+                or (_fuzzy_only(best) and not _pasted(snippet))
             ):
                 # A message named by a fix or in release notes is no hit (nor a leading
                 # clause named in a change description).
@@ -565,6 +570,21 @@ def _message_left_out(match: PanicMatch) -> bool:
 _RS_FILE_NAME = re.compile(r"(?<![\w.-])[A-Za-z0-9_-]+\.rs\b")
 
 _SENTENCE_SOURCES = frozenset({"title", "line", "tail"})
+
+
+def _fuzzy_only(best: Candidate) -> bool:
+    """The message fits only fuzzily (no pattern or prefix of it was found)."""
+    return "fuzzy" in best.evidence and not {"pattern", "prefix"} & set(best.evidence)
+
+
+def _pasted(snippet: Snippet) -> bool:
+    """Not a fragment quoted in backticks inside prose (a review comment naming code): a
+    message the user pasted alone (a title, a line of its own, a code block's line) or with
+    its std wrapper may be answered by a fuzzy fit; a backticked fragment only exactly."""
+    backticked = snippet.source == "span" and f"`{snippet.raw}`" in snippet.context
+    return not backticked or snippet.wrapper not in (None, "main-error")
+
+
 # A message that is a whole title, line or code-block line by itself, not a phrase in prose.
 _STANDALONE_SOURCES = frozenset({"title", "line", "code"})
 STANDALONE_BONUS = 0.05

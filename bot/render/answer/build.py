@@ -258,8 +258,9 @@ def _section(
     call_site = None
     if is_check_reason(record):
         call_site = user_call_site(item.panic, history, record.repo)
+    dependency = dependency_note(projects, item, record)
     version = (
-        dependency_note(projects, item, record)
+        dependency
         or moved_note(projects, item, record)
         or history_note(projects.of_repo(record.repo) if projects else history, item, record)
         or removed_note(record)
@@ -304,6 +305,7 @@ def _section(
         first_step=step,
         call_site=call_site,
         answer_source=origin,
+        dependency=dependency is not None,
     )
 
 
@@ -497,9 +499,7 @@ def record_answer(record: Record, catalog: CatalogLike) -> RecordAnswer:
     from the record alone; for a site nobody wrote up, the sentence built from its code (or
     the kind of check), so that every page says what its error means."""
     flagged = bool({FLAG_MISMATCH, FLAG_CONTRADICTS} & catalog.flags(record.id))
-    family = (
-        _family_with_write_up(catalog, record) if not record.has_write_up or flagged else None
-    )
+    family = _family_with_write_up(catalog, record) if not record.has_write_up or flagged else None
     origin = _answer_source(record, family, None)
     meaning: str | None = None
     step: str | None = None

@@ -128,6 +128,8 @@ class Section:
     # "payload" (a payload family the paste showed), "seed" (a written-up record as the catalog
     # gives it) or "code" (sentences built from what the scan read of the site).
     answer_source: str = "code"
+    # The version note says whose code it is (a dependency's panic): the first view shows it.
+    dependency: bool = False
 
     @property
     def record_id(self) -> str:
@@ -136,8 +138,11 @@ class Section:
     @property
     def note_up_front(self) -> bool:
         """The version note belongs in the first view: the shown source is older code (a removed
-        site) or only one of several sites raising the message (a tie)."""
-        return bool(self.version_note) and (bool(self.record.removed_at) or self.tie)
+        site), only one of several sites raising the message (a tie), or a dependency's code
+        (whose it is, and what of the user's reaches it)."""
+        return bool(self.version_note) and (
+            bool(self.record.removed_at) or self.tie or self.dependency
+        )
 
 
 @value_class(frozen=True)
