@@ -101,12 +101,18 @@ def shorten(text: str, limit: int) -> str:
     return cut.rstrip() + ELLIPSIS
 
 
+_VALUES = re.compile(r"[\d\[\]{}()]")
+
+
 def shorten_middle(text: str, limit: int) -> str:
-    """Cut raw text to at most `limit` code units by leaving out its middle (` … `), at word
-    boundaries where there are some: a panic message's values (shapes, devices, sizes) are
-    often at its end, and its words say what it is at its start."""
+    """Cut raw text to at most `limit` code units: when its end holds values (numbers,
+    shapes, a Debug print) by leaving out its middle (` … `), at word boundaries where there
+    are some, since the words at its start say what it is and the values at its end are the
+    user's; else at its end."""
     if ulen(text) <= limit:
         return text
+    if not _VALUES.search(text[-(limit // 3) :]):
+        return shorten(text, limit)
     room = limit - 3  # the ` … ` in between
     head_room = (room + 1) // 2
     head = text[:head_room]
@@ -129,8 +135,10 @@ def unmarked_paste(text: str) -> str:
     """A pasted message for a heading: one line, without the markdown the paste wrapped it in
     (`**`, a quote's `>`) or escapes a log printed literally (`\\n`)."""
     flat = text if _WINDOWS_PATH.search(text) else _ESCAPED_BREAK.sub(" ", text)
-    flat = _PASTED_QUOTES.sub(" ", _PASTED_MARKS.sub("", one_line(flat)))
-    return one_line(flat)
+    flat = one_line(_PASTED_QUOTES.sub(" ", _PASTED_MARKS.sub("", one_line(flat))))
+    if flat.count("`") % 2:  # a code span the paste opened or closed around the message
+        flat = flat.strip("`").strip() if flat[:1] == "`" or flat[-1:] == "`" else flat
+    return flat
 
 
 def shorten_rendered(text: str, limit: int) -> str:
