@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 from burn_repo import SKIP_REASON, burn_repo, burn_repo_present
+from docs_text import docs_text
 from harness import PANIC, REPO, bot_comments, fake_github
 
 from bot.cli import build_parser, main, subcommands
@@ -352,7 +353,7 @@ def test_related_errors_are_messages_and_a_dangling_one_is_linted(tmp_path, caps
     assert "`No such message {}`" in lines[0]
     assert main(["catalog", "lint", "--strict", str(tmp_path)]) == 1
     capsys.readouterr()
-    readme = README.read_text(encoding="utf-8")
+    readme = docs_text()
     assert "`relatedErrors` lists related errors by their message" in readme
     assert '"relatedErrors": ["other-record-id"]' not in readme
 
@@ -361,7 +362,7 @@ def test_related_errors_are_messages_and_a_dangling_one_is_linted(tmp_path, caps
 
 
 def test_action_snippet_names_a_ref_that_exists_and_explains_owner_repo():
-    readme = README.read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
     [readme_uses] = re.findall(r"- uses: (\S+/deploy/github-action@\S+)", readme)
     workflow = yaml.safe_load((ROOT / "deploy/github-action/example-workflow.yml").read_text())
     [job] = workflow["jobs"].values()

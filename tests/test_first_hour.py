@@ -451,8 +451,8 @@ def test_root_dockerignore_is_the_dockerfiles():
 def test_readme_action_snippet_has_the_example_workflows_concurrency():
     import yaml
 
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("#### The Action\n", 1)[1]
+    readme = (ROOT / "docs" / "deploy.md").read_text()
+    section = readme.split("### The Action\n", 1)[1]
     snippet = yaml.safe_load(section.split("```yaml\n", 1)[1].split("```", 1)[0])
     example = yaml.safe_load((ROOT / "deploy/github-action/example-workflow.yml").read_text())
     assert snippet["concurrency"] == example["concurrency"]
@@ -460,8 +460,8 @@ def test_readme_action_snippet_has_the_example_workflows_concurrency():
 
 
 def test_readme_names_the_test_prerequisites():
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("### Test prerequisites\n", 1)[1].split("\n### ", 1)[0]
+    readme = (ROOT / "CONTRIBUTING.md").read_text()
+    section = readme.split("## Test prerequisites\n", 1)[1].split("\n## ", 1)[0]
     for needed in (
         "127.0.0.1:5432",
         "`test`",

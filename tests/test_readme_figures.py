@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from docs_text import doc_files, docs_text
 
 from bot.catalog.loader import load_catalog
 
@@ -55,6 +56,8 @@ def _facts() -> dict[str, int | float]:
         "burn reasons": len(_lines(CATALOG / "burn" / "check_reasons.jsonl")),
         "seeds": len(list((CATALOG / "seeds").glob("*.json"))),
         "write-ups": len(list((CATALOG / "burn" / "writeups").glob("*.json"))),
+        "all write-ups": len(list(CATALOG.glob("*/writeups/*.json"))),
+        "families": len(json.loads((CATALOG / "families.json").read_text())["families"]),
         "burn releases": len(header["releases"]),
         "burn lineages": len(lineages),
         "burn commits": len(header["commits"]),
@@ -84,12 +87,12 @@ def _facts() -> dict[str, int | float]:
 N = r"(\d[\d,]*|two|three|four|five|six)"
 # (file, pattern with one group per figure, the facts those groups state, in order)
 FIGURES: list[tuple[str, str, tuple[str, ...]]] = [
+    ("README.md", rf"\(cubecl, burn-onnx, wgpu, ndarray\): {N} records with each", ("records",)),
     (
         "README.md",
-        rf"{N} written-up records, burn's {N}\s+runtime panic sites and the {N} reasons",
-        ("seeds", "burn sites", "burn reasons"),
+        rf"records with each\s+site's place in every release, {N} site write-ups and {N} error",
+        ("all write-ups", "families"),
     ),
-    ("README.md", rf"plus the {N} sites that left the code since v0\.13\.0", ("burn removed",)),
     (
         "README.md",
         rf"`burn/panic_sites\.jsonl` holds the sites at HEAD \({N}\),\s+"
@@ -173,7 +176,8 @@ FIGURES: list[tuple[str, str, tuple[str, ...]]] = [
     ("file", "pattern", "names"), FIGURES, ids=[f"{f}:{n[0]}" for f, _, n in FIGURES]
 )
 def test_a_readme_figure_matches_the_data(file, pattern, names):
-    text = (ROOT / file).read_text(encoding="utf-8")
+    # "README.md": anywhere in the user docs (README.md, docs/, benchmarks/, CONTRIBUTING.md)
+    text = docs_text() if file == "README.md" else (ROOT / file).read_text(encoding="utf-8")
     found = re.search(pattern, text)
     assert found is not None, f"{file}: the sentence stating {names} is gone or reworded"
     stated = [_number(group) for group in found.groups()]
@@ -198,12 +202,17 @@ def test_measured_timings_say_when_they_were_measured():
     """A paragraph that reports a measured time names the day (YYYY-MM-DD) it was measured, or
     one of the two before it does (a run's table and the notes under it). "This machine" is the
     project's 2-core one."""
-    paragraphs = (ROOT / "README.md").read_text(encoding="utf-8").split("\n\n")
-    undated = [
+    undated = []
+    for path in doc_files():
+        undated += _undated(path.read_text(encoding="utf-8").split("\n\n"))
+    assert undated == []
+
+
+def _undated(paragraphs: list[str]) -> list[str]:
+    return [
         paragraph.strip().splitlines()[0]
         for at, paragraph in enumerate(paragraphs)
         if MEASURED.search(paragraph)
         and TIMING.search(paragraph)
         and not any(DATE.search(p) for p in paragraphs[max(0, at - 2) : at + 1])
     ]
-    assert undated == []

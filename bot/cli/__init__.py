@@ -197,6 +197,15 @@ def build_parser(only: str | None = None, action: str | None = None) -> argparse
     return parser
 
 
+def os_error_line(exc: OSError) -> str:
+    """`cannot use out/: Permission denied`, from an OSError (its file when it names one)."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    where = exc.filename if exc.filename is not None else None
+    if where is None:
+        return f"cannot go on: {reason}"
+    return f"cannot use {where}: {reason}"
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the parsed command. The one place configuration errors become what the user reads:
     a bad setting (SettingsError) or a store file that cannot be used (StoreUnusable) is one
@@ -208,6 +217,11 @@ def run(args: argparse.Namespace) -> int:
         return int(args.handler(args) or 0)
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        # A file or folder the command cannot write or read (an `--out` that is a file or not
+        # writable, a port in use): one line naming it, not a traceback.
+        print(f"triage-bot: {os_error_line(exc)}", file=sys.stderr)
         return 2
     except Exception as exc:
         from bot.store.open import StoreUnusable  # imported only on failure: `match` starts fast

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -136,7 +137,7 @@ def register_catalog(catalog_subparsers: argparse._SubParsersAction) -> None:
     )
     update.add_argument(
         "--cutoff",
-        type=float,
+        type=_score,
         default=None,
         metavar="SCORE",
         help="least message similarity (0-100) for a change proposal (default 85)",
@@ -217,12 +218,26 @@ class _Progress:
             _err(line)
 
 
+def _score(text: str) -> float:
+    """A similarity score for argparse: a number from 0 to 100."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{text} is not a score from 0 to 100")
+    return value
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
     if not _REPO.match(args.repo):
         _err(f"error: --repo must be OWNER/NAME, not `{args.repo}`")
         return 2
     if not _SHA.match(args.commit):
         _err(f"error: --commit must be a commit SHA (7 to 40 hex digits), not `{args.commit}`")
+        return 2
+    if problem := _out_problem(getattr(args, "out", None)):
+        _err(problem)
         return 2
     root = Path(args.path)
     if not root.exists():
@@ -356,9 +371,25 @@ def _scan_in_folder(folder: Path) -> Path | str:
     return f"{folder} holds {len(scans)} scans ({names}); give --scan the file of the one to use"
 
 
+def _out_problem(out: str | None) -> str | None:
+    """Why `--out DIR` cannot be written, said before any work is done (None: it can)."""
+    if not out:
+        return None
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        return f"error: --out {out}: a file is there, not a folder"
+    parent = folder if folder.exists() else next((p for p in folder.parents if p.exists()), None)
+    if parent is not None and not os.access(parent, os.W_OK):
+        return f"error: --out {out}: {parent} cannot be written to"
+    return None
+
+
 def cmd_history(args: argparse.Namespace) -> int:
     if not _REPO.match(args.repo):
         _err(f"error: --repo must be OWNER/NAME, not `{args.repo}`")
+        return 2
+    if problem := _out_problem(args.out):
+        _err(problem)
         return 2
     repo_dir = Path(args.path)
     try:

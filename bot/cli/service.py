@@ -55,7 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="H",
         help="address to listen on (default TRIAGE_HOST, else 127.0.0.1: loopback only)",
     )
-    serve.add_argument("--port", type=int, default=8080, metavar="P", help="port to listen on")
+    serve.add_argument(
+        "--port", type=_port, default=8080, metavar="P", help="port to listen on (1-65535)"
+    )
     serve.set_defaults(handler=cmd_serve)
 
     poll = subparsers.add_parser(
@@ -166,6 +168,17 @@ async def _github_pipeline(
         store.close()
 
 
+def _port(text: str) -> int:
+    """A TCP port for argparse: 1-65535, else its own one-line error."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port (1-65535)")
+    return port
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     settings = _settings()
     settings.require_serve()
@@ -174,7 +187,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from bot.server.http import run
 
     host = args.host or settings.triage_host
-    log.info("serving on %s:%d (%r)", host, args.port, settings)
+    log.info("serving on %s:%d (%s)", host, args.port, settings.describe())
     for line in settings.adapters_off():
         log.info("%s; the catalog's pages and /api/match serve without it", line)
     run(settings, host, args.port)

@@ -124,6 +124,19 @@ class Settings:
         key = full_name.lower()
         return key in self.triage_repos or key.split("/", 1)[0] in self.triage_repos
 
+    def describe(self) -> str:
+        """The settings a log line names, in words (no secret): `GitHub token, Discord off,
+        store triage-bot.sqlite3`."""
+        github = {"app": "GitHub App", "token": "GitHub token"}.get(self.github_auth or "")
+        parts = [
+            github or "GitHub off",
+            "Discord on" if self.discord_enabled else "Discord off",
+            f"store {self.store_description}",
+        ]
+        if self.triage_dry_run:
+            parts.append("dry run")
+        return ", ".join(parts)
+
     def __repr__(self) -> str:  # never print secrets
         shown = {
             "github_auth": self.github_auth,

@@ -128,6 +128,8 @@ def check_settings(settings: Settings, problems: list[str]) -> Check:
                 value = int(value)
             if isinstance(value, frozenset):
                 value = ",".join(str(v) for v in sorted(value))
+            elif isinstance(value, tuple):  # TRIAGE_CATALOG's folders, TRIAGE_REPOS: as typed
+                value = ",".join(str(v) for v in value)
             shown.append(f"{name}={value}")
     secrets_set = [
         n

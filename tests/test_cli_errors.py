@@ -1,0 +1,61 @@
+"""Wrong inputs answered in one line with exit status 2, never a traceback (issue 48): a port out
+of range or in use, an `--out` that is a file, a score out of range; and no Python repr in
+what `serve` logs."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from pathlib import Path
+
+from cli_process import console, env_for
+
+
+def _run(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        console(*argv),
+        cwd=tmp_path,
+        env=env_for(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _one_line(done: subprocess.CompletedProcess[str], says: str) -> None:
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and says in done.stderr, done.stderr
+
+
+def test_a_port_out_of_range_is_refused_by_the_parser(tmp_path: Path) -> None:
+    done = _run(tmp_path, "serve", "--port", "99999")
+    _one_line(done, "argument --port: 99999 is not a port (1-65535)")
+    assert "serving on" not in done.stderr
+
+
+def test_a_port_in_use_is_one_line_and_serve_says_what_it_runs(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _run(tmp_path, "serve", "--port", str(port))
+    _one_line(done, "address already in use")
+    assert "Settings(" not in done.stderr and "GitHub off, Discord off" in done.stderr
+
+
+def test_an_out_that_is_a_file_is_refused_before_any_work(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("a file")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "lib.rs").write_text('pub fn f() { panic!("the widget is gone"); }\n')
+    for argv in (
+        ("catalog", "scan", "src", "--repo", "o/r", "--commit", "0123456", "--out", "taken"),
+        ("catalog", "history", "src", "--repo", "o/r", "--out", "taken"),
+    ):
+        done = _run(tmp_path, *argv)
+        _one_line(done, "--out taken: a file is there, not a folder")
+    assert (tmp_path / "taken").read_text() == "a file"
+
+
+def test_a_cutoff_outside_0_to_100_is_refused(tmp_path: Path) -> None:
+    done = _run(tmp_path, "catalog", "update", "--catalog", "x", "--scan", "y", "--cutoff", "500")
+    _one_line(done, "argument --cutoff: 500 is not a score from 0 to 100")
