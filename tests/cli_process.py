@@ -26,6 +26,22 @@ def env_for(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def run_cli(
+    tmp_path: Path, *argv: str, stdin: str | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """`triage-bot ARGV` in `tmp_path`, with a clean environment plus `env` (and `stdin` as its
+    input), its output read."""
+    return subprocess.run(
+        console(*argv),
+        cwd=tmp_path,
+        env=env_for(tmp_path, **env),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def read_terminal(main: int, process: subprocess.Popen, seconds: float) -> bytes:
     """Everything written to the pseudo-terminal `main` until `process` ends (or `seconds`)."""
     out = b""

@@ -8,18 +8,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-from cli_process import console, env_for
-
-
-def _run(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        console(*argv),
-        cwd=tmp_path,
-        env=env_for(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+from cli_process import run_cli
 
 
 def _one_line(done: subprocess.CompletedProcess[str], says: str) -> None:
@@ -28,7 +17,7 @@ def _one_line(done: subprocess.CompletedProcess[str], says: str) -> None:
 
 
 def test_a_port_out_of_range_is_refused_by_the_parser(tmp_path: Path) -> None:
-    done = _run(tmp_path, "serve", "--port", "99999")
+    done = run_cli(tmp_path, "serve", "--port", "99999")
     _one_line(done, "argument --port: 99999 is not a port (1-65535)")
     assert "serving on" not in done.stderr
 
@@ -38,7 +27,7 @@ def test_a_port_in_use_is_one_line_and_serve_says_what_it_runs(tmp_path: Path) -
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = _run(tmp_path, "serve", "--port", str(port))
+        done = run_cli(tmp_path, "serve", "--port", str(port))
     _one_line(done, "address already in use")
     assert "Settings(" not in done.stderr and "GitHub off, Discord off" in done.stderr
 
@@ -51,11 +40,13 @@ def test_an_out_that_is_a_file_is_refused_before_any_work(tmp_path: Path) -> Non
         ("catalog", "scan", "src", "--repo", "o/r", "--commit", "0123456", "--out", "taken"),
         ("catalog", "history", "src", "--repo", "o/r", "--out", "taken"),
     ):
-        done = _run(tmp_path, *argv)
+        done = run_cli(tmp_path, *argv)
         _one_line(done, "--out taken: a file is there, not a folder")
     assert (tmp_path / "taken").read_text() == "a file"
 
 
 def test_a_cutoff_outside_0_to_100_is_refused(tmp_path: Path) -> None:
-    done = _run(tmp_path, "catalog", "update", "--catalog", "x", "--scan", "y", "--cutoff", "500")
-    _one_line(done, "argument --cutoff: 500 is not a score from 0 to 100")
+    done = run_cli(
+        tmp_path, "catalog", "update", "--catalog", "x", "--scan", "y", "--cutoff", "500"
+    )
+    _one_line(done, "argument --cutoff: 500 is not a score (0-100)")

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_process import console, env_for, read_terminal
+from cli_process import console, env_for, read_terminal, run_cli
 
 from bot.cli import build_parser, subcommands
 from bot.store.sqlite import Store
@@ -33,16 +33,7 @@ ESC = "\x1b["
 PASTE = (ROOT / "tests" / "fixtures" / "first_hour_paste.md").read_text()
 
 
-def cli(tmp_path: Path, *argv: str, stdin: str | None = None, **env: str):
-    return subprocess.run(
-        console(*argv),
-        cwd=tmp_path,
-        env=env_for(tmp_path, **env),
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+cli = run_cli
 
 
 def no_traceback(done: subprocess.CompletedProcess) -> None:

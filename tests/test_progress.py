@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_process import console, env_for, read_terminal
+from cli_process import console, env_for, read_terminal, run_cli
 from git_project import Project, src
 from harness import fake_github
 
@@ -27,15 +27,7 @@ AVG = (
 )
 
 
-def piped(tmp_path: Path, *argv: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        console(*argv),
-        cwd=tmp_path,
-        env=env_for(tmp_path, **env),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+piped = run_cli
 
 
 def on_a_terminal(tmp_path: Path, *argv: str, **env: str) -> tuple[int, str]:

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
-from cli_process import console, env_for
+from cli_process import run_cli
 from git_project import git
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,17 +20,6 @@ OLD = (
     + '", w);\n    }\n}\n'
 )
 NEW = "// the frame\n\npub struct Frame;\n\n" + OLD
-
-
-def _run(tmp_path: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        console(*argv),
-        cwd=tmp_path,
-        env=env_for(tmp_path, **env),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def _crate(root: Path) -> Path:
@@ -54,7 +42,7 @@ def test_the_readme_route_works_start_to_finish(tmp_path: Path) -> None:
     assert "catalog history" in route and "writeups/<id>.json" in route
 
     crate = _crate(tmp_path)
-    built = _run(
+    built = run_cli(
         tmp_path,
         "catalog",
         "history",
@@ -81,8 +69,8 @@ def test_the_readme_route_works_start_to_finish(tmp_path: Path) -> None:
             }
         )
     )
-    assert _run(tmp_path, "catalog", "validate", "catalog/").returncode == 0
-    assert _run(tmp_path, "catalog", "lint", "catalog/").returncode == 0
+    assert run_cli(tmp_path, "catalog", "validate", "catalog/").returncode == 0
+    assert run_cli(tmp_path, "catalog", "lint", "catalog/").returncode == 0
 
     registry = "/home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f"
     pastes = {
@@ -93,12 +81,12 @@ def test_the_readme_route_works_start_to_finish(tmp_path: Path) -> None:
         (tmp_path / name).write_text(
             f"thread 'main' panicked at {where}:\nwidth 250 is larger than the frame allows\n"
         )
-        done = _run(tmp_path, "match", "--catalog", "catalog/", "--json", name)
+        done = run_cli(tmp_path, "match", "--catalog", "catalog/", "--json", name)
         assert done.returncode == 0, done.stderr
         [match] = json.loads(done.stdout.splitlines()[0])["matches"]
         assert match["id"] == site["id"] and match["answer"]["source"] == "writeup", name
         assert match["answer"]["first_step"] == "Clamp the width to 100 before calling it."
-    doctor = _run(tmp_path, "doctor", "--offline", TRIAGE_CATALOG="catalog/")
+    doctor = run_cli(tmp_path, "doctor", "--offline", TRIAGE_CATALOG="catalog/")
     assert doctor.returncode == 0, doctor.stdout
     assert "fine for `match`" in doctor.stdout
     assert not re.search(r"PosixPath|Settings\(", doctor.stdout)

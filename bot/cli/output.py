@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
 
 COLOR_CHOICES = ("auto", "always", "never")
@@ -39,6 +40,24 @@ def color_wanted(choice: str, stream: TextIO | None = None) -> bool:
 
 def add_json_option(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--json", action="store_true", help=f"print {what} as one JSON object")
+
+
+def number_in(
+    low: float, high: float, what: str, convert: Callable[[str], Any] = float
+) -> Callable[[str], Any]:
+    """An argparse `type` that takes a number from `low` to `high` (`what` names it in the
+    one-line error: "a port", "a score")."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text} is not {what} ({low:g}-{high:g})")
+        return value
+
+    return parse
 
 
 def print_json(value: Any) -> None:

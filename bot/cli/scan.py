@@ -20,7 +20,7 @@ from typing import Any
 
 from bot.catalog.loader import HOOK_FILE, CatalogError, load_catalog
 from bot.catalog.model import ATTR_BY_KEY, WRITE_UP_ATTRS
-from bot.cli.output import eta
+from bot.cli.output import eta, number_in
 from bot.scan.builders import (
     Builder,
     BuilderConfigError,
@@ -137,7 +137,7 @@ def register_catalog(catalog_subparsers: argparse._SubParsersAction) -> None:
     )
     update.add_argument(
         "--cutoff",
-        type=_score,
+        type=number_in(0, 100, "a score"),
         default=None,
         metavar="SCORE",
         help="least message similarity (0-100) for a change proposal (default 85)",
@@ -216,17 +216,6 @@ class _Progress:
             print("\r" + line, end="\n" if done == total else "", file=sys.stderr, flush=True)
         else:
             _err(line)
-
-
-def _score(text: str) -> float:
-    """A similarity score for argparse: a number from 0 to 100."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"{text} is not a score from 0 to 100")
-    return value
 
 
 def cmd_scan(args: argparse.Namespace) -> int:

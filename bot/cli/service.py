@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import load_triage
-from bot.cli.output import add_json_option, github_failure, print_json, report_github_failure
+from bot.cli.output import (
+    add_json_option,
+    github_failure,
+    number_in,
+    print_json,
+    report_github_failure,
+)
 from bot.config.logs import configure_logging
 from bot.config.settings import Settings
 from bot.github import webhook
@@ -56,7 +62,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="address to listen on (default TRIAGE_HOST, else 127.0.0.1: loopback only)",
     )
     serve.add_argument(
-        "--port", type=_port, default=8080, metavar="P", help="port to listen on (1-65535)"
+        "--port",
+        type=number_in(1, 65535, "a port", int),
+        default=8080,
+        metavar="P",
+        help="port to listen on (1-65535)",
     )
     serve.set_defaults(handler=cmd_serve)
 
@@ -166,17 +176,6 @@ async def _github_pipeline(
     finally:
         await asyncio.to_thread(clients.close)
         store.close()
-
-
-def _port(text: str) -> int:
-    """A TCP port for argparse: 1-65535, else its own one-line error."""
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 1 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{port} is not a port (1-65535)")
-    return port
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
