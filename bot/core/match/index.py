@@ -90,7 +90,7 @@ def _word_weight(word: str) -> float:
 def _specificity(literal: str) -> float:
     if literal.lower().strip(" .:") in GENERIC_MESSAGES:
         return 0.0
-    score = sum(_word_weight(word) for word in set(words(literal)))
+    score = sum(_word_weight(word) for word in sorted(set(words(literal))))  # one order: one sum
     return max(0.0, min(1.0, (score - 0.5) / 3.0))
 
 
@@ -251,7 +251,9 @@ class CatalogIndex:
             for rid, file_path in zip(ids, file_paths, strict=True):
                 if file_path:
                     by_file[file_path].append(rid)
-            for file_path, repo in set(zip(file_paths, repos, strict=True)) - folders_seen:
+            # In order (not a set's, which Python's hash seed shuffles): when two folders name
+            # one crate, the same one wins in every process.
+            for file_path, repo in sorted(set(zip(file_paths, repos, strict=True)) - folders_seen):
                 folders_seen.add((file_path, repo))  # records share files
                 if repo:
                     self.repo_names.add(repo.rsplit("/", 1)[-1])

@@ -40,7 +40,7 @@ class ArrayPostingsBuilder:
 
     def _numbers(self, tokens: Iterable[str]) -> list[int]:
         vocabulary = self.vocabulary
-        for token in [t for t in set(tokens) if t not in vocabulary]:
+        for token in sorted(t for t in set(tokens) if t not in vocabulary):
             vocabulary[token] = len(vocabulary)
             self.skip.append(token in self.weightless)
         return list(map(vocabulary.__getitem__, tokens))
