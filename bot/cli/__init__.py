@@ -47,6 +47,8 @@ CATALOG_MODULES: dict[str, str] = {
     "history": "bot.cli.scan",
     "draft": "bot.cli.stats",
     "refresh": "bot.cli.refresh",
+    "explain": "bot.cli.explain",
+    "review": "bot.cli.explain",
 }
 
 

@@ -52,6 +52,9 @@ NAMES = (
     "TRIAGE_DISCORD_ANSWER_DEADLINE",
     "TRIAGE_PAGES",
     "TRIAGE_PUBLIC_URL",
+    "TRIAGE_LLM_BASE_URL",
+    "TRIAGE_LLM_MODEL",
+    "TRIAGE_LLM_API_KEY",
 )
 SECRET_NAMES = frozenset(
     {
@@ -59,6 +62,7 @@ SECRET_NAMES = frozenset(
         "GITHUB_APP_PRIVATE_KEY",
         "GITHUB_WEBHOOK_SECRET",
         "DISCORD_TOKEN",
+        "TRIAGE_LLM_API_KEY",
         "TRIAGE_STATS_TOKEN",
     }
 )
@@ -116,6 +120,10 @@ class Settings:
     triage_pages: bool = True
     # the pages' public base (https://errors.example.org): answers link "Full write-up" there
     triage_public_url: str | None = None
+    # `catalog explain`: an OpenAI-compatible chat-completions server, its model and key
+    triage_llm_base_url: str | None = None
+    triage_llm_model: str | None = None
+    triage_llm_api_key: str | None = field(default=None, repr=False)
 
     def repo_allowed(self, full_name: str) -> bool:
         """True when TRIAGE_REPOS is empty or lists the repository or its owner."""
@@ -417,6 +425,14 @@ class Settings:
                 ("TRIAGE_PUBLIC_URL",),
             )
 
+        llm_url = (get("TRIAGE_LLM_BASE_URL") or "").strip().rstrip("/") or None
+        if llm_url is not None and not _PUBLIC_URL.fullmatch(llm_url):
+            raise SettingsError(
+                f"TRIAGE_LLM_BASE_URL: {llm_url!r} is not an http(s) URL (the chat-completions "
+                "server's base, e.g. http://127.0.0.1:8000/v1)",
+                ("TRIAGE_LLM_BASE_URL",),
+            )
+
         return cls(
             github_token=token,
             github_app_id=app_id,
@@ -444,6 +460,9 @@ class Settings:
             triage_discord_answer_deadline=answer_deadline,
             triage_pages=pages,
             triage_public_url=public_url,
+            triage_llm_base_url=llm_url,
+            triage_llm_model=(get("TRIAGE_LLM_MODEL") or "").strip() or None,
+            triage_llm_api_key=get("TRIAGE_LLM_API_KEY"),
         )
 
 
