@@ -212,3 +212,92 @@ def test_without_a_server_setting_one_line_and_dry_run_prints_the_prompts(projec
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.count("--- ") == 4 and "tokens)" in dry.stdout
     assert "Function: set_width" in dry.stdout and not (tmp_path / "catalog" / "drafts").exists()
+
+
+FAMILY = {
+    "families": [
+        {
+            "id": "frame-refusals",
+            "name": "The frame refuses an operation",
+            "files": ["src/lib.rs"],
+            "messagePatterns": ["frames"],
+        }
+    ]
+}
+FAMILY_DRAFT = {
+    "documentation": "The frame refuses operations it has no code for, such as "
+    "`resize_frame` and `quantize_frame`.",
+    "solutions": ["Do not call them on frames.", "Convert the frame first."],
+}
+
+
+def test_a_family_is_drafted_once_and_answers_for_its_sites_once_accepted(project):
+    tmp_path = project
+    (tmp_path / "catalog" / "families.json").write_text(json.dumps(FAMILY))
+
+    def reply(body: dict) -> Reply:
+        prompt = body["messages"][-1]["content"]
+        assert "Facts of the family" in prompt and "Family: frame-refusals" in prompt
+        return Reply(json.dumps(FAMILY_DRAFT))
+
+    with FakeChat(reply) as chat:
+        done = _explain(tmp_path, chat, "--family", "frame-refusals")
+        assert done.returncode == 0, done.stderr
+        assert len(chat.requests) == 1  # one draft for the family, not one a site
+        prompt = chat.prompts()[0]
+        assert "Function: resize_frame" in prompt and "Function: quantize_frame" in prompt
+    rows = {r["id"]: r for r in _review(tmp_path)}
+    assert rows["family:frame-refusals"]["status"] == "draft"
+    _review(tmp_path, "--accept", "family:frame-refusals")
+    (tmp_path / "paste.md").write_text(
+        "thread 'main' panicked at src/lib.rs:18:5:\nquantized frames are refused by the blitter\n"
+    )
+    done = run_cli(tmp_path, "match", "--catalog", "catalog", "--json", "paste.md")
+    answer = json.loads(done.stdout.splitlines()[0])["matches"][0]["answer"]
+    assert answer["source"] == "family"
+    assert answer["first_step"] == "Do not call them on frames."
+
+
+def test_a_maintainer_may_let_drafts_answer_and_the_answer_says_so(project):
+    tmp_path = project
+    with FakeChat(_reply) as chat:
+        assert _explain(tmp_path, chat, "--only", _ids(tmp_path)["set_width"]).returncode == 0
+    assert _answer(tmp_path)["source"] == "code"
+    _review(tmp_path, "--drafts-answer", "on")
+    answer = _answer(tmp_path)
+    assert answer["source"] == "writeup"
+    assert answer["meaning"].startswith("Unreviewed draft, written by a model from the code:")
+    _review(tmp_path, "--drafts-answer", "off")
+    assert _answer(tmp_path)["source"] == "code"
+
+
+def test_a_write_up_whose_function_changed_is_stale(project):
+    tmp_path, ids = project, _ids(project)
+    with FakeChat(_reply) as chat:
+        assert _explain(tmp_path, chat, "--only", ids["set_width"]).returncode == 0
+    _review(tmp_path, "--accept", ids["set_width"])
+    crate = tmp_path / "crate"
+
+    def rebuild(version: str, source: str) -> dict:
+        (crate / "src" / "lib.rs").write_text(source)
+        git(crate, "commit", "-q", "-am", f"Release {version}")
+        git(crate, "tag", f"v{version}")
+        done = run_cli(
+            tmp_path,
+            "catalog",
+            "history",
+            str(crate),
+            "--repo",
+            "acme/frames",
+            "--include-head",
+            "--out",
+            "catalog",
+        )
+        assert done.returncode == 0, done.stderr
+        return {r["id"]: r for r in _review(tmp_path, "--source", "crate")}
+
+    lib = (crate / "src" / "lib.rs").read_text()
+    same = rebuild("0.3.0", lib + "\npub fn unrelated() {}\n")
+    assert same[ids["set_width"]]["status"] == "accepted"  # other code changed, not its own
+    changed = rebuild("0.4.0", lib.replace("if w > 100 {", "if w > 120 {"))
+    assert changed[ids["set_width"]]["status"] == "stale"

@@ -79,7 +79,17 @@ def cache_key(paths: list[Path]) -> str:
     for given in paths:
         folder = Path(given)
         # the history and project files decide the cached histories too
-        extra = [*folder.rglob("*.ndjson"), *folder.rglob(PROJECT_FILE)] if folder.is_dir() else []
+        # (and drafts, which answer when the folder's switch says so)
+        extra = (
+            [
+                *folder.rglob("*.ndjson"),
+                *folder.rglob(PROJECT_FILE),
+                *folder.rglob("*.draft"),
+                *folder.glob("drafts/ANSWER"),
+            ]
+            if folder.is_dir()
+            else []
+        )
         for file in [*catalog_files(folder), *sorted(extra)]:
             _feed(digest, str(file), file)
     return digest.hexdigest()[:32]

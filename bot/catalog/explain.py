@@ -67,6 +67,7 @@ class Grounding:
     function: str | None
     message: str
     unsupported: tuple[str, ...]  # what the message says is not supported or implemented
+    code_digest: str = ""  # of the enclosing function's code alone: a change makes it stale
 
     @property
     def digest(self) -> str:
@@ -111,6 +112,7 @@ def build_grounding(
 ) -> Grounding:
     """The facts of one site: its file and line at the analysed commit, the enclosing
     function's code, the callers in its crate, the message's placeholders, the history."""
+    function_code = ""
     parts = [
         f"Repository: {record.repo}",
         f"Commit: {record.analyzed_sha or 'unknown'}",
@@ -131,6 +133,7 @@ def build_grounding(
             if n <= len(lines)
         ]
         parts.append("Code (> marks the panic line):\n" + "\n".join(shown))
+        function_code = "\n".join(line.strip() for line in lines[first - 1 : last])
     elif record.source_code:
         parts.append("Code:\n" + record.source_code)
     if callers:
@@ -146,6 +149,9 @@ def build_grounding(
         function=record.enclosing_fn,
         message=record.error_message,
         unsupported=tuple(_unsupported(record.error_message)),
+        code_digest=hashlib.sha256(function_code.encode("utf-8")).hexdigest()[:16]
+        if function_code
+        else "",
     )
 
 
@@ -156,6 +162,32 @@ def _unsupported(message: str) -> list[str]:
         if what and what.lower() not in ("this", "it", "that", "operation", "op", "dtype", "{}"):
             out.append(what)
     return out
+
+
+def family_grounding(
+    family_id: str, rules: Sequence[str], members: Sequence[Grounding]
+) -> Grounding:
+    """The facts of an error family: its membership rules and a few of its sites' facts. A
+    family draft may name what any of them shows."""
+    parts = [f"Family: {family_id}", "Messages it covers: " + "; ".join(rules)]
+    for number, member in enumerate(members, 1):
+        parts.append(f"--- Site {number} of the family\n{member.text}")
+    text = "\n".join(parts)
+    words = frozenset(_IDENT.findall(text)).union(*(m.words for m in members))
+    return Grounding(
+        record_id=f"family:{family_id}",
+        text=text,
+        words=words,
+        function=None,
+        message="",
+        unsupported=(),
+    )
+
+
+FAMILY_PROMPT = (
+    "The facts below are several sites of one error family: one write-up answers for all of "
+    "them. Say what they share, not one site's details."
+)
 
 
 SYSTEM_PROMPT = (
@@ -171,9 +203,12 @@ SYSTEM_PROMPT = (
 
 
 def prompt_messages(grounding: Grounding) -> list[dict[str, str]]:
+    family = grounding.record_id.startswith("family:")
+    system = SYSTEM_PROMPT + (" " + FAMILY_PROMPT if family else "")
+    head = "Facts of the family:\n" if family else "Facts of the site:\n"
     return [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": "Facts of the site:\n" + grounding.text},
+        {"role": "system", "content": system},
+        {"role": "user", "content": head + grounding.text},
     ]
 
 
@@ -273,6 +308,8 @@ def check_draft(draft: Mapping[str, Any], grounding: Grounding) -> list[str]:
     documentation = str(draft.get("documentation") or "")
     if not documentation.strip():
         reasons.append("says nothing of what the panic means (no documentation)")
+    elif grounding.record_id.startswith("family:"):
+        pass  # a family's meaning is what its sites share: no one site's function to name
     elif not _about_this_site(documentation, grounding):
         reasons.append(
             "its meaning speaks of neither the site's function "

@@ -323,6 +323,9 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
     overlaid: set[str] = set()
     for file in overlays:
         _apply_overlays(file, records, overlaid, errors, warnings)
+    for given in paths:
+        if Path(given).is_dir():
+            _apply_answering_drafts(Path(given), records, overlaid, errors)
     if errors:
         raise CatalogError(errors)
     catalog = Catalog(_drop_superseded_skeletons(records, overlaid), warnings, families)
@@ -429,6 +432,49 @@ def _apply_overlays(
                     continue
                 records.add(merged, name, line)
                 overlaid.add(record_id)
+
+
+# A catalog folder whose maintainer lets unreviewed drafts answer (`catalog review
+# --drafts-answer on`) holds this file in its drafts folder.
+DRAFTS_DIR = "drafts"
+DRAFTS_ANSWER_FILE = "ANSWER"
+UNREVIEWED_TAG = "unreviewed-draft"
+
+
+def drafts_answer(folder: Path) -> bool:
+    return (folder / DRAFTS_DIR / DRAFTS_ANSWER_FILE).is_file()
+
+
+def _apply_answering_drafts(
+    folder: Path, records: RecordTable, overlaid: set[str], errors: list[Problem]
+) -> None:
+    """With the folder's switch on, each draft (`drafts/<id>.draft`, status draft, made at the
+    record's own commit) is laid over a record no write-up covers, tagged `unreviewed-draft`
+    so the answer says so."""
+    if not drafts_answer(folder):
+        return
+    for file in sorted((folder / DRAFTS_DIR).glob("*.draft")):
+        try:
+            entry = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # a draft being written, or broken: `catalog review` says which
+        if not isinstance(entry, dict) or entry.get("status") != "draft":
+            continue
+        record_id = entry.get("id")
+        writeup = entry.get("writeup")
+        if not isinstance(record_id, str) or record_id in overlaid or record_id not in records:
+            continue
+        record = records[record_id]
+        if not isinstance(writeup, dict) or entry.get("commit") != record.analyzed_sha:
+            continue  # stale: made for other code
+        merged = record_to_dict(record) | writeup
+        merged["tags"] = [*merged.get("tags", []), UNREVIEWED_TAG]
+        problems, _notes = check_record(merged, str(file), None)
+        if problems:
+            errors.extend(problems)
+            continue
+        records.add(merged, str(file), None)
+        overlaid.add(record_id)
 
 
 def _site_key(record: Record) -> tuple[str, str | None, str]:

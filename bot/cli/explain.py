@@ -34,15 +34,17 @@ from bot.catalog.explain import (
     build_grounding,
     check_draft,
     draft_file,
+    family_grounding,
     parse_draft,
     prompt_messages,
     token_estimate,
 )
-from bot.catalog.loader import Catalog, CatalogError, load_catalog
+from bot.catalog.loader import DRAFTS_ANSWER_FILE, Catalog, CatalogError, load_catalog
 from bot.catalog.model import Record
 from bot.cli.output import add_json_option, eta, number_in, print_json
 
 WRITEUPS_DIR = "writeups"
+FAMILY_SITES = 3  # a family's draft is grounded on this many of its sites
 
 
 def register_catalog(catalog_subparsers: argparse._SubParsersAction) -> None:
@@ -63,7 +65,11 @@ def register_catalog(catalog_subparsers: argparse._SubParsersAction) -> None:
     explain.add_argument(
         "--missing", action="store_true", help="records without a write-up (the default)"
     )
-    explain.add_argument("--family", metavar="NAME", help="the records of this error family")
+    explain.add_argument(
+        "--family",
+        metavar="NAME",
+        help="draft one write-up for this error family (its sites answer with it), not its sites",
+    )
     explain.add_argument(
         "--limit", type=number_in(1, 10**9, "a count", int), metavar="N", help="at most N"
     )
@@ -105,6 +111,16 @@ def register_catalog(catalog_subparsers: argparse._SubParsersAction) -> None:
     review.add_argument("--accept", action="append", default=[], metavar="ID", help="accept")
     review.add_argument("--reject", action="append", default=[], metavar="ID", help="reject")
     review.add_argument("--edit", metavar="ID", help="edit a draft in $VISUAL or $EDITOR")
+    review.add_argument(
+        "--source",
+        metavar="GIT_DIR",
+        help="the git repository: a write-up whose site's function changed since is stale",
+    )
+    review.add_argument(
+        "--drafts-answer",
+        choices=("on", "off"),
+        help="let unreviewed drafts answer (said in each answer) until they are reviewed",
+    )
     add_json_option(review, "one object per draft and line")
     review.set_defaults(handler=cmd_review)
 
@@ -153,6 +169,23 @@ def cmd_explain(args: argparse.Namespace) -> int:
     summary: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     work: list[tuple[Record, Grounding]] = []
+    if args.family:
+        # Families first: one write-up for the family, from a few of its sites' facts.
+        members = [g for r in records[:FAMILY_SITES] if (g := _grounding(r, source, history))]
+        if not members:
+            _err(f"--family {args.family}: none of its sites can be grounded (give --source)")
+            return 2
+        family = next(f for f in catalog.families if f.id == args.family)
+        rules = [*family.message_formats, *family.message_patterns, *family.files]
+        records = [records[0].with_changes(id=f"family:{family.id}")]
+        grounded = family_grounding(family.id, rules, members)
+        records_and = [(records[0], grounded)]
+        existing = _read(drafts / f"family.{family.id}{DRAFT_SUFFIX}")
+        if existing is not None and existing.get("grounding") == grounded.digest:
+            summary["skipped (already drafted)"] += 1
+            records_and = []
+        work.extend(records_and)
+        records = []
     for record in records:
         grounding = _grounding(record, source, history)
         if grounding is None:
@@ -195,10 +228,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
             draft=kept[0] if kept else None,
             raw=kept[1] if kept and kept[0] is None else None,
         )
+        entry["code"] = grounding.code_digest
         entry["groundingText"] = grounding.text
         entry["groundingWords"] = sorted(grounding.words)
         if status != "failed":
-            _write(drafts / f"{record.id}{DRAFT_SUFFIX}", entry)
+            _write(drafts / f"{_file_name(record.id)}{DRAFT_SUFFIX}", entry)
         with lock:
             summary["drafted" if status == "draft" else status] += 1
             for reason in why:
@@ -214,6 +248,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
     with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
         list(pool.map(one, work))
     return _summary(summary, reasons, args.json)
+
+
+def _file_name(draft_id: str) -> str:
+    """`family:NAME` is kept as `family.NAME` (no colon in a file name)."""
+    return draft_id.replace("family:", "family.", 1)
 
 
 def _ask(client: Any, model: str, grounding: Grounding) -> tuple[str, list[str], Any]:
@@ -405,7 +444,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     if catalog is None:
         return 2
     entries = {
-        path.name[: -len(DRAFT_SUFFIX)]: data
+        str(data.get("id")): data
         for path in sorted(drafts.glob(f"*{DRAFT_SUFFIX}"))
         if (data := _read(path)) is not None
     }
@@ -418,24 +457,42 @@ def cmd_review(args: argparse.Namespace) -> int:
         if _status(entry, catalog) != "draft":
             _err(f"{rid}: a {_status(entry, catalog)} draft cannot be accepted")
             return 2
-        target = folder / WRITEUPS_DIR / f"{rid}.json"
-        if target.exists():
-            _err(f"{rid}: {target} exists already; remove it to accept this draft")
-            return 2
-        _write(target, {"id": rid, **entry["writeup"]})
+        if rid.startswith("family:"):
+            problem = _accept_family(folder, rid[len("family:") :], entry["writeup"])
+            if problem:
+                _err(f"{rid}: {problem}")
+                return 2
+        else:
+            target = folder / WRITEUPS_DIR / f"{rid}.json"
+            if target.exists():
+                _err(f"{rid}: {target} exists already; remove it to accept this draft")
+                return 2
+            _write(target, {"id": rid, **entry["writeup"]})
         entry["status"] = "accepted"
-        _write(drafts / f"{rid}{DRAFT_SUFFIX}", entry)
+        _write(drafts / f"{_file_name(rid)}{DRAFT_SUFFIX}", entry)
     for rid in args.reject:
         entries[rid]["status"] = "rejected"
-        _write(drafts / f"{rid}{DRAFT_SUFFIX}", entries[rid])
+        _write(drafts / f"{_file_name(rid)}{DRAFT_SUFFIX}", entries[rid])
     if args.edit:
-        code = _edit(drafts / f"{args.edit}{DRAFT_SUFFIX}", entries[args.edit])
+        code = _edit(drafts / f"{_file_name(args.edit)}{DRAFT_SUFFIX}", entries[args.edit])
         if code:
             return code
+    if args.drafts_answer == "on":
+        drafts.mkdir(parents=True, exist_ok=True)
+        (drafts / DRAFTS_ANSWER_FILE).write_text("unreviewed drafts answer, said as such\n")
+    elif args.drafts_answer == "off":
+        (drafts / DRAFTS_ANSWER_FILE).unlink(missing_ok=True)
     if _catalog(folder) is None:  # an accepted write-up must load: undo is the maintainer's
         return 2
+    source = Path(args.source) if args.source else None
     for rid, entry in entries.items():
         status = _status(entry, catalog)
+        if (
+            source is not None
+            and status in ("draft", "accepted")
+            and _changed(entry, catalog, source)
+        ):
+            status = "stale"
         row = {
             "id": rid,
             "status": status,
@@ -446,7 +503,13 @@ def cmd_review(args: argparse.Namespace) -> int:
             print(json.dumps(row, ensure_ascii=False))
             continue
         record = catalog.get(rid)
-        where = f"{record.file_path}:{record.line_number}" if record else "(no such record)"
+        where = (
+            f"{record.file_path}:{record.line_number}"
+            if record
+            else "(an error family)"
+            if rid.startswith("family:")
+            else "(no such record)"
+        )
         print(f"{rid}  {status:<8}  {where}  ({row['model']})")
         writeup = entry.get("writeup") or {}
         if writeup.get("documentation"):
@@ -458,8 +521,45 @@ def cmd_review(args: argparse.Namespace) -> int:
     return 0
 
 
+_FAMILY_FIELDS = {
+    "documentation": "documentation",
+    "solutions": "solutions",
+    "exampleFix": "exampleFix",
+    "triggerScenarios": "triggerScenarios",
+    "commonSituations": "commonSituations",
+    "preventionTips": "preventionTips",
+}
+
+
+def _accept_family(folder: Path, family_id: str, writeup: dict[str, Any]) -> str | None:
+    """Lay a family draft over the family's entry in the folder's families file (its
+    membership rules kept); why it cannot be, else None."""
+    for path in sorted(folder.rglob("*.json")):
+        data = _read(path)
+        if not data or not isinstance(data.get("families"), list):
+            continue
+        for family in data["families"]:
+            if isinstance(family, dict) and family.get("id") == family_id:
+                family.update({k: writeup[k] for k in _FAMILY_FIELDS if k in writeup})
+                _write(path, data)
+                return None
+    return f"no families file of {folder} holds the family `{family_id}`"
+
+
+def _changed(entry: dict[str, Any], catalog: Catalog, source: Path) -> bool:
+    """Whether the site's function, at the record's commit now, differs from the code the
+    write-up was drafted from."""
+    record = catalog.get(str(entry.get("id")))
+    if record is None or not entry.get("code"):
+        return False
+    now = _grounding(record, source, None)
+    return now is not None and bool(now.code_digest) and now.code_digest != entry["code"]
+
+
 def _status(entry: dict[str, Any], catalog: Catalog) -> str:
     status = str(entry.get("status") or "draft")
+    if str(entry.get("id")).startswith("family:"):
+        return status
     record = catalog.get(str(entry.get("id")))
     if status == "draft" and record is not None and entry.get("commit") != record.analyzed_sha:
         return "stale"  # the site's commit moved on (a refresh): the grounding is old

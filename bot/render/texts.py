@@ -107,6 +107,8 @@ HISTORY_MOVED = (
     "change it; look there."
 )
 HISTORY_FIXED = "Fixed in {change} ({released}): upgrade to {project} {released} or later."
+# A draft the maintainer lets answer before review (`catalog review --drafts-answer on`).
+UNREVIEWED_DRAFT = "Unreviewed draft, written by a model from the code: "
 # A fixed or removed site's first step (plain text): the release to upgrade to comes first.
 STEP_UPGRADE_FIXED = "Upgrade {project} to {released} or newer: {change} fixed this panic."
 STEP_UPGRADE_REMOVED = (

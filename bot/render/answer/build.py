@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from bot.catalog.families import Family, fill_items, fill_text
+from bot.catalog.loader import UNREVIEWED_TAG
 from bot.catalog.model import Record, replace, value_class
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.match.cascade import is_uncatalogued_root
@@ -236,6 +237,8 @@ def _section(
         meaning_text = shorten(one_line(summary), MEANING_LIMIT)
     elif not (caution and family is None):
         meaning_text = _first_sentence(documentation)
+    if meaning_text and UNREVIEWED_TAG in record.tags and family is None:
+        meaning_text = texts.UNREVIEWED_DRAFT + meaning_text  # said before anything of it
     kind = check_kind_words(record)
     message = _panic_message(item, best, record)
     specific = None
@@ -378,7 +381,8 @@ def _answer_source(record: Record, family: Family | None, payload: Family | None
         return "family"
     if record.has_write_up:
         folders = record.origin.replace("\\", "/").split("/")
-        return "writeup" if "writeups" in folders[:-1] else "seed"
+        overlay = "writeups" in folders[:-1] or UNREVIEWED_TAG in record.tags
+        return "writeup" if overlay else "seed"
     return "code"
 
 
