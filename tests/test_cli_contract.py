@@ -241,7 +241,7 @@ def test_stats_and_jobs_list_do_not_create_a_store(no_settings, capsys):
     assert main(["jobs", "list"]) == 0
     assert f"no store yet at {db} (TRIAGE_DB)" in capsys.readouterr().out
     assert main(["jobs", "retry", "--all"]) == 1
-    assert f"no store yet at {db}" in capsys.readouterr().out
+    assert f"no store yet at {db}" in capsys.readouterr().err
     assert main(["catalog", "draft", "abc"]) == 2
     assert f"no store yet at {db}" in capsys.readouterr().err
     assert not db.exists()
@@ -476,7 +476,7 @@ def test_jobs_retry_run_after_a_plain_retry_runs_the_queue(no_settings, monkeypa
         assert capsys.readouterr().out == "replayed 1 job(s); 0 job(s) dead-lettered\n"
         assert len(bot_comments(fake, issue.number)) == 1
         assert main(["jobs", "retry", "--all", "--run"]) == 1  # nothing dead, nothing queued
-        assert capsys.readouterr().out == "no dead-lettered job to replay\n"
+        assert capsys.readouterr().err == "triage-bot: no dead-lettered job to replay\n"
 
 
 def test_bad_inputs_are_named_even_with_nothing_to_do(no_settings, tmp_path, capsys):

@@ -366,8 +366,10 @@ def test_jobs_list_and_retry_all_agree_on_a_missing_store(tmp_path):
     assert [d.returncode for d in missing] == [d.returncode for d in empty] == [0, 1]
     assert missing[0].stdout.startswith("no jobs (no store yet at")
     assert empty[0].stdout == "no jobs\n"
-    assert missing[1].stdout.startswith("no dead-lettered job to replay (no store yet at")
-    assert empty[1].stdout == "no dead-lettered job to replay\n"
+    # a failure goes to stderr, as every command's (issue 48)
+    assert missing[1].stderr.startswith("triage-bot: no dead-lettered job to replay (no store")
+    assert empty[1].stderr == "triage-bot: no dead-lettered job to replay\n"
+    assert missing[1].stdout == empty[1].stdout == ""
 
 
 def test_verbose_and_quiet_set_the_log_level(tmp_path, scanned):

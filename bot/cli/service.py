@@ -309,16 +309,21 @@ def cmd_jobs_retry(args: argparse.Namespace) -> int:
     store = _open_existing(settings)
     if store is None:  # as an empty store: nothing to replay
         print(
-            "no dead-lettered job to replay"
+            "triage-bot: no dead-lettered job to replay"
             + (f" with id {args.id}" if args.id else "")
-            + f" ({_no_store(settings)})"
+            + f" ({_no_store(settings)})",
+            file=sys.stderr,
         )
         return 1
     with store, store_errors(settings.store_location):
         count = store.requeue_dead(None if args.all else args.id)
         queued = store.job_counts()["queued"]
     if count == 0 and not (args.run and queued):  # --run also runs what an earlier retry queued
-        print("no dead-lettered job to replay" + (f" with id {args.id}" if args.id else ""))
+        print(
+            "triage-bot: no dead-lettered job to replay"
+            + (f" with id {args.id}" if args.id else ""),
+            file=sys.stderr,
+        )
         return 1
     if not args.run:
         print(
