@@ -18,7 +18,7 @@ def _one_line(done: subprocess.CompletedProcess[str], says: str) -> None:
 
 def test_a_port_out_of_range_is_refused_by_the_parser(tmp_path: Path) -> None:
     done = run_cli(tmp_path, "serve", "--port", "99999")
-    _one_line(done, "argument --port: 99999 is not a port (1-65535)")
+    _one_line(done, "argument --port: 99999 is not a port (0-65535)")
     assert "serving on" not in done.stderr
 
 

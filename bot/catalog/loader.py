@@ -19,6 +19,7 @@ from bot.catalog.families import (
 )
 from bot.catalog.lint import review_flags
 from bot.catalog.model import (
+    UNREVIEWED_TAG,
     DocumentBatch,
     Record,
     RecordTable,
@@ -438,7 +439,6 @@ def _apply_overlays(
 # --drafts-answer on`) holds this file in its drafts folder.
 DRAFTS_DIR = "drafts"
 DRAFTS_ANSWER_FILE = "ANSWER"
-UNREVIEWED_TAG = "unreviewed-draft"
 
 
 def drafts_answer(folder: Path) -> bool:

@@ -264,6 +264,8 @@ LIST_ATTRS = frozenset(attr for _, attr, kind in FIELDS if kind == "list")
 REMOVED_TAG_PREFIX = "removed-at:"
 # Tags `catalog scan` gives a site whose printed location is not its own line; the matcher reads
 # them (bot.core.match.caller).
+# A draft laid over its record because the maintainer lets drafts answer (bot.catalog.loader).
+UNREVIEWED_TAG = "unreviewed-draft"
 TRACK_CALLER_TAG = "track-caller"  # in a #[track_caller] function: Rust prints the caller's line
 MACRO_BODY_TAG = "macro-body"  # in a macro_rules!/quote! body: Rust prints the invocation's line
 RAISED_AT_TAG_PREFIX = "raised-at:"  # a builder's reason: the site that panics with it

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from bot.app import Triage
 from bot.catalog.explain import (
     DRAFT_SUFFIX,
     DRAFTS_DIR,
@@ -42,6 +43,8 @@ from bot.catalog.explain import (
 from bot.catalog.loader import DRAFTS_ANSWER_FILE, Catalog, CatalogError, load_catalog
 from bot.catalog.model import Record
 from bot.cli.output import add_json_option, eta, number_in, print_json
+from bot.config.settings import Settings
+from bot.core.match.releases import history_events
 
 WRITEUPS_DIR = "writeups"
 FAMILY_SITES = 3  # a family's draft is grounded on this many of its sites
@@ -141,8 +144,6 @@ def _catalog(folder: Path) -> Catalog | None:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from bot.config.settings import Settings
-
     settings = Settings.load()
     folder = Path(args.catalog)
     if not folder.is_dir():
@@ -257,7 +258,7 @@ def _file_name(draft_id: str) -> str:
 
 def _ask(client: Any, model: str, grounding: Grounding) -> tuple[str, list[str], Any]:
     """("draft" | "refused" | "failed", reasons, (draft or None, raw answer))."""
-    import openai
+    import openai  # why: only a run that asks a model needs the client
 
     try:
         answer = client.chat.completions.create(
@@ -282,7 +283,7 @@ def _api_error(exc: Exception) -> str:
 
 def _client(settings: Any, timeout: float) -> Any:
     try:
-        import openai
+        import openai  # why: an optional dependency (pip install 'triage-bot[explain]')
     except ImportError:
         _err("catalog explain needs the openai package: pip install 'triage-bot[explain]'")
         return None
@@ -343,8 +344,6 @@ def _chosen(catalog: Catalog, args: argparse.Namespace) -> list[Record] | None:
 
 
 def _history(folder: Path) -> Any:
-    from bot.app import Triage
-
     try:
         triage = Triage.from_paths([folder])
     except CatalogError:
@@ -353,8 +352,6 @@ def _history(folder: Path) -> Any:
 
 
 def _history_lines(triage: Any, record: Record) -> list[str]:
-    from bot.core.match.releases import history_events
-
     if triage is None:
         return []
     events = history_events(triage.history_for(record.repo), record.id)

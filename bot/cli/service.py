@@ -63,10 +63,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     serve.add_argument(
         "--port",
-        type=number_in(1, 65535, "a port", int),
+        type=number_in(0, 65535, "a port", int),
         default=8080,
         metavar="P",
-        help="port to listen on (1-65535)",
+        help="port to listen on (0: any free one)",
     )
     serve.set_defaults(handler=cmd_serve)
 

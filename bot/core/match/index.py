@@ -253,7 +253,8 @@ class CatalogIndex:
                     by_file[file_path].append(rid)
             # In order (not a set's, which Python's hash seed shuffles): when two folders name
             # one crate, the same one wins in every process.
-            for file_path, repo in sorted(set(zip(file_paths, repos, strict=True)) - folders_seen):
+            pairs = set(zip(file_paths, repos, strict=True)) - folders_seen
+            for file_path, repo in sorted(pairs, key=lambda p: (p[0] or "", p[1] or "")):
                 folders_seen.add((file_path, repo))  # records share files
                 if repo:
                     self.repo_names.add(repo.rsplit("/", 1)[-1])

@@ -10,8 +10,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from bot.catalog.families import Family, fill_items, fill_text
-from bot.catalog.loader import UNREVIEWED_TAG
-from bot.catalog.model import Record, replace, value_class
+from bot.catalog.model import UNREVIEWED_TAG, Record, replace, value_class
 from bot.core.analysis import Analysis, Candidate, PanicMatch
 from bot.core.match.cascade import is_uncatalogued_root
 from bot.core.match.projects import Projects
