@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from burn_repo import BURN_REPO, SKIP_REASON, burn_repo_present
 
+from bot.catalog.explain import code_names
 from bot.catalog.loader import load_catalog
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,43 +25,13 @@ MIRRORS = BURN_REPO.parent.parent if BURN_REPO is not None else None
 
 pytestmark = pytest.mark.skipif(not burn_repo_present(), reason=SKIP_REASON)
 
-# Rust and std words a fix may use without the project defining them.
-COMMON = frozenset(
-    """
-    as async await bool break const continue crate else enum false fn for if impl in let loop
-    match mod move mut pub ref return self Self static struct super trait true type unsafe use
-    where while dyn Vec Option Some None Ok Err Result String Default Box Arc Rc HashMap
-    OnceLock OnceCell std env var temp_dir join format println include concat expect unwrap
-    collect map iter max min into clone len is_none get set then_some default new f32 f64
-    u8 u16 u32 u64 usize i8 i16 i32 i64 isize fs create_dir_all sync cargo build docker run
-    source activate export git mut_ref to_string display to_vec sum mean
-    """.split()
-)
 _CODE_SPAN = re.compile(r"`([^`]+)`")
-_IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
-_APIISH = re.compile(r"[A-Z][a-z0-9]+[A-Z]\w*|[a-z0-9]+_[a-z0-9_]+|[A-Z][a-z]+")
 
 
 def _identifiers(code: str) -> set[str]:
-    """Names in code that are the project's API: a CamelCase type, a method called after `.`
-    or `::`; not the example's own bindings (`let x`, `fn f`, closure arguments), strings or
-    comments."""
-    code = re.sub(r'"[^"\n]*"', " ", code)
-    code = re.sub(r"//[^\n]*", " ", code)
-    own = set(re.findall(r"\b(?:let(?: mut)?|fn|struct|enum|type|mod)\s+([A-Za-z_]\w*)", code))
-    own |= set(re.findall(r"\|([A-Za-z_]\w*)", code))
-    found = set()
-    for match in _IDENT.finditer(code):
-        name = match.group(0)
-        before = code[max(0, match.start() - 2) : match.start()]
-        after = code[match.end() : match.end() + 1]
-        called = (before.endswith(".") or before == "::") and after in ("(", ":", "<")
-        typed = bool(re.fullmatch(r"[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+|[A-Z][a-z]{2,}", name))
-        if name in COMMON or name in own or name.isupper() or len(name) < 3:
-            continue
-        if called or typed:
-            found.add(name)
-    return found
+    """The names a person's code or code span uses that the project must have (a made-up
+    snake_case helper of the reader's own is allowed: `code_names(snake=False)`)."""
+    return code_names(code, snake=False)
 
 
 def _exists(name: str, words: frozenset[str]) -> bool:

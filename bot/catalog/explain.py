@@ -252,10 +252,11 @@ def parse_draft(content: str | None) -> dict[str, Any]:
     return draft
 
 
-def code_names(text: str) -> set[str]:
+def code_names(text: str, *, snake: bool = True) -> set[str]:
     """Identifiers in code that must exist: CamelCase types, methods called after `.` or
-    `::`, snake_case names with an underscore; the example's own bindings, strings and
-    comments left out."""
+    `::`, and (with `snake`) snake_case names with an underscore; the example's own
+    bindings, strings and comments left out. A person's write-up may call the reader's own
+    helpers by made-up snake_case names (`snake=False`); a model's draft may not."""
     code = re.sub(r'"[^"\n]*"', " ", text)
     code = re.sub(r"//[^\n]*", " ", code)
     own = set(re.findall(r"\b(?:let(?: mut)?|fn|struct|enum|type|mod)\s+([A-Za-z_]\w*)", code))
@@ -267,10 +268,10 @@ def code_names(text: str) -> set[str]:
         after = code[match.end() : match.end() + 1]
         called = (before.endswith(".") or before == "::") and after in ("(", "<", ":")
         typed = bool(_TYPE_NAME.fullmatch(name))
-        snake = "_" in name.strip("_") and name.islower()
+        is_snake = "_" in name.strip("_") and name.islower()
         if name in RUST_WORDS or name in own or name.isupper() or len(name) < 3:
             continue
-        if called or typed or snake:
+        if called or typed or (snake and is_snake):
             found.add(name)
     return found
 
