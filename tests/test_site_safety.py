@@ -4,6 +4,7 @@ script links are not rendered, the CSP allows no script and no outside resource.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from site_helpers import serve, text_of
 
@@ -13,6 +14,7 @@ from bot.server.site_routes import CSP
 from bot.site.data import Filters
 from bot.site.pages import Site
 
+ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = {
     "id": "abad1dea00000001",
     "repo": "tracel-ai/burn",
@@ -77,3 +79,18 @@ async def test_every_page_carries_a_strict_csp(tmp_path):
         await server.close()
         store.close()
     assert "script-src" not in CSP and "default-src 'none'" in CSP
+
+
+def test_a_pasted_tag_of_the_comments_own_kinds_stays_text(tmp_path):
+    # <details>, <summary> and <sub> are the comment's own tags on the form; pasted, they are
+    # text like any other (and so are the placeholders the form uses for its own tags)
+    site = hostile_site(tmp_path)
+    pasted = "<details><summary>x</summary> <sub>secret</sub> \ue0000\ue001 broke"
+    page = site.home_page(f"thread 'main' panicked at src/main.rs:1:1:\n{pasted}\n")
+    answer = page.split('id="answer"')[1]
+    assert "&lt;sub&gt;secret&lt;/sub&gt;" in answer and "<sub>secret" not in answer
+    assert "<details>" not in answer and "<summary>" not in answer
+    # the bot's own collapsed parts are still tags, on an answered paste
+    bundled = Site(Triage.from_paths(None))
+    answered = bundled.home_page((ROOT / "examples" / "issue.md").read_text(encoding="utf-8"))
+    assert "<details>" in answered.split('id="answer"')[1]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -31,7 +31,9 @@ MAX_PASTE = 256 * 1024  # bytes of text the form and POST /api/match read
 CSS_NAME = "site.css"
 # The only tags of a GitHub comment the form shows as tags (they carry no attributes); every
 # other `<` of the comment stays text.
-_COMMENT_TAGS = re.compile(r"&lt;(/?(?:details|summary|sub))&gt;")
+_OWN_TAG = re.compile(r"<(/?(?:details|summary|sub))>")
+_CODE_SPANS = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)
+_TAG_MARK = re.compile("\ue000(\\d+)\ue001")  # private-use characters: markdown keeps them
 _MARKER_LINE = re.compile(r"^<!-- triage-bot[^\n]*-->\n?")
 
 
@@ -284,8 +286,17 @@ class Site:
     def comment_html(self, comment: str) -> Markup:
         """A GitHub comment as the form shows it: markdown with raw HTML off (a pasted tag is
         text), then the comment's own attribute-less <details>/<summary>/<sub> made tags."""
-        html = self.md.render(_MARKER_LINE.sub("", comment))
-        return Markup(_COMMENT_TAGS.sub(r"<\1>", html))  # escaped above
+        tags: list[str] = []
+
+        def mark(found: re.Match[str]) -> str:
+            tags.append(found.group(1))
+            return f"\ue000{len(tags) - 1}\ue001"
+
+        # Only the comment's own tags, outside code spans: a tag the user pasted sits in a code
+        # span (or in escaped prose) and stays text.
+        own = _MARKER_LINE.sub("", comment).replace("\ue000", "").replace("\ue001", "")
+        html = self.md.render(_protect_tags(own, mark))
+        return Markup(_TAG_MARK.sub(lambda m: f"<{tags[int(m.group(1))]}>", html))
 
     # --- JSON ---------------------------------------------------------------------------------
 
@@ -295,6 +306,17 @@ class Site:
 
     def record_bytes(self, record: Record) -> bytes:
         return orjson.dumps(self.record_document(record))
+
+
+def _protect_tags(text: str, mark: Callable[[re.Match[str]], str]) -> str:
+    """`text` with its own tags (outside code spans) replaced by `mark`'s placeholders."""
+    out, at = [], 0
+    for span in _CODE_SPANS.finditer(text):
+        out.append(_OWN_TAG.sub(mark, text[at : span.start()]))
+        out.append(span.group(0))
+        at = span.end()
+    out.append(_OWN_TAG.sub(mark, text[at:]))
+    return "".join(out)
 
 
 def _text(value: str | None) -> str | None:
