@@ -430,6 +430,13 @@ def version_of(tag: str) -> str:
     return match.group(1) if match else tag
 
 
+class MissingBlobError(OSError):
+    """A `.rs` file of the release is missing from the repository's object store."""
+
+    def __init__(self, path: str, ref: str) -> None:
+        super().__init__(2, f"its content is missing from the repository at {ref[:12]}", path)
+
+
 def extract_tree(repo_dir: str | Path, ref: str, target: Path, paths: Sequence[str] = ()) -> None:
     """The `.rs` files of `ref` (only under the folders `paths`, when given) under `target`
     (all the scanner reads), from the object store: unlike `git archive`, this works on a
@@ -461,7 +468,9 @@ def extract_tree(repo_dir: str | Path, ref: str, target: Path, paths: Sequence[s
         header = batch[pos:header_end].split()
         pos = header_end + 1
         if len(header) < 3 or header[1] == b"missing":
-            continue
+            # A file the scan would read is not there (a damaged or partial mirror): a catalog
+            # built without it would call its live panics removed, so nothing is built.
+            raise MissingBlobError(relative, ref)
         size = int(header[2])
         body = batch[pos : pos + size]
         pos += size + 1
