@@ -828,3 +828,20 @@ def test_scan_command_refuses_a_bad_setting_file(
     assert err.startswith(f"error: {setting}: builder 1: `argument` must be a whole number")
     assert _run([*argv[:-1], str(tmp_path / "missing.toml")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_a_file_nested_thousands_deep_is_left_out_and_said(caplog) -> None:
+    """Walking up from a node costs its depth, so a generated file 20,000 blocks deep took
+    minutes a refresh; it is left out (said on the log) after one walk of its tree, and code
+    nested as deep as people write it is scanned as before."""
+    from bot.scan.rust.site_finder import MAX_NESTING
+
+    def nested(depth: int) -> str:
+        return "pub fn f() {\n" + "{\n" * depth + 'panic!("deep");\n' + "}\n" * depth + "}\n"
+
+    with caplog.at_level("WARNING"):
+        deep = scan_source(nested(20_000), "src/gen.rs")
+    assert deep.sites == [] and deep.too_deep
+    assert "src/gen.rs: nested more than 256 levels deep; not scanned" in caplog.text
+    shallow = scan_source(nested(MAX_NESTING // 4), "src/lib.rs")
+    assert [s.message_format for s in shallow.sites] == ["deep"] and not shallow.too_deep

@@ -25,6 +25,7 @@ files of a module declared `#[cfg(test)] mod name;` elsewhere.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -54,6 +55,9 @@ _CALLS_QUERY = Query(RUST_LANGUAGE, "(call_expression function: (_) @function) @
 
 # Macros whose token trees are code generated into another crate.
 _QUOTE_MACROS = frozenset({"quote", "quote_spanned", "parse_quote"})
+
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -95,6 +99,27 @@ class FileScan:
     # Paths (relative, `/`-separated) of files and folders of `#[cfg(test)] mod x;` modules.
     test_module_paths: list[str] = field(default_factory=list)
     whole_file_is_test: bool = False
+    too_deep: bool = False  # nested past MAX_NESTING: not scanned
+
+
+MAX_NESTING = 256  # syntax-tree levels; hand-written Rust stays far below
+
+
+def deeper_than(root: Node, limit: int) -> bool:
+    """Whether the tree under `root` is more than `limit` levels deep: one cursor walk, each
+    node once, stopped as soon as it is."""
+    cursor = root.walk()
+    depth = 0
+    while True:
+        if depth > limit:
+            return True
+        if cursor.goto_first_child():
+            depth += 1
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return False
+            depth -= 1
 
 
 def caller_reported(node: Node) -> str | None:
@@ -224,6 +249,13 @@ def scan_source(
     parser = Parser(RUST_LANGUAGE)
     tree = parser.parse(source)
     root = tree.root_node
+    if deeper_than(root, MAX_NESTING):
+        # Walking up from a node costs its depth (tree-sitter finds a parent from the root):
+        # a generated file nested thousands deep would take minutes. Said, and left out.
+        log.warning("%s: nested more than %d levels deep; not scanned", file_path, MAX_NESTING)
+        scan = FileScan()
+        scan.too_deep = True
+        return scan
     reparser = Reparser()
     tests = TestContext()
     scan = FileScan()
