@@ -117,6 +117,10 @@ async def test_a_pushed_panic_is_answered_without_restart(fake, tmp_path: Path, 
         failed = await until(lambda: _failed(session, url))
         assert failed["status"] == "degraded" and "not a git repository" in failed["error"]
         assert beta[:12] in failed["version"]
+        # health says the refresh failed, why and since when, beside what it still serves
+        assert failed["refresh"]["state"] == "failed"
+        assert failed["refresh"]["since"] and "not a git repository" in failed["refresh"]["error"]
+        assert failed["detail"].startswith("refresh failed: ")
         issue = fake.add_issue(REPO, "alpha crash", panic(ALPHA, 2))
         payload = issue_payload("opened", issue.number, issue.title, issue.body)
         await deliver(session, url, "issues", payload, "issue-2")
@@ -256,3 +260,18 @@ def test_which_deliveries_start_a_refresh(tmp_path: Path):
     loose = CatalogSource("widgets", tmp_path / "c", tmp_path / "g", repo=REPO)
     assert wants_refresh("push", {"ref": "refs/heads/main", "repository": repo}, loose)
     assert not wants_refresh("push", {"ref": "refs/heads/wip", "repository": repo}, loose)
+
+
+def test_health_says_a_refresh_is_running_and_a_first_build_serves_nothing_yet() -> None:
+    from bot.server.catalog_swap import CatalogFollower
+
+    follower = CatalogFollower([], load=lambda: None, swap=lambda _t: None)  # type: ignore[arg-type,return-value]
+    follower.version = "widgets=v0.1.0+abc"
+    assert follower.status().as_json()["refresh"] == {"state": "idle"}
+    follower.refreshing_since = 0.0
+    running = follower.status().as_json()
+    assert running["status"] == "ok" and running["refresh"]["state"] == "running"
+    assert "a refresh is running since 1970-01-01T00:00:00+00:00" in running["detail"]
+    follower.version = "widgets=unbuilt"
+    first = follower.status().as_json()
+    assert first["status"] == "degraded" and "the first build is running" in first["detail"]

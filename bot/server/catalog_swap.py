@@ -124,6 +124,8 @@ class CatalogFollower:
         self.version = served_version(self.sources)
         self.since = time.time()
         self.last_error: str | None = None
+        self.failed_since: float | None = None  # wall clock of the first failure in a row
+        self.refreshing_since: float | None = None  # wall clock, while a refresh runs
         self.refreshes = 0
         self.live: Triage | None = None  # what the Discord side is given (`install` sets it)
         # source name -> the version its folder holds (what `watch` compares with the target)
@@ -160,6 +162,13 @@ class CatalogFollower:
             self._refresh_once()
 
     def _refresh_once(self) -> None:
+        self.refreshing_since = time.time()
+        try:
+            self._refresh()
+        finally:
+            self.refreshing_since = None
+
+    def _refresh(self) -> None:
         try:
             changed = False
             for source in self.sources:
@@ -185,6 +194,8 @@ class CatalogFollower:
         except Exception as exc:  # any failure keeps the catalog that serves
             self.last_error = f"{type(exc).__name__}: {exc}"
             self._failed_at = time.monotonic()
+            if self.failed_since is None:
+                self.failed_since = time.time()
             self._on_metrics("triage_catalog_refreshes_total", "failed")
             log.error("catalog refresh failed; still serving %s: %s", self.version, exc)
             return
@@ -225,6 +236,7 @@ class CatalogFollower:
         def apply() -> None:
             self._swap(triage)
             self.version, self.since, self.last_error = version, time.time(), None
+            self.failed_since = None
             self.refreshes += 1
             self._on_metrics("triage_catalog_refreshes_total", "swapped")
             log.info("catalog: now serving %s", version)
@@ -250,12 +262,29 @@ class CatalogFollower:
     # --- saying what is served ----------------------------------------------------------------
 
     def status(self) -> Status:
-        since = datetime.fromtimestamp(self.since, UTC).isoformat(timespec="seconds")
-        extra = {"version": self.version, "since": since}
+        since = _iso(self.since)
+        refresh: dict[str, Any] = {"state": "idle"}
+        if self.refreshing_since is not None:
+            refresh = {"state": "running", "since": _iso(self.refreshing_since)}
+        elif self.last_error:
+            refresh = {
+                "state": "failed",
+                "since": _iso(self.failed_since or self.since),
+                "error": self.last_error,
+            }
+        extra = {"version": self.version, "since": since, "refresh": refresh}
+        unbuilt = not self.version or "=unbuilt" in self.version
+        if unbuilt and self.refreshing_since is not None:
+            detail = f"the first build is running since {refresh['since']}; nothing served yet"
+            return Status(True, detail, extra, degraded=True)
         if self.last_error:
-            detail = f"the last refresh failed ({self.last_error}); serving {self.version}"
+            detail = (
+                f"refresh failed: {self.last_error}, since {refresh.get('since', since)}; "
+                f"serving {self.version}"
+            )
             return Status(True, detail, {**extra, "error": self.last_error}, degraded=True)
-        return Status(True, f"serving {self.version} since {since}", extra)
+        running = f"; a refresh is running since {refresh['since']}" if "since" in refresh else ""
+        return Status(True, f"serving {self.version} since {since}{running}", extra)
 
     def metrics_text(self) -> str:
         version = self.version.replace("\\", "\\\\").replace('"', '\\"')
@@ -271,6 +300,10 @@ class CatalogFollower:
             "# TYPE triage_catalog_refresh_failing gauge\n"
             f"triage_catalog_refresh_failing {1 if self.last_error else 0}\n"
         )
+
+
+def _iso(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, UTC).isoformat(timespec="seconds")
 
 
 def install(state: Any, app: web.Application) -> CatalogFollower | None:
