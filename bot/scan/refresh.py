@@ -358,7 +358,8 @@ def refresh_catalog(
     progress: Callable[[int, int], None] | None = None,
 ) -> RefreshResult:
     """Bring the catalog in `catalog_dir` up to date with `source`; see the module's text.
-    Files are replaced one by one through temporary files, the state file last. `pinned`:
+    The files are replaced as one set (`replace_set`; a set a crash interrupted is finished or
+    cleaned first, under the lock). `pinned`:
     build exactly these refs (the head and tags replicas agreed on) instead of the newest.
     One refresh of a folder at a time (a lock file beside the catalog: `serve` and a cron job
     may share a folder). `progress(done, total)`: after each release column built."""
@@ -366,6 +367,7 @@ def refresh_catalog(
     out.mkdir(parents=True, exist_ok=True)
     with open(out / LOCK_FILE, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        recover(out)  # what a killed refresh left: its committed set put in place, temps gone
         step = progress or (lambda _done, _total: None)
         return _refresh(out, Path(source), repo, branch, tags_pattern, fetch, log, pinned, step)
 
@@ -790,10 +792,15 @@ def _write(
         "writeups": baselines,
     }
     out.mkdir(parents=True, exist_ok=True)
-    _replace(out / HISTORY_FILE, "\n".join(lines) + "\n")
-    _replace(out / LIVE_FILE, _jsonl(live))
-    _replace(out / GONE_FILE, _jsonl(gone))
-    _replace(out / STATE_FILE, json.dumps(new_state, ensure_ascii=False) + "\n")
+    replace_set(
+        out,
+        {
+            HISTORY_FILE: "\n".join(lines) + "\n",
+            LIVE_FILE: _jsonl(live),
+            GONE_FILE: _jsonl(gone),
+            STATE_FILE: json.dumps(new_state, ensure_ascii=False) + "\n",
+        },
+    )
     mode = "full" if built.changed_files < 0 else "incremental"
     return RefreshResult(
         mode,
@@ -890,11 +897,47 @@ def _jsonl(rows: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
-def _replace(path: Path, text: str) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+COMMIT_FILE = ".refresh.commit"  # a set of files written whole, waiting to be put in place
+
+
+def replace_set(out: Path, files: dict[str, str]) -> None:
+    """Put `files` (name -> text) in place as a set: every one written whole beside its
+    target first, then a commit marker naming them, then the renames, then the marker goes.
+    A crash before the marker leaves the old set (and temp files `recover` removes); after it,
+    `recover` finishes the renames: a reader never gets half of one set and half of another."""
+    temps = {name: f".{name}.{os.getpid()}.tmp" for name in files}
     try:
-        temp.write_text(text, encoding="utf-8")
-        os.replace(temp, path)
+        for name, text in files.items():
+            _write_synced(out / temps[name], text)
+        _write_synced(out / COMMIT_FILE, json.dumps(temps) + "\n")
     except BaseException:
-        temp.unlink(missing_ok=True)
+        for temp in temps.values():
+            (out / temp).unlink(missing_ok=True)
         raise
+    recover(out)
+
+
+def recover(out: Path) -> None:
+    """Finish a set a crash interrupted after its commit marker, and remove the temp files
+    of one interrupted before it. Safe to run at any time, by any reader of the folder."""
+    marker = out / COMMIT_FILE
+    try:
+        temps = json.loads(marker.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        temps = None
+    except (OSError, ValueError):
+        temps = {}  # a marker cut short: it was never complete, so neither is its set
+    if isinstance(temps, dict):
+        for name, temp in temps.items():
+            if (out / temp).exists():
+                os.replace(out / temp, out / name)
+        marker.unlink(missing_ok=True)
+    for stale in out.glob(".*.tmp"):
+        stale.unlink(missing_ok=True)
+
+
+def _write_synced(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(text)
+        out.flush()
+        os.fsync(out.fileno())
