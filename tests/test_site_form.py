@@ -265,3 +265,34 @@ async def test_the_discord_bot_renders_with_triage_public_url(tmp_path, triage):
         store.close()
     link = f"[{texts.FULL_WRITE_UP}](https://e.example.org/errors/{AVG_POOL})"
     assert link in message["embeds"][0]["description"]
+
+
+async def _slow_sender(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A client that sends a paste's headers and a few bytes of its 1,000, then nothing."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(
+        b"POST /api/match HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
+        b"Content-Length: 1000\r\n\r\nthread 'main' "
+    )
+    await writer.drain()
+    return reader, writer
+
+
+async def test_a_paste_that_never_arrives_is_cut_and_one_client_holds_few(tmp_path):
+    server, store = await serve(tmp_path, TRIAGE_READ_TIMEOUT="1")
+    try:
+        port = server.port
+        senders = [await _slow_sender(port) for _ in range(4)]
+        # a fifth slow body from the same address is refused at once
+        reader, writer = await _slow_sender(port)
+        status = await asyncio.wait_for(reader.readline(), 5)
+        assert b" 429 " in status
+        writer.close()
+        # the four are cut after the read timeout, not held open
+        for reader, writer in senders:
+            status = await asyncio.wait_for(reader.readline(), 5)
+            assert b" 408 " in status
+            writer.close()
+    finally:
+        await server.close()
+        store.close()

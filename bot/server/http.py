@@ -235,7 +235,10 @@ def create_app(
     app.router.add_get("/stats", handle_stats)
     if settings.triage_pages:
         pages = site_routes.PageService(
-            triage, issues=_page_issues(state), current=lambda: state.triage
+            triage,
+            limits=site_routes.PageLimits(read_timeout=settings.triage_read_timeout),
+            issues=_page_issues(state),
+            current=lambda: state.triage,
         )
         site_routes.add_routes(app, pages)
     app.on_startup.append(_startup(start_discord))

@@ -53,6 +53,8 @@ class PageLimits:
     max_pending: int = 8  # page jobs queued or running at once; more: 429
     per_minute: int = 30  # pastes per client address per minute
     wait: float = 20.0  # seconds a page job may take before a 503
+    read_timeout: float = 10.0  # seconds a paste's body may take to arrive (then 408)
+    per_client_reading: int = 4  # bodies one client address may be sending at once (then 429)
 
 
 @dataclass
@@ -67,6 +69,7 @@ class PageService:
     _pending: int = 0
     _hits: dict[str, list[float]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _reading: dict[str, int] = field(default_factory=dict)  # bodies being read, by client
 
     def pool(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -253,14 +256,30 @@ async def _paste_body(request: web.Request, api: bool) -> bytes | web.Response:
     if service.full():
         # Reading a body only to refuse it would cost the event loop what webhooks need.
         return _busy(api)
+    if service._reading.get(client, 0) >= service.limits.per_client_reading:
+        # One address sending many slow bodies holds no more connections than this.
+        message = "too many pastes of yours are still arriving; try again shortly"
+        return _json({"error": message}, 429) if api else _plain(message, 429)
+    service._reading[client] = service._reading.get(client, 0) + 1
     body = bytearray()
-    while True:
-        chunk = await request.content.read(64 * 1024)
-        if not chunk:
-            break
-        body += chunk
-        if len(body) > cap * 4:
-            return _json({"error": too_large}, 413) if api else _plain(too_large, 413)
+    try:
+        async with asyncio.timeout(service.limits.read_timeout):
+            while True:
+                chunk = await request.content.read(64 * 1024)
+                if not chunk:
+                    break
+                body += chunk
+                if len(body) > cap * 4:
+                    return _json({"error": too_large}, 413) if api else _plain(too_large, 413)
+    except TimeoutError:
+        slow = f"the text did not arrive within {service.limits.read_timeout:g} s"
+        return _json({"error": slow}, 408) if api else _plain(slow, 408)
+    finally:
+        left = service._reading.get(client, 1) - 1
+        if left:
+            service._reading[client] = left
+        else:
+            service._reading.pop(client, None)
     data = bytes(body)
     if api:
         if request.content_type == "application/json":
