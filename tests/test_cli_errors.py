@@ -50,3 +50,23 @@ def test_a_cutoff_outside_0_to_100_is_refused(tmp_path: Path) -> None:
         tmp_path, "catalog", "update", "--catalog", "x", "--scan", "y", "--cutoff", "500"
     )
     _one_line(done, "argument --cutoff: 500 is not a score (0-100)")
+
+
+def test_a_git_failure_is_one_line_whatever_git_printed() -> None:
+    import subprocess as sp
+
+    from bot.cli.scan import git_failure
+
+    as_text = sp.CalledProcessError(128, ["git", "-C", "x", "ls-tree"], stderr="fatal: bad tree\n")
+    as_bytes = sp.CalledProcessError(128, ["git", "show"], stderr=b"warning: x\nfatal: gone\n")
+    silent = sp.CalledProcessError(1, ["git", "cat-file", "--batch"], stderr=None)
+    assert git_failure(as_text) == "fatal: bad tree"
+    assert git_failure(as_bytes) == "fatal: gone"
+    assert git_failure(silent) == "`git cat-file --batch` exited with status 1"
+
+
+def test_a_binary_file_given_to_scan_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "blob.rs").write_bytes(b"\x7fELF\x00\x01\xff\xfe" * 64)
+    done = run_cli(tmp_path, "catalog", "scan", "blob.rs", "--repo", "o/r", "--commit", "0123456")
+    _one_line(done, "blob.rs: not Rust source text (a binary file, or not UTF-8)")
+    assert done.stdout == ""

@@ -247,6 +247,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
         except BuilderConfigError as exc:
             _err(f"error: {exc}")
             return 2
+    if root.is_file() and not _rust_text(root):
+        _err(f"error: {root}: not Rust source text (a binary file, or not UTF-8)")
+        return 2
     started = time.monotonic()
     sites = scan_tree(
         root,
@@ -360,6 +363,32 @@ def _scan_in_folder(folder: Path) -> Path | str:
     return f"{folder} holds {len(scans)} scans ({names}); give --scan the file of the one to use"
 
 
+def _rust_text(path: Path) -> bool:
+    """Whether a file given to `catalog scan` reads as source text: UTF-8, no NUL byte."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return True  # the scan says what is wrong with it
+    if b"\0" in data:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def git_failure(exc: subprocess.CalledProcessError) -> str:
+    """What git said (its stderr, bytes or text), else which git command failed, in words."""
+    said = exc.stderr
+    text = said.decode("utf-8", "replace") if isinstance(said, bytes) else str(said or "")
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if lines:
+        return lines[-1].strip()
+    command = exc.cmd if isinstance(exc.cmd, str) else " ".join(map(str, exc.cmd[:4]))
+    return f"`{command}` exited with status {exc.returncode}"
+
+
 def _out_problem(out: str | None) -> str | None:
     """Why `--out DIR` cannot be written, said before any work is done (None: it can)."""
     if not out:
@@ -439,8 +468,7 @@ def cmd_history(args: argparse.Namespace) -> int:
             f"{len(events)} lineages in {time.monotonic() - linked:.1f}s"
         )
     except subprocess.CalledProcessError as exc:
-        detail = (exc.stderr or b"").decode("utf-8", "replace").strip()
-        _err(f"error: git failed: {detail or exc}")
+        _err(f"error: git failed: {git_failure(exc)}")
         return 2
     attached = attach_records(history, written_ups)
     live, gone = lineage_records(history)
