@@ -70,3 +70,10 @@ def test_a_binary_file_given_to_scan_is_refused(tmp_path: Path) -> None:
     done = run_cli(tmp_path, "catalog", "scan", "blob.rs", "--repo", "o/r", "--commit", "0123456")
     _one_line(done, "blob.rs: not Rust source text (a binary file, or not UTF-8)")
     assert done.stdout == ""
+
+
+def test_a_log_level_that_is_no_level_stops_any_command(tmp_path: Path) -> None:
+    (tmp_path / "paste.md").write_text("no panic here\n")
+    done = run_cli(tmp_path, "match", "paste.md", LOG_LEVEL="LOUD")
+    _one_line(done, "configuration error: LOG_LEVEL: 'LOUD' is not one of DEBUG, INFO")
+    assert run_cli(tmp_path, "match", "paste.md", LOG_LEVEL="debug").returncode == 0

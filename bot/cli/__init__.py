@@ -199,6 +199,20 @@ def build_parser(only: str | None = None, action: str | None = None) -> argparse
     return parser
 
 
+def check_log_level() -> None:
+    """A LOG_LEVEL set to no level stops every command, not only those that read settings."""
+    value = os.environ.get("LOG_LEVEL", "").strip().upper()
+    if not value:
+        return  # the common case imports nothing: `match` starts fast
+    from bot.config.env import SettingsError  # why: only a LOG_LEVEL that is set is read
+    from bot.config.settings import LOG_LEVELS  # why: the same
+
+    if value not in LOG_LEVELS:
+        raise SettingsError(
+            f"LOG_LEVEL: {value!r} is not one of {', '.join(LOG_LEVELS)}", ("LOG_LEVEL",)
+        )
+
+
 def os_error_line(exc: OSError) -> str:
     """`cannot use out/: Permission denied`, from an OSError (its file when it names one)."""
     reason = exc.strerror or str(exc) or type(exc).__name__
@@ -216,6 +230,8 @@ def run(args: argparse.Namespace) -> int:
 
     apply_verbosity(args)
     try:
+        if getattr(args, "command", None) != "doctor":  # doctor lists it with the rest
+            check_log_level()
         return int(args.handler(args) or 0)
     except SettingsError as exc:
         print(f"triage-bot: configuration error: {exc}", file=sys.stderr)
