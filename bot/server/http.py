@@ -456,6 +456,12 @@ async def handle_webhook(request: web.Request) -> web.Response:
             state.unslotted -= 1
         if isinstance(body, web.Response):
             return _slow(state, body)
+        if body is not None and not webhook.verify_signature(
+            state.settings.github_webhook_secrets, body, signature
+        ):
+            # unauthenticated work is done before a slot is taken: forged or junk deliveries
+            # never hold the slots genuine ones need
+            return _refuse(state, 401, "bad-signature", "signature missing or wrong")
         reserve = len(body) if body is not None else 0
         if not await state.inflight.acquire(reserve, limits):
             return _refuse(state, 503, "busy", "too many deliveries at once; try again", 5)
