@@ -71,11 +71,17 @@ def project(tmp_path: Path) -> Path:
         git(crate, "add", "-A")
         git(crate, "commit", "-q", "-m", f"Release {version}")
         git(crate, "tag", f"v{version}")
+    _build(tmp_path)
+    return tmp_path
+
+
+def _build(tmp_path: Path) -> None:
+    """`catalog history` of the crate into `catalog/`, as the README's route says."""
     built = run_cli(
         tmp_path,
         "catalog",
         "history",
-        str(crate),
+        "crate",
         "--repo",
         "acme/frames",
         "--include-head",
@@ -83,7 +89,6 @@ def project(tmp_path: Path) -> Path:
         "catalog",
     )
     assert built.returncode == 0, built.stderr
-    return tmp_path
 
 
 def _ids(tmp_path: Path) -> dict[str, str]:
@@ -282,18 +287,7 @@ def test_a_write_up_whose_function_changed_is_stale(project):
         (crate / "src" / "lib.rs").write_text(source)
         git(crate, "commit", "-q", "-am", f"Release {version}")
         git(crate, "tag", f"v{version}")
-        done = run_cli(
-            tmp_path,
-            "catalog",
-            "history",
-            str(crate),
-            "--repo",
-            "acme/frames",
-            "--include-head",
-            "--out",
-            "catalog",
-        )
-        assert done.returncode == 0, done.stderr
+        _build(tmp_path)
         return {r["id"]: r for r in _review(tmp_path, "--source", "crate")}
 
     lib = (crate / "src" / "lib.rs").read_text()

@@ -27,7 +27,14 @@ from pathlib import Path
 
 import bot
 import bot.app.snapshot as snapshot
-from bot.catalog.loader import PROJECT_FILE, Catalog, catalog_files
+from bot.catalog.loader import (
+    DRAFT_SUFFIX,
+    DRAFTS_ANSWER_FILE,
+    DRAFTS_DIR,
+    PROJECT_FILE,
+    Catalog,
+    catalog_files,
+)
 from bot.catalog.model import RecordTable, collector_paused, value_class
 from bot.core.match.index import CatalogIndex
 from bot.core.match.postings import PackedPostings
@@ -84,8 +91,8 @@ def cache_key(paths: list[Path]) -> str:
             [
                 *folder.rglob("*.ndjson"),
                 *folder.rglob(PROJECT_FILE),
-                *folder.rglob("*.draft"),
-                *folder.glob("drafts/ANSWER"),
+                *folder.rglob(f"*{DRAFT_SUFFIX}"),
+                *folder.glob(f"{DRAFTS_DIR}/{DRAFTS_ANSWER_FILE}"),
             ]
             if folder.is_dir()
             else []

@@ -18,8 +18,6 @@ from typing import Any
 from bot.catalog.model import Record, value_class
 from bot.catalog.patterns import parse_format
 
-DRAFTS_DIR = "drafts"
-DRAFT_SUFFIX = ".draft"
 # The seed record's write-up fields a draft may hold, as the catalog spells them.
 DRAFT_FIELDS = (
     "documentation",

@@ -436,16 +436,11 @@ def fill_text(text: str | None, values: Mapping[str, str], names: frozenset[str]
     """`text` with its `{slot}`s filled; a sentence naming a slot nothing filled goes."""
     if not text:
         return text
-
-    def unfilled(part: str) -> bool:
-        return any(m[1] in names and m[1] not in values for m in _SLOT.finditer(part))
-
-    def fill(part: str) -> str:
-        return _SLOT.sub(lambda m: values.get(m[1], m[0]) if m[1] in names else m[0], part)
-
-    if not unfilled(text):
-        return fill(text)
-    kept = [fill(p) for p in _SENTENCE.split(text) if not unfilled(p)]
+    if not _unfilled(text, values, names):
+        return _fill(text, values, names)
+    kept = [
+        _fill(p, values, names) for p in _SENTENCE.split(text) if not _unfilled(p, values, names)
+    ]
     return " ".join(kept) or None
 
 
@@ -453,12 +448,15 @@ def fill_items(
     items: Sequence[str], values: Mapping[str, str], names: frozenset[str]
 ) -> tuple[str, ...]:
     """The items with their slots filled; an item naming a slot nothing filled is left out."""
-    out = []
-    for item in items:
-        if any(m[1] in names and m[1] not in values for m in _SLOT.finditer(item)):
-            continue
-        out.append(_SLOT.sub(lambda m: values.get(m[1], m[0]) if m[1] in names else m[0], item))
-    return tuple(out)
+    return tuple(_fill(i, values, names) for i in items if not _unfilled(i, values, names))
+
+
+def _unfilled(text: str, values: Mapping[str, str], names: frozenset[str]) -> bool:
+    return any(m[1] in names and m[1] not in values for m in _SLOT.finditer(text))
+
+
+def _fill(text: str, values: Mapping[str, str], names: frozenset[str]) -> str:
+    return _SLOT.sub(lambda m: values.get(m[1], m[0]) if m[1] in names else m[0], text)
 
 
 def family_for_message(

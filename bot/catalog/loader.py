@@ -438,6 +438,7 @@ def _apply_overlays(
 # A catalog folder whose maintainer lets unreviewed drafts answer (`catalog review
 # --drafts-answer on`) holds this file in its drafts folder.
 DRAFTS_DIR = "drafts"
+DRAFT_SUFFIX = ".draft"  # not a catalog suffix: a draft is never read as a record
 DRAFTS_ANSWER_FILE = "ANSWER"
 
 
@@ -453,7 +454,7 @@ def _apply_answering_drafts(
     so the answer says so."""
     if not drafts_answer(folder):
         return
-    for file in sorted((folder / DRAFTS_DIR).glob("*.draft")):
+    for file in sorted((folder / DRAFTS_DIR).glob(f"*{DRAFT_SUFFIX}")):
         try:
             entry = json.loads(file.read_text(encoding="utf-8"))
         except (OSError, ValueError):

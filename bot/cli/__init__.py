@@ -201,16 +201,11 @@ def build_parser(only: str | None = None, action: str | None = None) -> argparse
 
 def check_log_level() -> None:
     """A LOG_LEVEL set to no level stops every command, not only those that read settings."""
-    value = os.environ.get("LOG_LEVEL", "").strip().upper()
-    if not value:
-        return  # the common case imports nothing: `match` starts fast
-    from bot.config.env import SettingsError  # why: only a LOG_LEVEL that is set is read
-    from bot.config.settings import LOG_LEVELS  # why: the same
+    value = os.environ.get("LOG_LEVEL", "")
+    if value.strip():  # unset, the common case, imports nothing: `match` starts fast
+        from bot.config.settings import log_level  # why: only a LOG_LEVEL that is set is read
 
-    if value not in LOG_LEVELS:
-        raise SettingsError(
-            f"LOG_LEVEL: {value!r} is not one of {', '.join(LOG_LEVELS)}", ("LOG_LEVEL",)
-        )
+        log_level(value)
 
 
 def os_error_line(exc: OSError) -> str:

@@ -287,7 +287,7 @@ def _normalised(data: dict[str, Any]) -> dict[str, Any]:
     return record_to_dict(record_from_dict(data))
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     """Write via a temporary file beside `path`, so a reader never sees half a file.
 
     (The temporary file is opened normally, not with mkstemp, so it gets the usual permissions.)
@@ -352,10 +352,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for _file, record in documents:
         text = json.dumps(_normalised(record), indent=2, ensure_ascii=False) + "\n"
-        _write_atomic(out / f"{record['id']}.json", text)
+        write_atomic(out / f"{record['id']}.json", text)
     if sites:
         lines = [json.dumps(_normalised(r), ensure_ascii=False) for _f, r in sites]
-        _write_atomic(out / PANIC_SITES_FILE, "\n".join(lines) + "\n")
+        write_atomic(out / PANIC_SITES_FILE, "\n".join(lines) + "\n")
     if documents:
         _err(f"wrote {len(documents)} record file{'s' if len(documents) != 1 else ''} to {out}")
     if sites:

@@ -28,8 +28,6 @@ from typing import Any
 
 from bot.app import Triage
 from bot.catalog.explain import (
-    DRAFT_SUFFIX,
-    DRAFTS_DIR,
     DraftError,
     Grounding,
     build_grounding,
@@ -40,8 +38,16 @@ from bot.catalog.explain import (
     prompt_messages,
     token_estimate,
 )
-from bot.catalog.loader import DRAFTS_ANSWER_FILE, Catalog, CatalogError, load_catalog
+from bot.catalog.loader import (
+    DRAFT_SUFFIX,
+    DRAFTS_ANSWER_FILE,
+    DRAFTS_DIR,
+    Catalog,
+    CatalogError,
+    load_catalog,
+)
 from bot.catalog.model import Record
+from bot.cli.catalog import write_atomic
 from bot.cli.output import add_json_option, eta, number_in, print_json
 from bot.config.settings import Settings
 from bot.core.match.releases import history_events
@@ -140,6 +146,15 @@ def _catalog(folder: Path) -> Catalog | None:
         return None
 
 
+def _triage(folder: Path) -> Triage | None:
+    """The folder's catalog with its release history, loaded once for the whole run."""
+    try:
+        return Triage.from_paths([folder])
+    except CatalogError as exc:
+        _err(f"cannot load the catalog {folder}: {exc.problems[0]}")
+        return None
+
+
 # --- explain -------------------------------------------------------------------------------
 
 
@@ -149,9 +164,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         _err(f"--catalog {folder}: not a folder")
         return 2
-    catalog = _catalog(folder)
-    if catalog is None:
+    triage = _triage(folder)
+    if triage is None:
         return 2
+    catalog = triage.catalog
     source = Path(args.source) if args.source else None
     if source is not None and not _is_git(source):
         _err(f"--source {source}: not a git repository")
@@ -166,33 +182,27 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if records is None:
         return 2
     drafts = folder / DRAFTS_DIR
-    history = _history(folder)
     summary: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
-    work: list[tuple[Record, Grounding]] = []
+    items: list[tuple[Record, Grounding | None]]
     if args.family:
         # Families first: one write-up for the family, from a few of its sites' facts.
-        members = [g for r in records[:FAMILY_SITES] if (g := _grounding(r, source, history))]
+        members = [g for r in records[:FAMILY_SITES] if (g := _grounding(r, source, triage))]
         if not members:
             _err(f"--family {args.family}: none of its sites can be grounded (give --source)")
             return 2
         family = next(f for f in catalog.families if f.id == args.family)
         rules = [*family.message_formats, *family.message_patterns, *family.files]
-        records = [records[0].with_changes(id=f"family:{family.id}")]
         grounded = family_grounding(family.id, rules, members)
-        records_and = [(records[0], grounded)]
-        existing = _read(drafts / f"family.{family.id}{DRAFT_SUFFIX}")
-        if existing is not None and existing.get("grounding") == grounded.digest:
-            summary["skipped (already drafted)"] += 1
-            records_and = []
-        work.extend(records_and)
-        records = []
-    for record in records:
-        grounding = _grounding(record, source, history)
+        items = [(records[0].with_changes(id=grounded.record_id), grounded)]
+    else:
+        items = [(r, _grounding(r, source, triage)) for r in records]
+    work: list[tuple[Record, Grounding]] = []
+    for record, grounding in items:
         if grounding is None:
             summary["skipped (no code to ground it: give --source)"] += 1
             continue
-        existing = _read(drafts / f"{record.id}{DRAFT_SUFFIX}")
+        existing = _read(drafts / f"{_file_name(record.id)}{DRAFT_SUFFIX}")
         if existing is not None and existing.get("grounding") == grounding.digest:
             summary["skipped (already drafted)"] += 1
             continue
@@ -343,22 +353,14 @@ def _chosen(catalog: Catalog, args: argparse.Namespace) -> list[Record] | None:
     return sorted(records, key=lambda r: r.id)
 
 
-def _history(folder: Path) -> Any:
-    try:
-        triage = Triage.from_paths([folder])
-    except CatalogError:
-        return None
-    return triage
-
-
-def _history_lines(triage: Any, record: Record) -> list[str]:
+def _history_lines(triage: Triage | None, record: Record) -> list[str]:
     if triage is None:
         return []
     events = history_events(triage.history_for(record.repo), record.id)
     return [f"{e.event} in {e.version or 'unreleased'}: {e.title}" for e in events]
 
 
-def _grounding(record: Record, source: Path | None, triage: Any) -> Grounding | None:
+def _grounding(record: Record, source: Path | None, triage: Triage | None) -> Grounding | None:
     history = _history_lines(triage, record)
     if source is None or not record.analyzed_sha or not record.file_path:
         if record.source_code:
@@ -424,11 +426,7 @@ def _read(path: Path) -> dict[str, Any] | None:
 def _write(path: Path, data: dict[str, Any]) -> None:
     """Atomically: a reader (or a crash) sees the old file or the new one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        json.dump(data, out, indent=2, ensure_ascii=False)
-        out.write("\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 # --- review --------------------------------------------------------------------------------

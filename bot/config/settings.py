@@ -348,11 +348,7 @@ class Settings:
             raise SettingsError(
                 f"TRIAGE_DRY_RUN: {dry!r} is not a boolean (use 1 or 0)", ("TRIAGE_DRY_RUN",)
             )
-        level = (get("LOG_LEVEL") or "INFO").upper()
-        if level not in LOG_LEVELS:
-            raise SettingsError(
-                f"LOG_LEVEL: {level!r} is not one of {', '.join(LOG_LEVELS)}", ("LOG_LEVEL",)
-            )
+        level = log_level(get("LOG_LEVEL"))
 
         repos: list[str] = []
         for part in re.split(r"[,\s]+", get("TRIAGE_REPOS") or ""):
@@ -464,6 +460,16 @@ class Settings:
             triage_llm_model=(get("TRIAGE_LLM_MODEL") or "").strip() or None,
             triage_llm_api_key=get("TRIAGE_LLM_API_KEY"),
         )
+
+
+def log_level(raw: str | None) -> str:
+    """LOG_LEVEL's level (INFO when unset); SettingsError when it names none."""
+    level = (raw or "INFO").strip().upper()
+    if level not in LOG_LEVELS:
+        raise SettingsError(
+            f"LOG_LEVEL: {level!r} is not one of {', '.join(LOG_LEVELS)}", ("LOG_LEVEL",)
+        )
+    return level
 
 
 def _seconds(raw: str | None, name: str, default: float, meaning: str) -> float:
