@@ -9,6 +9,7 @@ import pytest
 from fakes.github_api import FakeGitHub
 from github import GithubException
 from harness import fake_github
+from json_schemas import one_object
 
 from bot.config.settings import Settings
 from bot.github import auth
@@ -217,6 +218,10 @@ def test_backfill_command_runs_against_the_fake(fake, tmp_path, monkeypatch, cap
     assert "page 1:" in captured.err
     since = [c.query.get("since") for c in fake.calls("GET", r"/issues$")]
     assert since and all(s and s.startswith("2000-01-01") for s in since)
+    assert main(["backfill", "--repo", REPO, "--json"]) == 0
+    summary = one_object(capsys.readouterr().out, "backfill")
+    assert summary == {"repo": REPO, "issues": summary["issues"], "matched": summary["matched"]}
+    assert summary["matched"] <= summary["issues"]
 
 
 def _no_sleep(_seconds: float) -> None:

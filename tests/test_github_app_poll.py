@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from fakes.github_api import FakeGitHub
 from harness import PANIC, REPO, Harness, bot_comments, issue_payload
+from json_schemas import one_object
 
 from bot.app import Triage
 from bot.config.settings import Settings
@@ -219,6 +220,12 @@ def test_poll_command_once(token_fake, tmp_path, monkeypatch, capsys):
     assert args.handler(args) == 0
     assert "1 issue(s) changed" in capsys.readouterr().out
     assert len(bot_comments(fake, 1)) == 1
+    fake.add_issue(REPO, "another crash", PANIC)
+    args = parser.parse_args(["poll", "--repo", REPO, "--once", "--json"])
+    assert args.handler(args) == 0
+    summary = one_object(capsys.readouterr().out, "poll")
+    assert summary["issues_changed"] >= 1 and summary["jobs"]["done"] >= 2
+    assert summary["jobs"]["dead"] == 0
 
 
 def test_jobs_retry_run_replays_a_dead_job_now(token_fake, tmp_path, monkeypatch, capsys):
@@ -276,6 +283,17 @@ def test_handle_event_runs_the_pipeline_on_an_event_file(token_fake, tmp_path, m
     args = parser.parse_args(["handle-event", "--event-path", str(star), "--event-name", "star"])
     assert args.handler(args) == 0
     assert "nothing to do" in capsys.readouterr().out
+    args = parser.parse_args([*argv, "--json"])
+    assert args.handler(args) == 0
+    done = one_object(capsys.readouterr().out, "handle-event")
+    assert (done["handled"], done["repo"], done["number"]) == (True, REPO, issue.number)
+    assert done["verdict"] == "match" and done["records"] and done["plan"]
+    assert len(bot_comments(fake, issue.number)) == 1  # kept up to date, not a second one
+    argv = ["handle-event", "--event-path", str(star), "--event-name", "star", "--json"]
+    args = parser.parse_args(argv)
+    assert args.handler(args) == 0
+    nothing = one_object(capsys.readouterr().out, "handle-event")
+    assert nothing["handled"] is False and nothing["reason"] and nothing["records"] == []
 
 
 async def test_polling_runs_triage_commands_once(token_fake, tmp_path, triage):

@@ -49,6 +49,31 @@ def test_a_copied_scanned_line_is_a_write_up_not_a_second_id(tmp_path, capsys):
     assert catalog.get(TWIN["id"]) is not None and not catalog.get(TWIN["id"]).has_write_up
 
 
+def test_a_write_up_follows_the_function_it_names_not_a_sibling_id(tmp_path, capsys):
+    """A message at two places of one file: ids number them in line order at the scanned
+    commit, so an id from a scan of another release can name the sibling. The write-up that
+    names its function covers that function's site, said in a warning, and never the other."""
+    other = {**TWIN, "enclosingFn": "set_width_mut"}
+    folder = tmp_path / "cat"
+    (folder / "writeups").mkdir(parents=True)
+    (folder / "sites.jsonl").write_text(json.dumps(SITE) + "\n" + json.dumps(other) + "\n")
+    write_up = {"id": SITE["id"], "enclosingFn": "set_width_mut", "documentation": "mut."}
+    (folder / "writeups" / "w.json").write_text(json.dumps(write_up))
+    assert main(["catalog", "validate", str(folder)]) == 0
+    assert f"laid over that site's record {other['id']}" in capsys.readouterr().err
+    catalog = load_catalog([folder])
+    assert catalog.get(other["id"]).documentation == "mut."
+    assert catalog.get(other["id"]).enclosing_fn == "set_width_mut"
+    assert not catalog.get(SITE["id"]).has_write_up
+    assert catalog.get(SITE["id"]).enclosing_fn == "set_width"
+
+    (folder / "writeups" / "w.json").write_text(json.dumps({**write_up, "enclosingFn": "gone"}))
+    assert main(["catalog", "validate", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert "the write-up is for another site than the record with its id" in err
+    assert "`gone` in crates/x/src/lib.rs, not `set_width`" in err
+
+
 def test_a_write_up_of_no_record_is_one_line_error(tmp_path, capsys):
     folder = _catalog(tmp_path, {"id": "ffff000000000000", "documentation": "x"})
     assert main(["catalog", "validate", str(folder)]) == 1

@@ -417,6 +417,32 @@ def _apply_overlays(
                         )
                     )
                     continue
+                if record_id in records:
+                    target = _anchored(item, records[record_id], records)
+                    if target is None:
+                        errors.append(
+                            Problem(
+                                name,
+                                "the write-up is for another site than the record with its id "
+                                f"({_site_words(records[record_id], item)}, not {_site_words(records[record_id])})",
+                                line,
+                                "id",
+                                record_id,
+                            )
+                        )
+                        continue
+                    if target.id != record_id:
+                        warnings.append(
+                            Problem(
+                                name,
+                                f"the write-up names {_site_words(target)}: laid over that "
+                                f"site's record {target.id}, not {record_id}",
+                                line,
+                                "id",
+                                record_id,
+                            )
+                        )
+                        record_id = target.id
                 if record_id in overlaid or record_id not in records:
                     why = (
                         "is written up twice"
@@ -425,7 +451,7 @@ def _apply_overlays(
                     )
                     errors.append(Problem(name, f"the write-up {why}", line, "id", record_id))
                     continue
-                merged = record_to_dict(records[record_id]) | item
+                merged = record_to_dict(records[record_id]) | item | {"id": record_id}
                 problems, notes = check_record(merged, name, line)
                 warnings.extend(notes)
                 if problems:
@@ -433,6 +459,46 @@ def _apply_overlays(
                     continue
                 records.add(merged, name, line)
                 overlaid.add(record_id)
+
+
+# What a write-up may name of its site: when it names them, they must be the record's (a message
+# at several places in one file has one id per place, numbered in line order at the scanned
+# commit, so an id copied from a scan of another release can name a sibling site).
+_ANCHOR_FIELDS = (
+    ("filePath", "file_path"),
+    ("errorMessage", "error_message"),
+    ("enclosingFn", "enclosing_fn"),
+)
+
+
+def _fits(item: dict[str, Any], record: Record) -> bool:
+    return all(
+        key not in item or item[key] == getattr(record, attr) for key, attr in _ANCHOR_FIELDS
+    )
+
+
+def _anchored(item: dict[str, Any], record: Record, records: RecordTable) -> Record | None:
+    """The record a write-up covers: the one with its id, unless the write-up names another
+    function (or file, or message); then the one site of the same file and message that fits
+    what it names, and None when no site or several do."""
+    if _fits(item, record):
+        return record
+    fitting = [
+        other
+        for other in records.values()
+        if other.repo == record.repo
+        and other.file_path == item.get("filePath", record.file_path)
+        and other.error_message == item.get("errorMessage", record.error_message)
+        and _fits(item, other)
+    ]
+    return fitting[0] if len(fitting) == 1 else None
+
+
+def _site_words(record: Record, item: dict[str, Any] | None = None) -> str:
+    """`fn` in file: the record's site, or (with `item`) the site a write-up names over it."""
+    named = {key: getattr(record, attr) for key, attr in _ANCHOR_FIELDS} | (item or {})
+    where = named["filePath"] or "?"
+    return f"`{named['enclosingFn']}` in {where}" if named["enclosingFn"] else where
 
 
 # A catalog folder whose maintainer lets unreviewed drafts answer (`catalog review

@@ -10,7 +10,13 @@ import sys
 from datetime import UTC, datetime
 
 from bot.app import load_triage
-from bot.cli.output import Progress, github_failure, report_github_failure
+from bot.cli.output import (
+    Progress,
+    add_json_option,
+    github_failure,
+    print_json,
+    report_github_failure,
+)
 from bot.config.logs import configure_logging
 from bot.config.settings import Settings, SettingsError
 from bot.github.auth import GitHubClients
@@ -33,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="DATE",
         help="only issues updated since DATE (YYYY-MM-DD); default: all",
     )
+    add_json_option(parser, "the summary (issues read, how many hit catalogued records)")
     parser.set_defaults(handler=cmd_backfill)
 
 
@@ -81,6 +88,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         shown.close()
         clients.close()
         store.close()
+    if args.json:
+        print_json({"repo": args.repo, "issues": result.issues, "matched": result.matched})
+        return 0
     print(
         f"backfilled {args.repo}: {result.issues} issue(s) read, {result.matched} hit catalogued "
         "records"

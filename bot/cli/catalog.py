@@ -76,9 +76,12 @@ def register_catalog(sub: argparse._SubParsersAction) -> None:
         "validate",
         help="check catalog files; exit 1 on any error",
         description="Load catalog files or folders and report every problem, one line each, "
-        "on stderr. Exit 1 if there is any. Without PATH, checks the bundled catalog.",
+        "on stderr. Exit 1 if there is any, or the catalog is empty or holds draft "
+        "placeholders (other commands exit 2 when given a catalog that does not load). "
+        "Without PATH, checks the bundled catalog.",
     )
     validate.add_argument("paths", nargs="*", metavar="PATH", help="catalog file or folder")
+    add_json_option(validate, "the verdict (ok, records, problems, warnings, drafts)")
     validate.set_defaults(handler=cmd_validate)
 
     lint = sub.add_parser(
@@ -162,7 +165,7 @@ def cmd_site(args: argparse.Namespace) -> int:
 
     catalog = _load(args.paths)
     if catalog is None:
-        return 1
+        return 2
     triage = Triage(catalog) if args.paths else Triage.of(load_bundled())
     try:
         counts = export_site(Site(triage, static=True), Path(args.out))
@@ -177,6 +180,10 @@ def cmd_site(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    """Exit 1 when the catalog has problems (that is what this command finds; every other
+    command exits 2 when given a catalog that does not load), is empty or holds drafts."""
+    if args.json:
+        return _validate_json(args.paths)
     catalog = _load(
         args.paths, lambda n: f"{n} problem{'s' if n != 1 else ''}; the catalog cannot be used"
     )
@@ -187,12 +194,64 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if not len(catalog):
         _err(_no_records(args.paths))
         return 1
-    drafts = sum(1 for warning in catalog.warnings if warning.message == DRAFT_TEXT)
+    drafts = _drafts(catalog)
     if drafts:
         _err(f"{drafts} draft placeholder{'s' if drafts != 1 else ''}; not ready to publish")
         return 1
     _err(f"ok: {len(catalog)} records")
     return 0
+
+
+def _drafts(catalog: Catalog) -> int:
+    return sum(1 for warning in catalog.warnings if warning.message == DRAFT_TEXT)
+
+
+def _problem_json(problem: Any) -> dict[str, Any]:
+    return {
+        "file": problem.file,
+        "line": problem.line,
+        "record": problem.record_id,
+        "field": problem.field,
+        "message": problem.message,
+    }
+
+
+def _validate_json(paths: Sequence[str]) -> int:
+    """`validate --json`: one object (schemas/validate.schema.json), the same exit status."""
+    try:
+        catalog = load_catalog(list(paths)) if paths else load_bundled().catalog
+    except CatalogError as exc:
+        problems = [_problem_json(p) for p in exc.problems]
+        print_json(
+            {"ok": False, "records": None, "problems": problems, "warnings": [], "drafts": 0}
+        )
+        return 1
+    drafts = _drafts(catalog)
+    warnings = [_problem_json(p) for p in catalog.warnings]
+    problems = (
+        []
+        if len(catalog)
+        else [
+            {
+                "file": None,
+                "line": None,
+                "record": None,
+                "field": None,
+                "message": _no_records(paths),
+            }
+        ]
+    )
+    ok = not problems and not drafts
+    print_json(
+        {
+            "ok": ok,
+            "records": len(catalog),
+            "problems": problems,
+            "warnings": warnings,
+            "drafts": drafts,
+        }
+    )
+    return 0 if ok else 1
 
 
 def _no_records(paths: Sequence[str]) -> str:
@@ -207,7 +266,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
         args.paths, lambda _: "the catalog does not load; fix these first (see `catalog validate`)"
     )
     if catalog is None:
-        return 1
+        return 2
     if not len(catalog):
         _err(_no_records(args.paths))
         return 1
@@ -243,7 +302,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     catalog = _load(args.catalog)
     if catalog is None:
-        return 1
+        return 2
     record = catalog.get(args.id)
     if record is None:
         candidates = sorted(r.id for r in catalog if r.id.startswith(args.id)) if args.id else []

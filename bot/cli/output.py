@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TextIO
 
 COLOR_CHOICES = ("auto", "always", "never")
@@ -58,6 +59,34 @@ def number_in(
         return value
 
     return parse
+
+
+def folder_out_problem(out: str | None) -> str | None:
+    """Why `--out DIR` cannot be written, said before any work is done (None: it can)."""
+    if not out:
+        return None
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        return f"error: --out {out}: a file is there, not a folder"
+    parent = folder if folder.exists() else next((p for p in folder.parents if p.exists()), None)
+    if parent is not None and not os.access(parent, os.W_OK):
+        return f"error: --out {out}: {parent} cannot be written to"
+    return None
+
+
+def file_out_problem(flag: str, out: str | None) -> str | None:
+    """Why the file `flag FILE` names cannot be written, said before any work (None: it can)."""
+    if not out:
+        return None
+    target = Path(out)
+    if target.is_dir():
+        return f"error: {flag} {out}: a folder is there, not a file"
+    folder = target.parent
+    if not folder.is_dir():
+        return f"error: {flag} {out}: no folder {folder}"
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        return f"error: {flag} {out}: cannot be written to"
+    return None
 
 
 def print_json(value: Any) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import subprocess
 import sys
@@ -20,7 +19,7 @@ from typing import Any
 
 from bot.catalog.loader import HOOK_FILE, CatalogError, load_catalog
 from bot.catalog.model import ATTR_BY_KEY, WRITE_UP_ATTRS
-from bot.cli.output import eta, number_in
+from bot.cli.output import add_json_option, eta, folder_out_problem, number_in, print_json
 from bot.scan.builders import (
     Builder,
     BuilderConfigError,
@@ -142,6 +141,9 @@ def register_catalog(catalog_subparsers: argparse._SubParsersAction) -> None:
         metavar="SCORE",
         help="least message similarity (0-100) for a change proposal (default 85)",
     )
+    add_json_option(
+        update, "the summary (counts, proposals, warnings) instead of the diff on stdout"
+    )
     update.set_defaults(handler=cmd_update)
 
     history = catalog_subparsers.add_parser(
@@ -195,6 +197,7 @@ def register_catalog(catalog_subparsers: argparse._SubParsersAction) -> None:
         help="scan only this folder of each release (repeatable; e.g. a dependency's crates)",
     )
     history.add_argument("--out", required=True, metavar="DIR", help="where to write the files")
+    add_json_option(history, "the summary (releases, lineages, live, removed, files) on stdout")
     history.set_defaults(handler=cmd_history)
 
 
@@ -225,8 +228,15 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if not _SHA.match(args.commit):
         _err(f"error: --commit must be a commit SHA (7 to 40 hex digits), not `{args.commit}`")
         return 2
-    if problem := _out_problem(getattr(args, "out", None)):
+    if problem := folder_out_problem(getattr(args, "out", None)):
         _err(problem)
+        return 2
+    if args.out and (Path(args.out) / "history.ndjson").exists():
+        _err(
+            f"error: --out {args.out} holds a `catalog history` of the code, which has every site "
+            "a scan would add; run `catalog history` (or `catalog refresh`) again to follow "
+            "new code, or scan into another folder"
+        )
         return 2
     root = Path(args.path)
     if not root.exists():
@@ -286,6 +296,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_update(args: argparse.Namespace) -> int:
+    if problem := folder_out_problem(args.out):
+        _err(problem)
+        return 2
     catalog_path, scan_path = Path(args.catalog), Path(args.scan)
     for path in (catalog_path, scan_path):
         if not path.exists():
@@ -341,11 +354,30 @@ def cmd_update(args: argparse.Namespace) -> int:
             encoding="utf-8",
         )
         _err(f"update: wrote {out / 'catalog'}, update.md, update.diff and proposals.json")
-    else:
+    elif not args.json:
         sys.stdout.write(diff)
     _err("update: " + result.summary())
     for warning in result.warnings:
         _err(f"warning: {warning}")
+    if args.json:
+        pending = sum(1 for p in result.proposals if not p.accepted)
+        print_json(
+            {
+                "repo": result.repo,
+                "commit": result.commit,
+                "moved": len(result.moved),
+                "changed": len(result.proposals),
+                "proposed": pending,
+                "accepted": len(result.proposals) - pending,
+                "removed": len(result.removed),
+                "new": len(result.new),
+                "unchanged": len(result.unchanged),
+                "restored": len(result.restored),
+                "out": str(Path(args.out) / "catalog") if args.out else None,
+                "proposals": proposals_json(result),
+                "warnings": list(result.warnings),
+            }
+        )
     return 0
 
 
@@ -389,24 +421,11 @@ def git_failure(exc: subprocess.CalledProcessError) -> str:
     return f"`{command}` exited with status {exc.returncode}"
 
 
-def _out_problem(out: str | None) -> str | None:
-    """Why `--out DIR` cannot be written, said before any work is done (None: it can)."""
-    if not out:
-        return None
-    folder = Path(out)
-    if folder.exists() and not folder.is_dir():
-        return f"error: --out {out}: a file is there, not a folder"
-    parent = folder if folder.exists() else next((p for p in folder.parents if p.exists()), None)
-    if parent is not None and not os.access(parent, os.W_OK):
-        return f"error: --out {out}: {parent} cannot be written to"
-    return None
-
-
 def cmd_history(args: argparse.Namespace) -> int:
     if not _REPO.match(args.repo):
         _err(f"error: --repo must be OWNER/NAME, not `{args.repo}`")
         return 2
-    if problem := _out_problem(args.out):
+    if problem := folder_out_problem(args.out):
         _err(problem)
         return 2
     repo_dir = Path(args.path)
@@ -479,13 +498,50 @@ def cmd_history(args: argparse.Namespace) -> int:
     for name, rows in (("panic_sites.jsonl", live), ("removed_sites.jsonl", gone)):
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         (out / name).write_text(text, encoding="utf-8")
+    replaced = _replace_scans(out, args.repo)
     elapsed = time.monotonic() - started
     _err(
         f"history: {len(history.releases)} releases, {len(history.lineages)} lineages "
         f"({len(live)} live, {len(gone)} removed, {sum(map(len, attached.values()))} write-ups "
         f"attached) in {elapsed:.1f}s, written to {out}"
     )
+    if args.json:
+        print_json(
+            {
+                "repo": args.repo,
+                "releases": [{"version": r.version, "commit": r.commit} for r in history.releases],
+                "lineages": len(history.lineages),
+                "live": len(live),
+                "removed": len(gone),
+                "writeups_attached": sum(map(len, attached.values())),
+                "out": str(out),
+                "files": ["history.ndjson", "panic_sites.jsonl", "removed_sites.jsonl"],
+                "replaced": replaced,
+                "seconds": round(elapsed, 3),
+            }
+        )
     return 0
+
+
+def _replace_scans(out: Path, repo: str) -> list[str]:
+    """The history holds every site a `catalog scan` of the same repository wrote into its
+    folder, under the same ids: those scans are renamed `*.replaced` (kept, no longer read), and
+    said, instead of every id failing as used twice."""
+    replaced = []
+    for scan in sorted(out.glob("scan-*.jsonl")):
+        try:
+            with scan.open(encoding="utf-8") as lines:
+                first = json.loads(next(lines, "{}") or "{}")
+        except (OSError, ValueError):
+            continue
+        if isinstance(first, dict) and first.get("repo") == repo:
+            scan.replace(scan.with_name(scan.name + ".replaced"))
+            replaced.append(scan.name)
+            _err(
+                f"history: replaces {scan.name} (renamed {scan.name}.replaced): the history "
+                "holds the same sites under the same ids"
+            )
+    return replaced
 
 
 def _has_write_up(record: dict[str, Any]) -> bool:

@@ -82,6 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--interval", type=float, default=60.0, metavar="S", help="seconds between polls"
     )
     poll.add_argument("--once", action="store_true", help="poll once, handle the jobs, exit")
+    add_json_option(poll, "with --once, the summary (issues changed, jobs by state)")
     poll.add_argument(
         "--lookback",
         type=float,
@@ -107,6 +108,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     event.add_argument(
         "--attempts", type=int, default=3, metavar="N", help="tries on transient GitHub errors"
     )
+    add_json_option(event, "what was done (verdict, records, the plan)")
     event.set_defaults(handler=cmd_handle_event)
 
     jobs = subparsers.add_parser(
@@ -220,10 +222,15 @@ async def _poll(settings: Settings, args: argparse.Namespace) -> int:
             )
             await worker.drain(timeout=max(60.0, 10.0 * len(result.issues)))
             counts = store.job_counts()
-            print(
-                f"polled {args.repo}: {len(result.issues)} issue(s) changed; "
-                f"{counts['dead']} job(s) dead-lettered"
-            )
+            if args.json:
+                print_json(
+                    {"repo": args.repo, "issues_changed": len(result.issues), "jobs": dict(counts)}
+                )
+            else:
+                print(
+                    f"polled {args.repo}: {len(result.issues)} issue(s) changed; "
+                    f"{counts['dead']} job(s) dead-lettered"
+                )
             return 0 if counts["dead"] == 0 else 1
         worker.start()
         # catalog sources (issue 26); the scanner only for `poll`, not for `handle-event`
@@ -357,13 +364,31 @@ def cmd_handle_event(args: argparse.Namespace) -> int:
         print(f"triage-bot: cannot read the event: {exc}", file=sys.stderr)
         return 2
     if decision.job is None:
-        print(f"nothing to do for {args.event_name} ({decision.reason})")
+        if args.json:
+            print_json(
+                {
+                    "event": args.event_name,
+                    "handled": False,
+                    "reason": decision.reason,
+                    "repo": None,
+                    "number": None,
+                    "verdict": None,
+                    "records": [],
+                    "plan": None,
+                }
+            )
+        else:
+            print(f"nothing to do for {args.event_name} ({decision.reason})")
         return 0
     with store_errors(settings.store_location):
-        return asyncio.run(_handle_event(settings, decision.job, max(1, args.attempts)))
+        return asyncio.run(
+            _handle_event(settings, decision.job, max(1, args.attempts), args.event_name, args.json)
+        )
 
 
-async def _handle_event(settings: Settings, job: dict[str, Any], attempts: int) -> int:
+async def _handle_event(
+    settings: Settings, job: dict[str, Any], attempts: int, event: str, as_json: bool
+) -> int:
     policy = HANDLE_EVENT_POLICY or RetryPolicy(cap=60.0)
     async with _github_pipeline(settings) as (_store, _clients, pipeline):
         for attempt in range(1, attempts + 1):
@@ -379,6 +404,20 @@ async def _handle_event(settings: Settings, job: dict[str, Any], attempts: int) 
                 log.warning("attempt %d failed: %s; retrying", attempt, failure.reason)
                 await asyncio.sleep(failure.delay * policy.scale)
                 continue
+            if as_json:
+                print_json(
+                    {
+                        "event": event,
+                        "handled": True,
+                        "reason": None,
+                        "repo": job["repo"],
+                        "number": job["number"],
+                        "verdict": outcome.verdict,
+                        "records": list(outcome.record_ids),
+                        "plan": outcome.plan.describe(),
+                    }
+                )
+                return 0
             print(
                 f"{job['repo']}#{job['number']}: {outcome.verdict}"
                 f" {','.join(outcome.record_ids)} {outcome.plan.describe()}".rstrip()

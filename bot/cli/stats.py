@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from bot.app import Triage, load_triage
-from bot.cli.output import add_json_option, print_json
+from bot.cli.output import add_json_option, file_out_problem, print_json
 from bot.config.settings import Settings, SettingsError
 from bot.server.stats_page import gather
 from bot.stats.report import (
@@ -87,6 +87,9 @@ def _load_triage(settings: Settings) -> Triage | None:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    if problem := file_out_problem("--html", args.html):
+        _err(problem)
+        return 2
     settings, store = _open_existing()
     try:
         parse_since(args.since)  # a bad date is named even when there is nothing to filter
@@ -134,6 +137,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_catalog_draft(args: argparse.Namespace) -> int:
+    if problem := file_out_problem("--out", args.out):
+        _err(problem)
+        return 2
     settings, store = _open_existing()
     if store is None:
         _err(f"no store yet at {settings.triage_db} (TRIAGE_DB), so no uncatalogued panics")

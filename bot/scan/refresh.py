@@ -29,6 +29,7 @@ unchanged file is not resolved until the next full build.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -364,12 +365,24 @@ def refresh_catalog(
     One refresh of a folder at a time (a lock file beside the catalog: `serve` and a cron job
     may share a folder). `progress(done, total)`: after each release column built."""
     out = Path(catalog_dir)
+    if out.exists() and not out.is_dir():
+        raise RefreshError(f"{out}: a file is there, not a catalog folder")
+    if _git_ok(Path(source), "rev-parse", "--git-dir") is None:
+        raise RefreshError(f"{source}: not a git repository")
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / LOCK_FILE, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        recover(out)  # what a killed refresh left: its committed set put in place, temps gone
-        step = progress or (lambda _done, _total: None)
-        return _refresh(out, Path(source), repo, branch, tags_pattern, fetch, log, pinned, step)
+    try:
+        with open(out / LOCK_FILE, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            recover(out)  # what a killed refresh left: its committed set put in place, temps gone
+            step = progress or (lambda _done, _total: None)
+            return _refresh(out, Path(source), repo, branch, tags_pattern, fetch, log, pinned, step)
+    except BaseException:
+        if created:  # a folder this call made and nothing was built in: nothing is left behind
+            (out / LOCK_FILE).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                out.rmdir()
+        raise
 
 
 def _refresh(
