@@ -41,10 +41,12 @@ async def serve_process(
     host: str | None = None,
     capture_output: bool = False,
     github: bool = True,
+    open_files: int | None = None,
 ) -> AsyncIterator[ServeProcess]:
     """`python -m bot serve` in `workdir` with its store there; without `host`, serve's default
     (loopback). Yields once /healthz answers 200; on leaving, SIGTERM and the process's end.
-    `github=False`: no GitHub (nor Discord) credential at all, as a first look at the pages."""
+    `github=False`: no GitHub (nor Discord) credential at all, as a first look at the pages.
+    `open_files`: the process's open-file limit (RLIMIT_NOFILE), as systemd's default sets one."""
     port = free_port()
     env = {
         **os.environ,
@@ -66,6 +68,7 @@ async def serve_process(
         cwd=str(workdir),
         stdout=output,
         stderr=asyncio.subprocess.STDOUT if capture_output else asyncio.subprocess.DEVNULL,
+        preexec_fn=None if open_files is None else lambda: _limit_files(open_files),
     )
     served = ServeProcess(process, f"http://127.0.0.1:{port}")
     try:
@@ -75,6 +78,12 @@ async def serve_process(
         process.send_signal(signal.SIGTERM)
         stdout, _ = await asyncio.wait_for(process.communicate(), 30)
         served.output = stdout or b""
+
+
+def _limit_files(count: int) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (count, count))
 
 
 async def _until_healthy(base_url: str) -> None:

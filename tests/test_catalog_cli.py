@@ -102,7 +102,7 @@ def test_lint_bundled_catalog(capsys):
 def test_lint_a_catalog_that_does_not_load(capsys, tmp_path):
     (tmp_path / "bad.json").write_text("[", encoding="utf-8")
     code, out, err = run(capsys, "lint", str(tmp_path))
-    assert code == 1 and out == ""
+    assert code == 2 and out == ""
     assert "bad.json" in err and "catalog validate" in err
 
 

@@ -398,6 +398,21 @@ def test_compose_file():
     assert Path(service["environment"]["TRIAGE_DB"]).parent == Path(mount)
     assert any(p.endswith(":8080") for p in service["ports"])
     assert service["restart"] in ("unless-stopped", "always", "on-failure")
+    _limited(service)
+
+
+def _limited(service: dict) -> None:
+    """Open files and memory are set, as the systemd unit sets them."""
+    assert service["ulimits"]["nofile"]["soft"] >= 4096
+    assert service["mem_limit"] and service["pids_limit"]
+
+
+def test_replicas_compose_file_sets_the_limits_too():
+    compose = load_yaml(DEPLOY / "docker-compose.postgres.yml")
+    replicas = [s for name, s in compose["services"].items() if name.startswith("triage-bot")]
+    assert len(replicas) == 2
+    for service in replicas:
+        _limited(service)
 
 
 # -- systemd ----------------------------------------------------------------------------------
@@ -436,6 +451,7 @@ def test_systemd_unit_settings():
     for hardening in ("NoNewPrivileges", "ProtectSystem", "ProtectHome", "PrivateTmp"):
         assert hardening in service, hardening
     assert service["ProtectSystem"] == "strict"
+    assert int(service["LimitNOFILE"]) >= 4096 and service["MemoryMax"] and service["TasksMax"]
     assert dict(sections["Install"])["WantedBy"] == "multi-user.target"
 
 

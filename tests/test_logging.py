@@ -207,3 +207,30 @@ def test_handle_event_logs_one_event_line_without_the_token(
     assert fields["records"] == "cf30438606d06d30"
     assert int(fields["duration_ms"]) >= 0
     assert token not in err
+
+
+def test_a_flood_of_one_warning_is_held_back_and_counted(restore_logging):
+    """Ten warnings of one kind a minute pass; the rest are counted and the next one after the
+    window says how many were left out. Other kinds, info records and events pass untouched."""
+    from bot.config.logs import RepeatFilter
+
+    now = [0.0]
+    stream = io.StringIO()
+    handler = configure_logging(level="INFO", stream=stream)
+    handler.filters = [RepeatFilter(burst=10, window=60.0, clock=lambda: now[0])] + [
+        f for f in handler.filters if not isinstance(f, RepeatFilter)
+    ]
+    log = logging.getLogger("bot.server.flood")
+    for n in range(500):
+        log.warning("slow client %s dropped", f"10.0.0.{n % 250}")
+    log.warning("another kind of warning")
+    for _ in range(20):
+        log.info("progress")
+    lines = stream.getvalue().splitlines()
+    assert sum("slow client" in line for line in lines) == 10
+    assert sum("progress" in line for line in lines) == 20
+    assert any("another kind of warning" in line for line in lines)
+    now[0] = 61.0
+    log.warning("slow client %s dropped", "10.0.0.9")
+    last = stream.getvalue().splitlines()[-1]
+    assert "slow client 10.0.0.9 dropped (490 more like this left out)" in last

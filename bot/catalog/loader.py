@@ -5,6 +5,7 @@ are built beside it by the app (bot.app), which also caches the bundled catalog'
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -17,6 +18,7 @@ from bot.catalog.families import (
     parse_families,
     payload_family,
 )
+from bot.catalog.fileset import reading
 from bot.catalog.lint import review_flags
 from bot.catalog.model import (
     UNREVIEWED_TAG,
@@ -277,7 +279,10 @@ def catalog_files(path: Path) -> list[Path]:
 
 def load_catalog(paths: Sequence[str | Path]) -> Catalog:
     """Load and check every record under `paths`; raise CatalogError listing all problems."""
-    with collector_paused():
+    with collector_paused(), contextlib.ExitStack() as held:
+        for given in paths:
+            if Path(given).is_dir():  # a refresh's set of files, seen whole (bot.catalog.fileset)
+                held.enter_context(reading(Path(given)))
         return _load_catalog(paths)
 
 
@@ -418,13 +423,14 @@ def _apply_overlays(
                     )
                     continue
                 if record_id in records:
-                    target = _anchored(item, records[record_id], records)
+                    keyed = records[record_id]
+                    target = _anchored(item, keyed, records)
                     if target is None:
                         errors.append(
                             Problem(
                                 name,
                                 "the write-up is for another site than the record with its id "
-                                f"({_site_words(records[record_id], item)}, not {_site_words(records[record_id])})",
+                                f"({_site_words(keyed, item)}, not {_site_words(keyed)})",
                                 line,
                                 "id",
                                 record_id,

@@ -5,8 +5,9 @@ excepted), no secrets.
   `LOG_LEVEL`, with UTC timestamps, and a `RedactingFilter` that replaces the values of the
   secret settings (tokens, the App's private key, webhook secrets) and anything shaped like a
   GitHub or Discord token, a bearer header or a PEM key with `[REDACTED]` (bot.config.redact),
-  in the message, its arguments and any traceback. Calling it again replaces the handler
-  (tests, reloads).
+  in the message, its arguments and any traceback, and a `RepeatFilter` that lets through at
+  most ten warnings of one kind a minute (then says how many it left out). Calling it again
+  replaces the handler (tests, reloads).
 - `log_event(...)` writes the one line each handled event gets, as `key=value` pairs in a fixed
   order: `event source=github delivery=... repo=... issue=... verdict=... records=...
   duration_ms=...`, then free text (what was written). The same fields ride on the record as
@@ -55,6 +56,40 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+class RepeatFilter(logging.Filter):
+    """A handler filter: at most `burst` records of one kind (logger, level, message template)
+    per `window` seconds; the rest are counted, and the first record of that kind after the
+    window says how many were left out. Info and debug records and the events (`log_event`)
+    pass untouched: a flood of one warning (a slow client, a refused signature) cannot fill the
+    disk, and no kind of warning is lost from view."""
+
+    def __init__(self, burst: int = 10, window: float = 60.0, clock: Any = time.monotonic) -> None:
+        super().__init__()
+        self.burst, self.window, self.clock = burst, window, clock
+        self._seen: dict[tuple[str, int, str], list[float | int]] = {}  # [start, shown, held]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING or hasattr(record, "event"):
+            return True
+        key = (record.name, record.levelno, str(record.msg))
+        now = self.clock()
+        seen = self._seen.get(key)
+        if seen is None or now - seen[0] >= self.window:
+            held = int(seen[2]) if seen else 0
+            if len(self._seen) > 1000:  # many kinds: forget the old ones, not the memory
+                self._seen.clear()
+            self._seen[key] = [now, 1, 0]
+            if held:
+                record.msg = f"{record.getMessage()} ({held} more like this left out)"
+                record.args = None
+            return True
+        if seen[1] < self.burst:
+            seen[1] = int(seen[1]) + 1
+            return True
+        seen[2] = int(seen[2]) + 1
+        return False
+
+
 class UTCFormatter(logging.Formatter):
     """ISO 8601 timestamps in UTC, to the millisecond: `2026-01-31T12:00:00.000Z`."""
 
@@ -97,6 +132,7 @@ def configure_logging(
             chosen = logging.INFO
     handler = logging.StreamHandler(stream) if stream is not None else _StderrHandler()
     handler.setFormatter(UTCFormatter(FORMAT))
+    handler.addFilter(RepeatFilter())
     handler.addFilter(RedactingFilter([*secret_values(settings), *extra_secrets]))
     setattr(handler, _HANDLER_MARK, True)
     root = logging.getLogger()

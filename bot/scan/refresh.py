@@ -33,7 +33,6 @@ import contextlib
 import fcntl
 import hashlib
 import json
-import os
 import re
 import subprocess
 import tempfile
@@ -44,6 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bot.catalog.fileset import COMMIT_FILE, recover, replace_set  # noqa: F401 (re-exported)
 from bot.catalog.lint import WRITEUP_REVIEW_TAG as REVIEW_TAG_PREFIX
 from bot.catalog.model import REMOVED_TAG_PREFIX
 from bot.catalog.patterns import normalise_message
@@ -908,49 +908,3 @@ def _writeups(out: Path) -> dict[str, str]:
 
 def _jsonl(rows: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-
-
-COMMIT_FILE = ".refresh.commit"  # a set of files written whole, waiting to be put in place
-
-
-def replace_set(out: Path, files: dict[str, str]) -> None:
-    """Put `files` (name -> text) in place as a set: every one written whole beside its
-    target first, then a commit marker naming them, then the renames, then the marker goes.
-    A crash before the marker leaves the old set (and temp files `recover` removes); after it,
-    `recover` finishes the renames: a reader never gets half of one set and half of another."""
-    temps = {name: f".{name}.{os.getpid()}.tmp" for name in files}
-    try:
-        for name, text in files.items():
-            _write_synced(out / temps[name], text)
-        _write_synced(out / COMMIT_FILE, json.dumps(temps) + "\n")
-    except BaseException:
-        for temp in temps.values():
-            (out / temp).unlink(missing_ok=True)
-        raise
-    recover(out)
-
-
-def recover(out: Path) -> None:
-    """Finish a set a crash interrupted after its commit marker, and remove the temp files
-    of one interrupted before it. Safe to run at any time, by any reader of the folder."""
-    marker = out / COMMIT_FILE
-    try:
-        temps = json.loads(marker.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        temps = None
-    except (OSError, ValueError):
-        temps = {}  # a marker cut short: it was never complete, so neither is its set
-    if isinstance(temps, dict):
-        for name, temp in temps.items():
-            if (out / temp).exists():
-                os.replace(out / temp, out / name)
-        marker.unlink(missing_ok=True)
-    for stale in out.glob(".*.tmp"):
-        stale.unlink(missing_ok=True)
-
-
-def _write_synced(path: Path, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(text)
-        out.flush()
-        os.fsync(out.fileno())

@@ -21,6 +21,8 @@
   repository names and panic texts, so it is off (404) unless TRIAGE_STATS_TOKEN is set, and then
   asks for that token (`Authorization: Bearer TOKEN`, or basic auth with the token as password).
 - With DISCORD_TOKEN set, the Discord client runs in the same event loop.
+- Open connections are capped below the open-file limit (bot.server.listen): past the cap the
+  oldest is closed (triage_connections_shed_total), so a flood never exhausts descriptors.
 - The catalog's pages (bot.server.site_routes), unless TRIAGE_PAGES=0: GET /, /errors, /errors/ID,
   /api/errors/ID, POST / and POST /api/match, on their own bounded thread.
 """
@@ -56,6 +58,7 @@ from bot.github.pipeline import IssuePipeline, pipeline_from_settings
 from bot.github.worker import Worker
 from bot.health import Health, Status
 from bot.server import catalog_swap, site_routes
+from bot.server.listen import connection_cap, serve_until_stopped
 from bot.server.stats_page import stats_page
 from bot.site.data import public_issue_rows
 from bot.store import open as store_open
@@ -185,6 +188,11 @@ def create_app(
         "Webhook requests cut (408) because their body was not in within TRIAGE_READ_TIMEOUT",
     )
     metrics.inc("triage_webhook_slow_requests_total", 0)
+    metrics.counter(
+        "triage_connections_shed_total",
+        "Connections closed because the connection cap (below the open-file limit) was reached",
+    )
+    metrics.inc("triage_connections_shed_total", 0)
     metrics.gauge("triage_queue_depth", "Jobs queued or running", store.queue_depth)
     metrics.gauge(
         "triage_dead_jobs", "Jobs in the dead-letter list", lambda: store.job_counts()["dead"]
@@ -226,7 +234,7 @@ def create_app(
         state.health.register(name.lower(), _off(detail))
 
     # The body cap is ours (checked before reading); aiohttp's own limit sits just above it.
-    app = web.Application(client_max_size=webhook.MAX_BODY + 1024)
+    app = web.Application(client_max_size=webhook.MAX_BODY + 1024, middlewares=[client_gone])
     app[STATE] = state
     state.follower = catalog_swap.install(state, app)
     app.router.add_post("/github/webhook", handle_webhook)
@@ -683,6 +691,20 @@ async def handle_metrics(request: web.Request) -> web.Response:
     )
 
 
+@web.middleware
+async def client_gone(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """A request whose connection went away while its body was read (the client left, or the
+    connection cap closed it) ends quietly, not as a 500 with a traceback in the log."""
+    try:
+        return await handler(request)
+    except ConnectionResetError:
+        if request.transport is not None and not request.transport.is_closing():
+            raise  # not this request's own connection: a real error
+        raise web.HTTPBadRequest(text="the connection was lost\n") from None
+
+
 def run(settings: Settings, host: str, port: int) -> None:
     """Serve until interrupted."""
     app = create_app(settings)
@@ -693,13 +715,22 @@ def run(settings: Settings, host: str, port: int) -> None:
             host,
             " and /stats (token-protected) are" if settings.triage_stats_token else " is",
         )
+    metrics = app[STATE].metrics
+    cap = connection_cap()
+
+    def shed() -> None:
+        metrics.inc("triage_connections_shed_total")
+        log.warning("%d connections open: the oldest was closed to make room", cap)
+
     # aiohttp's keep-alive timer also runs from a connection's start: a request whose headers
     # are not all in by then is closed, which bounds the time to send headers
-    web.run_app(
-        app,
-        host=host,
-        port=port,
-        access_log=None,
-        print=None,
-        keepalive_timeout=settings.triage_read_timeout,
+    asyncio.run(
+        serve_until_stopped(
+            app,
+            host,
+            port,
+            keepalive_timeout=settings.triage_read_timeout,
+            cap=cap,
+            on_shed=shed,
+        )
     )
