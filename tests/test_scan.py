@@ -845,3 +845,18 @@ def test_a_file_nested_thousands_deep_is_left_out_and_said(caplog) -> None:
     assert "src/gen.rs: nested more than 256 levels deep; not scanned" in caplog.text
     shallow = scan_source(nested(MAX_NESTING // 4), "src/lib.rs")
     assert [s.message_format for s in shallow.sites] == ["deep"] and not shallow.too_deep
+
+
+def test_a_file_larger_than_the_cap_is_left_out_and_said(caplog, monkeypatch) -> None:
+    from bot.scan.rust import site_finder
+
+    monkeypatch.setattr(site_finder, "MAX_FILE_BYTES", 1000)
+    big = 'pub fn f() {\n    panic!("big");\n}\n' + "// table\n" * 200
+    with caplog.at_level("WARNING"):
+        scanned = scan_source(big, "src/table.rs")
+    assert scanned.sites == [] and scanned.too_deep
+    assert (
+        f"src/table.rs: {len(big)} bytes, over the 1000-byte cap for one file; not scanned"
+        in caplog.text
+    )
+    assert [s.message_format for s in scan_source(big[:900], "src/lib.rs").sites] == ["big"]

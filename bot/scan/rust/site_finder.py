@@ -99,10 +99,13 @@ class FileScan:
     # Paths (relative, `/`-separated) of files and folders of `#[cfg(test)] mod x;` modules.
     test_module_paths: list[str] = field(default_factory=list)
     whole_file_is_test: bool = False
-    too_deep: bool = False  # nested past MAX_NESTING: not scanned
+    too_deep: bool = False  # nested past MAX_NESTING, or larger than MAX_FILE_BYTES: not scanned
 
 
 MAX_NESTING = 256  # syntax-tree levels; hand-written Rust stays far below
+# A file larger than this is generated data (tables, bindings), not code that panics for a
+# reason a person wrote: left out, said, so one file cannot stall a refresh.
+MAX_FILE_BYTES = 8 * 1024 * 1024
 
 
 def deeper_than(root: Node, limit: int) -> bool:
@@ -242,6 +245,16 @@ def scan_source(
     """
     if isinstance(source, str):
         source = source.encode("utf-8")
+    if len(source) > MAX_FILE_BYTES:
+        log.warning(
+            "%s: %d bytes, over the %d-byte cap for one file; not scanned",
+            file_path,
+            len(source),
+            MAX_FILE_BYTES,
+        )
+        scan = FileScan()
+        scan.too_deep = True
+        return scan
     # rustc reads CRLF sources as LF: literals spanning lines hold `\n`, and line numbers agree.
     source = source.replace(b"\r\n", b"\n")
     if context is None:
