@@ -3,8 +3,8 @@ against the records of that project's own `catalog scan`.
 
 Each project folder holds `cases/*.md` (texts as reported, prose reworded), `labels.jsonl` (set
 by hand against the scan before the bot ran), the same for the held-out part in `heldout/`
-(chosen before the first run and never tuned on) and `catalog.jsonl` (only the scanned records
-the labels name; the full scan is not committed).
+(chosen before the first run and never tuned on) and `catalog.jsonl` (the full scan: every
+site of the project, so a false answer any of them would give counts).
 
 Prints per-project figures (run with -s) and enforces them as counts: misses on catalogued
 panics and false matches (zero on every tuned part), on the tuned part and, in its own test, on
