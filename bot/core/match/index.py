@@ -368,12 +368,25 @@ class CatalogIndex:
             return None
         folder = self.crate_folders.get(canonical_crate(crate))
         if folder is None:
+            # Published under the repository's name and the folder's (`wasmtime-fiber` from
+            # `crates/fiber`): the registry path names the package, not the folder.
+            folder = self._folder_under_repo_name(canonical_crate(crate))
+        if folder is None:
             # A crate without `src/`: its one file that ends with the pasted path.
             ending = "/" + crate_path
             files = self.crate_files.get(canonical_crate(crate), ())
             found = [f for f in files if f.endswith(ending)]
             return found[0] if len(found) == 1 else None
         return f"{folder}/{crate_path}" if folder else crate_path  # "": the repository's root
+
+    def _folder_under_repo_name(self, crate: str) -> str | None:
+        found = {
+            self.crate_folders[rest]
+            for name in self.repo_names
+            if crate.startswith(prefix := canonical_crate(name) + "-")
+            and (rest := crate[len(prefix) :]) in self.crate_folders
+        }
+        return found.pop() if len(found) == 1 else None
 
     def checkout_file(self, path: str) -> str | None:
         """The catalog's file a path names through a clone of its repository, built where it

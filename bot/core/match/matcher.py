@@ -30,7 +30,7 @@ from bot.core.match.crates import repo_crate_names
 from bot.core.match.drift import MIN_FIXED_TOKENS, WHOLE_SCORE, PastedForm, drift_between
 from bot.core.match.index import CatalogIndex, IndexedRecord, SiteCatalog, squash, words
 from bot.core.match.projects import Projects
-from bot.core.match.raised_in import panicked_in
+from bot.core.match.raised_in import panicked_in, panicking_frame
 from bot.core.match.releases import FILE_HIT_CONFIDENCE, ReleaseHistory, older_wording_record
 from bot.core.match.releases import revise as revise_with_history
 from bot.core.match.std_messages import is_std_message
@@ -296,9 +296,15 @@ class Matcher:
             and panicked_in(record, panic.frames, self._project_crate(record))
         ):
             # The backtrace's panicking frame is the record's function, of the project's crate:
-            # the site, in the file an older release kept it in (or one the path cut).
+            # the site, in the file an older release kept it in (or one the path cut), or the
+            # header names a caller (a panic inside `Index::index` is printed at the caller's
+            # line by newer Rust) while the frame is at the site.
             evidence.append("function")
             confidence += 0.2
+            line_distance = self._frame_line_distance(panic, record)
+            if line_distance is not None and line_distance <= 3:
+                evidence.append("line")
+                confidence += 0.1
         elif location is not None and not self._printed_there(record, location, message):
             in_project = bool(location_path) or self._in_project(location)
             confidence = self._weigh_other_location(
@@ -344,6 +350,17 @@ class Matcher:
             line_distance=line_distance,
             refused=refusal,
         )
+
+    def _frame_line_distance(self, panic: Panic, record: Record) -> int | None:
+        """Lines from the panicking frame's place to the record's, when that frame is in the
+        record's own file."""
+        frame = panicking_frame(panic.frames)
+        at = frame.location if frame is not None else None
+        if at is None or at.line is None or not record.line_number or not line_is_evidence(record):
+            return None
+        if self._repo_path(at) != record.file_path:
+            return None
+        return abs(at.line - record.line_number)
 
     def _other_file_refusal(
         self,
@@ -848,7 +865,7 @@ def _rank(scored: list[tuple[float, Candidate]]) -> list[tuple[float, Candidate]
     # A placeholder-only record (`{e}`) matches anything and is capped: it is no exact match.
     exact = any("pattern" in c.evidence and c.confidence >= MATCH_THRESHOLD for _, c in scored)
 
-    def key(item: tuple[float, Candidate]) -> tuple[bool, float, bool, bool, float, str]:
+    def key(item: tuple[float, Candidate]) -> tuple[bool, float, bool, bool, float, int, str]:
         raw, c = item
         resembles_only = exact and "pattern" not in c.evidence
         return (
@@ -857,6 +874,8 @@ def _rank(scored: list[tuple[float, Candidate]]) -> list[tuple[float, Candidate]
             "location" not in c.evidence,
             "line" not in c.evidence,
             -c.message_score,
+            # sites of one message in one file: the nearer to the pasted line first
+            c.line_distance if c.line_distance is not None else 1 << 30,
             c.record_id,
         )
 

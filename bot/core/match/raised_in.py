@@ -33,20 +33,41 @@ def impl_type(impl: str | None) -> str | None:
     return found.group(0) if found else None
 
 
+def panicking_frame(frames: tuple[Frame, ...]) -> Frame | None:
+    """The first frame of code that is not std's (`rust_begin_unwind`, `core::panicking::..`,
+    `std::..` looked past): the function that panicked."""
+    for frame in frames[: _MACHINERY_FRAMES + 1]:
+        if frame.crate is None or frame.crate in STD_CRATES:
+            continue
+        return frame
+    return None
+
+
+def owner_and_name(function: str) -> tuple[str | None, str]:
+    """(the type, the function) a frame names: `nu_protocol::StateWorkingSet::get_block_mut`
+    -> (`StateWorkingSet`, `get_block_mut`); a trait method `<slab::Slab<T> as
+    core::ops::index::Index<usize>>::index` -> (`Slab`, `index`)."""
+    function = strip_symbol_hash(function)
+    if function.startswith("<") and " as " in function and ">::" in function:
+        head, _, name = function.rpartition(">::")
+        self_type = head[1:].split(" as ", 1)[0]
+        found = _IDENT.findall(self_type.split("<", 1)[0].rsplit("::", 1)[-1])
+        return (found[0] if found else None), name
+    segments = function.split("::")
+    return (segments[-2] if len(segments) > 1 else None), segments[-1]
+
+
 def panicked_in(
     record: Record, frames: tuple[Frame, ...], project_crate: Callable[[str], bool]
 ) -> bool:
     """Whether the first frame of code that is not std's is the record's function (its type's
     method when the record is in an impl), in a crate `project_crate` says is the project's."""
     name = record.enclosing_fn
-    if not name or not frames:
+    frame = panicking_frame(frames) if name else None
+    if frame is None or frame.crate is None:
         return False
-    owner = impl_type(record.site_check.get("impl"))
-    for frame in frames[: _MACHINERY_FRAMES + 1]:
-        if frame.crate is None or frame.crate in STD_CRATES:
-            continue  # `rust_begin_unwind`, `core::panicking::panic_fmt`, `std::..`
-        segments = strip_symbol_hash(frame.function).split("::")
-        if segments[-1] != name or not project_crate(canonical_crate(frame.crate)):
-            return False
-        return owner is None or (len(segments) > 1 and segments[-2] == owner)
-    return False
+    owner, function = owner_and_name(frame.function)
+    if function != name or not project_crate(canonical_crate(frame.crate)):
+        return False
+    wanted = impl_type(record.site_check.get("impl"))
+    return wanted is None or owner == wanted

@@ -785,7 +785,10 @@ def _revise_one(
     best = match.best
     if best is not None and match.matched and "location" in best.evidence:
         # The pasted file is the record's own: the catalog agrees, but on the line only if
-        # the pasted release had the site there (issue 29.7).
+        # the pasted release had the site there.
+        sibling = _release_line_sibling(history, records, match, pasted, location.line, version)
+        if sibling is not None:
+            return sibling
         if "line" in best.evidence and line_contradicted(
             history, best.record_id, location.line, version
         ):
@@ -1062,6 +1065,42 @@ def _line_confirmed(
         return None
     evidence = tuple(dict.fromkeys((*best.evidence, "release", "line")))
     return replace(best, confidence=max(best.confidence, RELEASE_HIT_CONFIDENCE), evidence=evidence)
+
+
+def _release_line_sibling(
+    history: ReleaseHistory,
+    records: Mapping[str, Record],
+    match: PanicMatch,
+    pasted: tuple[str, str],
+    line: int | None,
+    version: str | None,
+) -> PanicMatch | None:
+    """One message raised at several sites of one file: the pasted release's own lines say
+    which site printed it. When that release had another candidate's site exactly at the
+    pasted line (and the best's not), that candidate answers, with the release and line as
+    evidence (wgpu-core 22.1.0 `hal_api.rs:20` is `create_instance_from_hal`, whatever line
+    each site has today)."""
+    best = match.best
+    if best is None or line is None or not version:
+        return None
+    hit = find_hit(history, pasted, line, records[best.record_id].error_message, version)
+    if hit is None or hit.how != "line":
+        return None
+    rid = history.record_id(history.lineages[hit.lineage], records)
+    if rid is None or rid == best.record_id:
+        return None
+    chosen = next((c for c in match.candidates if c.record_id == rid), None)
+    if chosen is None or records[rid].error_message != records[best.record_id].error_message:
+        return None
+    state = history.lineages[hit.lineage].state(hit.release)
+    promoted = replace(
+        chosen,
+        confidence=max(chosen.confidence, best.confidence),
+        evidence=tuple(dict.fromkeys((*chosen.evidence, "release", "line"))),
+        line_distance=abs(state[1] - line) if state is not None else chosen.line_distance,
+    )
+    rest = tuple(c for c in match.candidates if c.record_id != rid)
+    return PanicMatch(match.panic, (promoted, *rest), matched=True)
 
 
 def _prefer_existing(

@@ -1,0 +1,141 @@
+"""Defects of the scorer found from outside, each on a catalog built as a user builds one:
+
+- one message raised at several sites of one file: the pasted release's line names one of them,
+  and that one answers (not a sibling a few lines away, at full confidence);
+- a panic inside `Index::index` / `IndexMut::index_mut` printed at the caller's line: the
+  backtrace's panicking frame is at the site, in the library's own file, and names which of
+  the two it was;
+- a crate published under the repository's name and its folder's (`foo-fiber` from
+  `crates/fiber`): the registry path names the package, and it is the folder's file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_process import run_cli
+from git_project import git
+
+from bot.app import Triage, load_bundled
+
+HEADER = "thread 'main' panicked at {path}:\n{message}\n"
+REGISTRY = "/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f"
+
+
+def _answer(tmp_path: Path, catalog: Path, text: str) -> tuple[str, list[tuple[str, float]]]:
+    paste = tmp_path / "paste.txt"
+    paste.write_text(text)
+    done = run_cli(tmp_path, "match", "--catalog", str(catalog), "--json", str(paste))
+    report = json.loads(done.stdout)
+    return report["verdict"], [(m["id"], m["confidence"]) for m in report["matches"]]
+
+
+def test_the_pasted_release_line_picks_among_sites_of_one_message_in_one_file() -> None:
+    """wgpu-core's `hal_api.rs` raised `called empty api` at four lines; in 22.1.0 line 20 was
+    `create_instance_from_hal`'s, in 0.18.0 line 22 was. Its sibling three lines further down
+    was answered at 1.0 before."""
+    triage = Triage.of(load_bundled())
+    catalog = triage.catalog
+    for release, line in (("22.1.0", 20), ("0.18.0", 22), ("0.19.4", 21)):
+        path = f"{REGISTRY}/wgpu-core-{release}/src/hal_api.rs:{line}:9"
+        text = HEADER.format(path=path, message="not implemented: called empty api")
+        [panic] = triage.analyse(text).answered
+        best = catalog.get(panic.best.record_id)
+        assert best.enclosing_fn == "create_instance_from_hal", (release, best.enclosing_fn)
+    path = f"{REGISTRY}/wgpu-core-22.1.0/src/hal_api.rs:23:9"
+    [panic] = triage.analyse(
+        HEADER.format(path=path, message="not implemented: called empty api")
+    ).answered
+    assert catalog.get(panic.best.record_id).enclosing_fn == "instance_as_hal"
+
+
+SLAB = """use core::ops::{Index, IndexMut};
+
+pub struct Slab<T> {
+    entries: Vec<Entry<T>>,
+}
+
+enum Entry<T> {
+    Vacant(usize),
+    Occupied(T),
+}
+
+impl<T> Index<usize> for Slab<T> {
+    type Output = T;
+
+    fn index(&self, key: usize) -> &T {
+        match self.entries.get(key) {
+            Some(Entry::Occupied(v)) => v,
+            _ => panic!("invalid key"),
+        }
+    }
+}
+
+impl<T> IndexMut<usize> for Slab<T> {
+    fn index_mut(&mut self, key: usize) -> &mut T {
+        match self.entries.get_mut(key) {
+            Some(&mut Entry::Occupied(ref mut v)) => v,
+            _ => panic!("invalid key"),
+        }
+    }
+}
+"""
+
+CALLER_PASTE = """thread 'main' panicked at src/main.rs:5:13:
+invalid key
+stack backtrace:
+   0: rust_begin_unwind
+             at /rustc/abc/library/std/src/panicking.rs:665:5
+   1: core::panicking::panic_fmt
+             at /rustc/abc/library/core/src/panicking.rs:76:14
+   2: <slab::Slab<T> as core::ops::index::{trait_}<usize>>::{method}
+             at {registry}/slab-0.4.9/src/lib.rs:{line}:18
+   3: demo::main
+             at ./src/main.rs:5:13
+"""
+
+
+def test_a_panic_inside_index_printed_at_the_caller_is_answered_from_its_frame(tmp_path) -> None:
+    crate = tmp_path / "slab"
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text('[package]\nname = "slab"\nversion = "0.4.9"\n')
+    (crate / "src" / "lib.rs").write_text(SLAB)
+    argv = ["catalog", "scan", str(crate), "--repo", "tokio-rs/slab", "--commit", "abcdef12"]
+    built = run_cli(tmp_path, *argv, "--out", str(tmp_path / "catalog"))
+    assert built.returncode == 0, built.stderr
+    records = {
+        r["enclosingFn"]: r
+        for r in map(json.loads, next((tmp_path / "catalog").glob("scan-*.jsonl")).open())
+    }
+    assert set(records) == {"index", "index_mut"}
+    for trait_, method in (("Index", "index"), ("IndexMut", "index_mut")):
+        line = records[method]["lineNumber"]
+        text = CALLER_PASTE.format(trait_=trait_, method=method, registry=REGISTRY, line=line)
+        verdict, answers = _answer(tmp_path, tmp_path / "catalog", text)
+        assert verdict == "match" and answers[0][0] == records[method]["id"], (method, answers)
+
+
+def test_a_package_named_after_the_repository_and_its_folder_is_that_folder(tmp_path) -> None:
+    root = tmp_path / "foo"
+    (root / "crates" / "fiber" / "src").mkdir(parents=True)
+    (root / "Cargo.toml").write_text('[workspace]\nmembers = ["crates/*"]\n')
+    (root / "crates" / "fiber" / "Cargo.toml").write_text(
+        '[package]\nname = "foo-fiber"\nversion = "0.1.0"\n'
+    )
+    (root / "crates" / "fiber" / "src" / "lib.rs").write_text(
+        'pub fn spawn(n: usize) {\n    if n == 0 {\n        panic!("a fiber needs a stack of at '
+        'least one page");\n    }\n}\n'
+    )
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "Release 0.1.0")
+    git(root, "tag", "v0.1.0")
+    built = run_cli(
+        tmp_path, "catalog", "history", str(root), "--repo", "o/foo", "--out", str(tmp_path / "c")
+    )
+    assert built.returncode == 0, built.stderr
+    path = f"{REGISTRY}/foo-fiber-0.1.0/src/lib.rs:3:9"
+    text = HEADER.format(path=path, message="a fiber needs a stack of at least one page")
+    verdict, answers = _answer(tmp_path, tmp_path / "c", text)
+    assert verdict == "match" and answers[0][1] >= 0.95
