@@ -24,7 +24,8 @@ from bot.core.match.releases import (
     crate_and_inner,
     pasted_crate_file,
     release_order,
-    revise,
+    revise_at,
+    text_version_of,
 )
 
 
@@ -115,10 +116,14 @@ class Projects:
         """Each match revised with its project's history, moved sites answered where they
         live now, and the own project's record first among equals."""
         out = []
+        versions: dict[int, str | None] = {}  # by history: each read from the text once
         for match in matches:
             history = self.for_match(match, records)
             if history is not None:
-                revised = revise(history, records, text, [match], threshold)[0]
+                key = id(history)
+                if key not in versions:
+                    versions[key] = text_version_of(history, text)
+                revised = revise_at(history, records, [match], versions[key], threshold)[0]
                 match = _in_pasted_release(history, records, revised)
             out.append(self._prefer_own(self._follow_move(match, records), records))
         return out

@@ -731,7 +731,22 @@ def revise(
     revised best candidate answers from `threshold`, the matcher's)."""
     if not matches:
         return matches
-    text_version = version_in_text(text, project_names(history))
+    return revise_at(history, records, matches, text_version_of(history, text), threshold)
+
+
+def text_version_of(history: ReleaseHistory, text: str) -> str | None:
+    """The version of the history's project that the text names, if any (one pass per text)."""
+    return version_in_text(text, project_names(history))
+
+
+def revise_at(
+    history: ReleaseHistory,
+    records: Mapping[str, Record],
+    matches: list[PanicMatch],
+    text_version: str | None,
+    threshold: float,
+) -> list[PanicMatch]:
+    """`revise`, with the version the text names already read (`text_version_of`)."""
     return [_revise_one(history, records, m, text_version, threshold) for m in matches]
 
 
