@@ -81,7 +81,60 @@ def test_an_edited_catalog_file_is_never_read_stale(catalog_copy, cache_folder):
     reloaded = builds.load()
     assert builds.count == 2
     assert reloaded.catalog.records[record["id"]].error_message == record["errorMessage"]
-    assert len(list(cache_folder.glob("catalog-*.pickle"))) == 1  # the stale one is gone
+    # the older file stays beside it (least recently used goes first, past the cap)
+    assert len(list(cache_folder.glob("catalog-*.pickle"))) == 2
+
+
+def test_two_catalogs_used_in_turn_keep_both_caches(catalog_copy, cache_folder, tmp_path):
+    other = tmp_path / "other"
+    shutil.copytree(catalog_copy / "burn", other)
+    first, second = Builds(catalog_copy), Builds(other)
+    for _ in range(3):
+        first.load()
+        second.load()
+    assert (first.count, second.count) == (1, 1)
+    assert len(list(cache_folder.glob("catalog-*.pickle"))) == 2
+
+
+def test_the_least_recently_used_cache_goes_past_the_cap(
+    catalog_copy, cache_folder, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(cache, "MAX_CACHED", 2)
+    folders = []
+    for name in ("a", "b", "c"):
+        folder = tmp_path / name
+        shutil.copytree(catalog_copy / "ndarray", folder)
+        folders.append(Builds(folder))
+    a, b, c = folders
+    a.load()
+    b.load()
+    a.load()  # a used again: b is now the least recently used
+    c.load()
+    assert len(list(cache_folder.glob("catalog-*.pickle"))) == 2
+    a.load()
+    c.load()
+    assert (a.count, c.count) == (1, 1)
+    b.load()
+    assert b.count == 2  # evicted, rebuilt
+
+
+def test_an_unchanged_catalog_is_not_hashed_again(catalog_copy, cache_folder, monkeypatch):
+    """The quick key (sizes, times, both ends of each file) finds the cache; the catalog is
+    hashed whole only when one of those changed, and a file only touched finds its cache."""
+    builds = Builds(catalog_copy)
+    builds.load()
+    hashed = []
+    real = cache.cache_key
+    monkeypatch.setattr(cache, "cache_key", lambda paths: hashed.append(1) or real(paths))
+    builds.load()
+    assert hashed == [] and builds.count == 1
+    sites = catalog_copy / "burn" / "panic_sites.jsonl"
+    sites.touch()
+    import os
+
+    os.utime(sites, ns=(sites.stat().st_atime_ns, sites.stat().st_mtime_ns + 10**9))
+    builds.load()
+    assert hashed == [1] and builds.count == 1  # hashed whole, the same bytes: the same cache
 
 
 def test_a_new_package_version_does_not_read_the_old_cache(catalog_copy, cache_folder, monkeypatch):

@@ -183,3 +183,19 @@ def test_large_catalog_arrays_rank_as_the_plain_loop(size, monkeypatch):
         "The inner dimension of matmul should be the same, but got 784 and 512.",
     ):
         assert arrays.candidates(query) == plain.candidates(query)
+
+
+def test_a_large_catalogs_opening_table_finds_what_the_plain_lookup_finds(monkeypatch):
+    """`opened_by` of a large catalog reads two arrays built with its index (and kept in its
+    snapshot), not a dict built on the first text: the same records for every opening."""
+    catalog = load_catalog([bundled_catalog_path()])
+    monkeypatch.setattr(index_module, "ARRAY_POSTINGS_MIN_RECORDS", 1)
+    arrays = CatalogIndex(catalog)
+    monkeypatch.setattr(index_module, "ARRAY_POSTINGS_MIN_RECORDS", 10**12)
+    plain = CatalogIndex(catalog)
+    assert "_opening_table" in arrays.__dict__ and "_opening_table" not in plain.__dict__
+    queries = [r.error_message for r in catalog if "{" not in r.error_message[:40]][::25]
+    queries += [q.lower() for q in queries[:20]] + ["no record opens with these words at all"]
+    assert len(queries) > 100
+    for query in queries:
+        assert sorted(arrays.opened_by(query)) == sorted(plain.opened_by(query)), query

@@ -80,7 +80,9 @@ class Triage:
     @classmethod
     def from_paths(cls, paths: Sequence[str | Path] | None = None) -> Triage:
         """The given catalogs, or the bundled one when none is given."""
-        return cls(load_catalog(paths)) if paths else cls.of(load_bundled())
+        if not paths:
+            return cls.of(load_bundled())
+        return cls.of(load_indexed_paths([Path(p) for p in paths]))
 
     def analyse(self, text: str) -> Analysis:
         return self.matcher.analyse(text)

@@ -12,16 +12,23 @@ A large catalog (one whose index holds packed postings: ARRAY_POSTINGS_MIN_RECOR
 more) is packed into columns first and written as a snapshot (bot.app.snapshot): read back by
 mapping the file, not by unpickling a million objects (issue 25).
 
+Every catalog is cached this way, the bundled one and those `--catalog` and `TRIAGE_CATALOG`
+name. Finding the file costs one `stat` and two small reads per catalog file (`quick_key`): the
+catalog is hashed whole only when one of those changed. Caches of different catalogs live side
+by side, at most MAX_CACHED files and MAX_CACHED_BYTES, the least recently used removed first.
+
 `TRIAGE_BOT_CACHE_DIR` names the folder; `off` turns the cache off. Default:
 `$XDG_CACHE_HOME/triage-bot`, else `~/.cache/triage-bot`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -76,17 +83,19 @@ def cache_dir() -> Path | None:
     return Path(base) / "triage-bot"
 
 
-def cache_key(paths: list[Path]) -> str:
-    """A digest of the catalog files and of the code that turns them into the cached objects."""
-    digest = hashlib.sha256()
-    digest.update(f"{bot.__version__}\n{sys.version}\n{pickle.HIGHEST_PROTOCOL}\n".encode())
-    # Each piece fed apart: concatenating copied the catalog's megabytes twice (issue 25).
-    for source in _SOURCES:
-        _feed(digest, source.name, source)
+# Caches of different catalogs live side by side; past these, the least recently used go.
+MAX_CACHED = 8
+MAX_CACHED_BYTES = 4 << 30
+_SAMPLE = 4096  # bytes read from each end of a catalog file for its quick key
+
+
+def _inputs(paths: list[Path]) -> list[Path]:
+    """The files the cached objects depend on: the catalog files, and in folders the history
+    and project files (they decide the cached histories) and the drafts (which answer when
+    the folder's switch says so)."""
+    files: list[Path] = []
     for given in paths:
         folder = Path(given)
-        # the history and project files decide the cached histories too
-        # (and drafts, which answer when the folder's switch says so)
         extra = (
             [
                 *folder.rglob("*.ndjson"),
@@ -97,8 +106,42 @@ def cache_key(paths: list[Path]) -> str:
             if folder.is_dir()
             else []
         )
-        for file in [*catalog_files(folder), *sorted(extra)]:
-            _feed(digest, str(file), file)
+        files.extend([*catalog_files(folder), *sorted(extra)])
+    return files
+
+
+def _code_digest() -> hashlib._Hash:
+    digest = hashlib.sha256()
+    digest.update(f"{bot.__version__}\n{sys.version}\n{pickle.HIGHEST_PROTOCOL}\n".encode())
+    for source in _SOURCES:
+        _feed(digest, source.name, source)
+    return digest
+
+
+def cache_key(paths: list[Path]) -> str:
+    """A digest of the catalog files' bytes and of the code that turns them into the cached
+    objects: the name of the cache file."""
+    digest = _code_digest()
+    # Each piece fed apart: concatenating copied the catalog's megabytes twice.
+    for file in _inputs(paths):
+        _feed(digest, str(file), file)
+    return digest.hexdigest()[:32]
+
+
+def quick_key(paths: list[Path]) -> str:
+    """A digest of what can be read without reading the catalog whole: each file's name,
+    size, modification time and first and last 4 KiB. It names a small file holding the
+    `cache_key` it was last seen with, so an unchanged catalog is not hashed again; a changed
+    one (any of those) is hashed whole, and a file only touched finds its cache again."""
+    digest = _code_digest()
+    for file in _inputs(paths):
+        stat = file.stat()
+        digest.update(f"{file}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ino}\0".encode())
+        with file.open("rb") as stream:
+            digest.update(stream.read(_SAMPLE))
+            if stat.st_size > 2 * _SAMPLE:
+                stream.seek(-_SAMPLE, os.SEEK_END)
+            digest.update(stream.read(_SAMPLE))
     return digest.hexdigest()[:32]
 
 
@@ -115,7 +158,13 @@ def load_indexed(paths: list[Path], build: Callable[[], LoadedCatalog]) -> Loade
     if folder is None:
         return build()
     try:
-        path = folder / f"catalog-{cache_key(paths)}.pickle"
+        quick = folder / f"key-{quick_key(paths)}"
+        try:
+            key = quick.read_text(encoding="ascii").strip()
+        except OSError:
+            key = cache_key(paths)
+            _remember(folder, quick, key)
+        path = folder / f"catalog-{key}.pickle"
     except OSError:
         return build()  # a catalog file went missing: let the loader say so
     try:
@@ -124,12 +173,57 @@ def load_indexed(paths: list[Path], build: Callable[[], LoadedCatalog]) -> Loade
         with collector_paused():
             loaded = _read(path)
         if isinstance(loaded, LoadedCatalog):
+            _touch(path)
             return loaded
     except Exception:  # missing, unreadable, corrupt or from other code: rebuild it
         pass
     loaded = build()
     _write(folder, path, loaded)
     return loaded
+
+
+def _remember(folder: Path, quick: Path, key: str) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary = quick.with_name(f".{quick.name}.{os.getpid()}.tmp")
+        temporary.write_text(key + "\n", encoding="ascii")
+        os.replace(temporary, quick)
+        _evict(folder, "key-*", 64, None)
+    except OSError:
+        pass  # a read-only cache folder: hashed whole next time too
+
+
+def _touch(path: Path) -> None:
+    """Mark a cache file the most recently used (eviction drops the least recently used): its
+    time set past every other's, so uses closer together than the clock's step keep order."""
+    with contextlib.suppress(OSError):
+        newest = max(
+            (f.stat().st_mtime_ns for f in path.parent.glob("catalog-*.pickle") if f != path),
+            default=0,
+        )
+        now = max(time.time_ns(), newest + 1)
+        os.utime(path, ns=(now, now))
+
+
+def _evict(
+    folder: Path, pattern: str, keep: int, max_bytes: int | None, spare: Path | None = None
+) -> None:
+    """Remove the least recently used files of `pattern` past `keep` files or `max_bytes`;
+    `spare` (the one just written) stays."""
+    found = []
+    for file in folder.glob(pattern):
+        try:
+            stat = file.stat()
+        except OSError:
+            continue
+        found.append((stat.st_mtime_ns, file.name, file, stat.st_size))
+    found.sort(reverse=True)  # newest first
+    total = 0
+    for count, (_mtime, _name, file, size) in enumerate(found, 1):
+        total += size
+        over = count > keep or (max_bytes is not None and total > max_bytes)
+        if over and file != spare:
+            file.unlink(missing_ok=True)
 
 
 def _read(path: Path) -> object:
@@ -151,8 +245,6 @@ def _write(folder: Path, path: Path, loaded: LoadedCatalog) -> None:
 
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        for old in folder.glob("catalog-*.pickle"):
-            old.unlink(missing_ok=True)  # files for other catalog versions are never read again
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=".catalog-", suffix=".tmp")
         try:
             with os.fdopen(handle, "w+b") as stream:  # read back: the snapshot's checksum
@@ -166,5 +258,8 @@ def _write(folder: Path, path: Path, loaded: LoadedCatalog) -> None:
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
+        # other catalogs' caches stay (two catalogs used in turn keep theirs), within a cap
+        _touch(path)
+        _evict(folder, "catalog-*.pickle", MAX_CACHED, MAX_CACHED_BYTES, spare=path)
     except (OSError, pickle.PicklingError):
         pass  # a read-only home or a full disk: run without the cache
