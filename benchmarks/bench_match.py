@@ -183,6 +183,26 @@ def run_size(size: str, synthetic: Path | None, repeat: int, naive_seconds: floa
             timings[header].append(time.process_time() - cpu)
             walls[header].append(time.perf_counter() - began)
 
+    # A text of catalogued messages, one per line, at 1 MB and 10 MB: every pass over a text
+    # must stay linear in its size, whatever it holds.
+    plain = [r.error_message for r in catalog if "{" not in r.error_message][:5000]
+    catalogued: dict[str, float] = {}
+    for label, size_bytes in (("1mb", 1 << 20), ("10mb", 10 << 20)):
+        lines, total, at = [], 0, 0
+        while total < size_bytes:
+            lines.append(plain[at % len(plain)])
+            total += len(lines[-1]) + 1
+            at += 7
+        cpu = time.process_time()
+        matcher.analyse("\n".join(lines))
+        catalogued[f"catalogued_{label}_s"] = time.process_time() - cpu
+    # The floor: one `str.find` pass over each 4 KB text, the least any matcher spends on it.
+    floor = []
+    for _case, _header, text in texts:
+        cpu = time.perf_counter()
+        text.find("\0never\0")
+        floor.append(time.perf_counter() - cpu)
+
     big = []
     for case, header, _text in texts[:: max(1, len(texts) // 6)][:6]:
         text = pad(case["text"], BIG_BYTES, seed=1)
@@ -202,6 +222,8 @@ def run_size(size: str, synthetic: Path | None, repeat: int, naive_seconds: floa
         "top1": correct / max(positives, 1),
         "false": false,
         "texts": len(texts),
+        "find_floor_us": statistics.median(floor) * 1e6,
+        **catalogued,
     }
     for header, name in ((True, "header"), (False, "headerless")):
         values = timings[header]
@@ -241,6 +263,14 @@ def run_size(size: str, synthetic: Path | None, repeat: int, naive_seconds: floa
     result["naive_median_ms"] = statistics.median(naive_times) * 1000
     result["naive_top1"] = naive_correct / len(naive_times)
     result["naive_n"] = len(naive_times)
+    # Ours on the same texts the naive matcher ran on, in the same run: the ratio's other half.
+    ours = []
+    for _case, _header, text in sample[: len(naive_times)]:
+        cpu = time.process_time()
+        matcher.analyse(text)
+        ours.append(time.process_time() - cpu)
+    result["ours_on_naive_texts_ms"] = statistics.median(ours) * 1000
+    result["naive_ratio"] = result["naive_median_ms"] / max(result["ours_on_naive_texts_ms"], 1e-9)
     return result
 
 
@@ -306,6 +336,20 @@ def cli_start(runs: int) -> tuple[float, float]:
     return statistics.median(times), min(times), statistics.median(cpu)
 
 
+def cli_catalog_start(catalog: Path, runs: int) -> float:
+    """Wall time of `triage-bot match --catalog FILE examples/issue.md` with its cache built
+    beforehand (one run that builds it, not counted): the median of `runs`."""
+    example = ROOT / "examples" / "issue.md"
+    command = [sys.executable, "-m", "bot", "match", "--catalog", str(catalog), str(example)]
+    subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
+    times = []
+    for _ in range(runs):
+        began = time.perf_counter()
+        subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
+        times.append(time.perf_counter() - began)
+    return statistics.median(times)
+
+
 def _child(args: list[str]) -> dict:
     out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True)
     if out.returncode:
@@ -355,6 +399,8 @@ def main() -> int:
                 _child(["--one", size, "--write", str(path)])
                 child += ["--synthetic", str(path)]
             rows.append(_child(child))
+            if size != "bundled":
+                rows[-1]["cli_catalog_s"] = cli_catalog_start(path, max(3, args.cli_runs // 2))
         print(json.dumps(rows[-1]), file=sys.stderr)
     print()
     print(
@@ -394,6 +440,23 @@ def main() -> int:
                 f"CPU), memory growth {r['huge_rss_growth_mb']:.0f} MB, panic found: "
                 f"{r['huge_found']} ({r['huge_verdict']})"
             )
+    for r in rows:
+        naive = (
+            f"; naive regex matcher {r['naive_median_ms']:.1f} ms on the same texts, "
+            f"{r['naive_ratio']:.0f}x ours ({r['ours_on_naive_texts_ms']:.2f} ms)"
+            if r.get("naive_n")
+            else ""
+        )
+        start = (
+            f"; cold `match --catalog` {r['cli_catalog_s']:.2f} s (cache built beforehand)"
+            if "cli_catalog_s" in r
+            else ""
+        )
+        print(
+            f"{r['size']}: catalogued messages one per line, 1 MB {r['catalogued_1mb_s']:.2f} s, "
+            f"10 MB {r['catalogued_10mb_s']:.2f} s CPU; str.find floor "
+            f"{r['find_floor_us']:.1f} µs per 4 KB text{naive}{start}"
+        )
     median, best, cpu = cli_start(args.cli_runs)
     print(
         f"cold `triage-bot match examples/issue.md` (bundled catalog, start-up included): "

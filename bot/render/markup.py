@@ -260,9 +260,15 @@ def md_prose(text: str) -> str:
         elif code:
             parts.append(no_mentions(part))
         else:
+            # A backtick left in prose is escaped (`\``): a bare one could pair with a later
+            # span's (on this line or the next) and turn the text around it into code.
+            part = _PROSE_TICK.sub(lambda m: m.group(1) or "\\`", part)
             part = _PAIRS.sub(ZW, part).replace("<", "&lt;")
             parts.append(no_mentions(part))
     return "".join(parts)
+
+
+_PROSE_TICK = re.compile(r"(\\.)|`", re.S)  # an escape kept as it is, or a bare backtick
 
 
 def md_inline_code(text: str) -> str:
