@@ -281,7 +281,11 @@ def test_serve_warns_when_it_listens_on_every_interface(tmp_path, monkeypatch, c
     from bot.server import http as server
 
     started = []
-    monkeypatch.setattr(server.web, "run_app", lambda app, **kw: started.append(kw["host"]))
+
+    async def serve(app, host, port, **options):
+        started.append(host)
+
+    monkeypatch.setattr(server, "serve_until_stopped", serve)
     monkeypatch.setattr(server, "load_triage", lambda settings: triage)
     settings = Settings.from_mapping(
         {"DISCORD_TOKEN": "x" * 30, "TRIAGE_DB": str(tmp_path / "db.sqlite3")}
