@@ -106,6 +106,28 @@ def analysis_json(
     }
 
 
+def explain_json(analysis: Analysis, limit: int = 3) -> list[dict[str, Any]]:
+    """`match --json --explain`: per panic, its top candidates and the steps of each one's
+    confidence (the `explain` key of schemas/match.schema.json)."""
+    return [
+        {
+            "message": item.panic.message,
+            "matched": item.matched,
+            "candidates": [
+                {
+                    "id": c.record_id,
+                    "confidence": c.confidence,
+                    "evidence": list(c.evidence),
+                    "refused": c.refused,
+                    "steps": [{"what": what, "confidence": value} for what, value in c.steps],
+                }
+                for c in item.candidates[:limit]
+            ],
+        }
+        for item in analysis.panics
+    ]
+
+
 def refused_json(analysis: Analysis) -> list[dict[str, Any]]:
     """The candidates a rule kept from answering (bot.core.analysis.Refusal), once each."""
     out: list[dict[str, Any]] = []

@@ -40,6 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "TRIAGE_CATALOG, else the bundled catalog)",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per input, per line")
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="also show each panic's top candidates and how each confidence was reached "
+        "(with --json: an `explain` key)",
+    )
     add_color_option(parser)
     parser.add_argument(
         "--fail-on-match",
@@ -143,11 +149,20 @@ def run(args: argparse.Namespace) -> int:
             from bot.app.match_report import analysis_json  # see the top
 
             found = analysis_json(path, analysis, triage, text_version=text_version)
+            if args.explain:
+                from bot.app.match_report import explain_json  # see the top
+
+                found["explain"] = explain_json(analysis)
             print(json.dumps(found, ensure_ascii=False))
         else:
             if index:
                 print()
             print(render_for_terminal(path, analysis, triage, color=color, many=len(paths) > 1))
+            if args.explain:
+                from bot.render.why import why_lines  # see the top
+
+                print()
+                print("\n".join(why_lines(analysis)))
         sys.stdout.flush()
     if failed:
         return 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from bot.catalog.model import value_class
+from bot.catalog.model import replace, value_class
 from bot.core.panic import Panic
 
 Verdict = Literal["match", "uncatalogued-panic", "no-panic"]
@@ -44,6 +44,15 @@ class Candidate:
     # Why a rule kept a candidate that scored enough from answering ("std-message",
     # "other-file", "near-miss", "removed-wording"); None when none did.
     refused: Refusal | None = None
+    # How the confidence was reached: (what counted, the confidence after it), in order
+    # (`match --explain`, `/triage why`). Empty for a candidate a person chose.
+    steps: tuple[tuple[str, float], ...] = ()
+
+
+def with_step(candidate: Candidate, what: str, **changes: object) -> Candidate:
+    """`candidate` with `changes` (a new confidence, evidence...) and the step that made them."""
+    changed = replace(candidate, **changes)
+    return replace(changed, steps=(*candidate.steps, (what, round(changed.confidence, 4))))
 
 
 @value_class(frozen=True)

@@ -340,6 +340,8 @@ WHY_CANDIDATE = (
     "  {rank}. {record} confidence {confidence:.2f}, message {message:.2f}, evidence {evidence}"
 )
 WHY_NO_CANDIDATES = "  no catalog record comes close"
+# Under a candidate: one step of how its confidence was reached, and the confidence after it.
+WHY_STEP = "       {confidence:.2f}  {what}"
 # Under a candidate a rule refused (bot.core.analysis.Refusal), by reason.
 WHY_REFUSED = {
     "std-message": "     refused (std-message): Rust's standard library prints this message "

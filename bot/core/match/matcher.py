@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.catalog.model import TRACK_CALLER_TAG, Record, value_class
 from bot.catalog.patterns import Regex, RegexMatch, normalise_message, placeholders_fit
-from bot.core.analysis import Analysis, Candidate, Evidence, PanicMatch, Refusal, Verdict
+from bot.core.analysis import (
+    Analysis,
+    Candidate,
+    Evidence,
+    PanicMatch,
+    Refusal,
+    Verdict,
+    with_step,
+)
 from bot.core.extract.hooks import HookFormat
 from bot.core.extract.paths import is_absolute
 from bot.core.extract.scanner import extract_panics
@@ -197,6 +205,13 @@ class Matcher:
             evidence=tuple(dict.fromkeys((*(older.evidence if older else ()), "release"))),
             message_score=older.message_score if older else 0.0,
             line_distance=None,
+            steps=(
+                *(older.steps if older else ()),
+                (
+                    "an older release's wording of this site, word for word",
+                    OLDER_WORDING_CONFIDENCE,
+                ),
+            ),
         )
         return [chosen, *(c for c in candidates if c.record_id != rid)][:limit]
 
@@ -264,8 +279,15 @@ class Matcher:
             message = _MessageScore(0.8, message.evidence)
         evidence = list(message.evidence)
         confidence = message.score * (0.5 + 0.4 * entry.specificity)
+        steps: list[tuple[str, float]] = []
+
+        def step(what: str) -> None:
+            steps.append((what, round(confidence, 4)))
+
+        step(f"message {message.score:.2f} x specificity {entry.specificity:.2f}")
         if not panic.has_header and entry.specificity < QUOTED_MIN_SPECIFICITY:
             confidence = min(confidence, 0.6)
+            step("quoted without a header, saying little: at most 0.6")
         record = entry.record
         line_distance = None
         location = panic.location
@@ -275,13 +297,16 @@ class Matcher:
         if location is not None and own_file:
             evidence.append("location")
             confidence += 0.2
+            step("pasted at the record's file")
             if location.line is not None and record.line_number and line_is_evidence(record):
                 line_distance = abs(location.line - record.line_number)
                 if line_distance <= 3:
                     evidence.append("line")
                     confidence += 0.1
+                    step(f"line {line_distance} from the record's")
                 elif line_distance <= 60:
                     confidence += 0.05
+                    step(f"line {line_distance} from the record's")
             if (
                 "line" not in evidence
                 and "pattern" not in message.evidence
@@ -301,15 +326,18 @@ class Matcher:
             # line by newer Rust) while the frame is at the site.
             evidence.append("function")
             confidence += 0.2
+            step("the backtrace's panicking frame is the record's function")
             line_distance = self._frame_line_distance(panic, record)
             if line_distance is not None and line_distance <= 3:
                 evidence.append("line")
                 confidence += 0.1
+                step(f"that frame's line {line_distance} from the record's")
         elif location is not None and not self._printed_there(record, location, message):
             in_project = bool(location_path) or self._in_project(location)
             confidence = self._weigh_other_location(
                 confidence, message.score, location, record, in_project
             )
+            step("pasted at another file" + (" of the project" if in_project else ""))
             refusal = self._other_file_refusal(location, entry, message, query.text, in_project)
         if not own_file and (query.std_message or entry.std_message):
             # Any program prints it anywhere: only the record's own file (or the release
@@ -318,9 +346,11 @@ class Matcher:
         if record.crate and record.crate in panic.stack_crates and "location" not in evidence:
             evidence.append("crate")
             confidence += 0.05
+            step("the record's crate is on the stack")
         if panic.has_header:
             evidence.append("header")
             confidence += 0.05
+            step("a `panicked at` header")
             if (
                 reports_caller(record)
                 and "pattern" in evidence
@@ -328,20 +358,27 @@ class Matcher:
             ):
                 # A helper's short heading and its body's shape, reported at the caller.
                 confidence += 0.1
+                step("a caller-reported helper's heading and body")
         elif panic.wrapper in PANIC_WRAPPERS:
             # `assertion `left == right` failed: ...` is panic output even without its header.
             evidence.append("wrapper")
             confidence += 0.05
+            step("a wrapper only a panic prints")
         if "possible-mismatch" in self.catalog.flags(record.id):
             confidence *= 0.9
+            step("the record is flagged possible-mismatch")
         if entry.specificity < MIN_SPECIFICITY:
             # Placeholders only (`{}`), or a std phrase: nothing the location can vouch for.
             confidence = min(confidence, 0.5)
+            step("the message says almost nothing on its own: at most 0.5")
         if refusal is not None:
             if confidence < MATCH_THRESHOLD:
                 refusal = None  # too weak to answer anyway: nothing was refused
             else:
                 confidence = min(confidence, REFUSED_CAP)
+                step(f"refused ({refusal}): at most {REFUSED_CAP}")
+        if confidence > 1.0:
+            steps.append(("capped at 1.0", 1.0))
         return confidence, Candidate(
             record_id=record.id,
             confidence=round(min(confidence, 1.0), 4),
@@ -349,6 +386,7 @@ class Matcher:
             message_score=round(message.score, 4),
             line_distance=line_distance,
             refused=refusal,
+            steps=tuple(steps),
         )
 
     def _frame_line_distance(self, panic: Panic, record: Record) -> int | None:
@@ -612,12 +650,11 @@ def _boost_standalone(result: PanicMatch) -> PanicMatch:
     best = result.best
     if best is None or best.evidence[:1] != ("pattern",) or "prefix" in best.evidence:
         return result
-    boosted = Candidate(
-        record_id=best.record_id,
+    boosted = with_step(
+        best,
+        "the message alone on its line, as output",
         confidence=round(min(best.confidence + STANDALONE_BONUS, 1.0), 4),
-        evidence=best.evidence,
-        message_score=best.message_score,
-        line_distance=best.line_distance,
+        refused=None,
     )
     matched = boosted.confidence >= MATCH_THRESHOLD
     return PanicMatch(
@@ -897,12 +934,11 @@ def _settle_ties(ranked: list[tuple[float, Candidate]], index: CatalogIndex) -> 
     if whole and "pattern" not in second.evidence:
         return candidates
     if best_message != second_message and best_raw - second_raw < 0.05:
-        lowered = Candidate(
-            record_id=best.record_id,
+        lowered = with_step(
+            best,
+            "another message scores about the same",
             confidence=round(max(best.confidence - 0.1, 0.0), 4),
-            evidence=best.evidence,
-            message_score=best.message_score,
-            line_distance=best.line_distance,
+            refused=None,
         )
         return [lowered, *candidates[1:]]
     return candidates

@@ -40,7 +40,7 @@ from bot.catalog.model import (
     value_class,
 )
 from bot.catalog.patterns import normalise_message
-from bot.core.analysis import Candidate, Evidence, PanicMatch
+from bot.core.analysis import Candidate, Evidence, PanicMatch, with_step
 from bot.core.extract.paths import is_absolute, normalise_path
 from bot.core.match.crates import repo_crate_names
 from bot.core.match.std_messages import is_std_message
@@ -807,8 +807,9 @@ def _revise_one(
         if "line" in best.evidence and line_contradicted(
             history, best.record_id, location.line, version
         ):
-            unlined = replace(
+            unlined = with_step(
                 best,
+                "the pasted release had the site at another line",
                 confidence=round(max(best.confidence - 0.1, 0.0), 4),
                 evidence=tuple(e for e in best.evidence if e != "line"),
                 line_distance=None,
@@ -836,7 +837,11 @@ def _revise_one(
             and not crate_ever_held(history, pasted[0], records[best.record_id].error_message)
         ):
             # A released crate we scanned, which never printed this message in any release.
-            lowered = replace(best, confidence=min(best.confidence, AGAINST_CAP))
+            lowered = with_step(
+                best,
+                "a released crate that never printed this message",
+                confidence=min(best.confidence, AGAINST_CAP),
+            )
             return PanicMatch(panic, (lowered, *match.candidates[1:]), matched=False)
         return _prefer_existing(history, match, records, version)
     lineage = history.lineages[hit.lineage]
@@ -871,11 +876,19 @@ def _revise_one(
         floor, distance = FILE_HIT_CONFIDENCE, None
     if existing is not None:
         merged = tuple(dict.fromkeys((*existing.evidence, *evidence)))
-        chosen = replace(
-            existing, confidence=max(existing.confidence, floor), evidence=merged, refused=None
+        chosen = with_step(
+            existing,
+            f"the release history places the paste at this site ({hit.how})",
+            confidence=max(existing.confidence, floor),
+            evidence=merged,
+            refused=None,
         )
     else:
         chosen = _candidate(rid, floor, tuple(evidence), distance if hit.how != "crate" else None)
+        chosen = replace(
+            chosen,
+            steps=((f"the release history places the paste at this site ({hit.how})", floor),),
+        )
     rest = tuple(c for c in match.candidates if c.record_id != rid)
     return PanicMatch(panic, (chosen, *rest), matched=chosen.confidence >= threshold)
 
@@ -1054,8 +1067,11 @@ def _removed_wording(
             for k in successors(history, i)
         ):
             continue  # reworded into the record's site (or into it and a sibling alike)
-        lowered = replace(
-            best, confidence=min(best.confidence, AGAINST_CAP), refused="removed-wording"
+        lowered = with_step(
+            best,
+            "a wording the site had removed",
+            confidence=min(best.confidence, AGAINST_CAP),
+            refused="removed-wording",
         )
         return PanicMatch(match.panic, (lowered, *match.candidates[1:]), matched=False)
     return None
@@ -1079,7 +1095,12 @@ def _line_confirmed(
     if history.record_id(history.lineages[hit.lineage], records) != best.record_id:
         return None
     evidence = tuple(dict.fromkeys((*best.evidence, "release", "line")))
-    return replace(best, confidence=max(best.confidence, RELEASE_HIT_CONFIDENCE), evidence=evidence)
+    return with_step(
+        best,
+        "the pasted release had the site at the pasted line",
+        confidence=max(best.confidence, RELEASE_HIT_CONFIDENCE),
+        evidence=evidence,
+    )
 
 
 def _release_line_sibling(
@@ -1108,8 +1129,9 @@ def _release_line_sibling(
     if chosen is None or records[rid].error_message != records[best.record_id].error_message:
         return None
     state = history.lineages[hit.lineage].state(hit.release)
-    promoted = replace(
+    promoted = with_step(
         chosen,
+        "the pasted release had this site at the pasted line",
         confidence=max(chosen.confidence, best.confidence),
         evidence=tuple(dict.fromkeys((*chosen.evidence, "release", "line"))),
         line_distance=abs(state[1] - line) if state is not None else chosen.line_distance,

@@ -30,16 +30,15 @@ from bot.core.panic import Panic
 from bot.render import texts
 from bot.render.answer.build import build_answer
 from bot.render.answer.parts import Answer, CatalogLike
-from bot.render.answer.words import pasted_location
 from bot.render.github import parse_marker
-from bot.render.markup import md_code_block, one_line, shorten, words
+from bot.render.markup import md_code_block, words
+from bot.render.why import why_lines
 from bot.store.interface import IssueState
 
 ALLOWED_ROLES = frozenset({"admin", "maintain", "write", "triage"})
 NOTICE_MARKER = "<!-- triage-bot:notice -->"
 _LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
 _VALUE = re.compile(r"[^A-Za-z0-9._:,-]")
-WHY_CANDIDATES = 3
 
 
 @dataclass
@@ -174,45 +173,12 @@ def wrong_note_body(rejected: Sequence[str], fingerprint: str = "") -> str:
 
 def why_section(analysis: Analysis, answered: Sequence[str], controls: Controls) -> str:
     """The collapsed evidence: the panics, their top candidates with scores, what decided."""
-    lines: list[str] = [texts.WHY_VERDICT.format(verdict=analysis.verdict)]
+    preface = []
     if controls.match:
-        lines.append(texts.WHY_OVERRIDE_MATCH.format(record=controls.match))
+        preface.append(texts.WHY_OVERRIDE_MATCH.format(record=controls.match))
     if controls.wrong:
-        lines.append(texts.WHY_OVERRIDE_WRONG.format(records=", ".join(controls.wrong)))
-    if not analysis.panics:
-        lines.append(texts.WHY_NO_PANIC)
-    seen: set[str] = set()
-    for index, item in enumerate(analysis.panics, 1):
-        lines.append("")
-        message = shorten(one_line(item.panic.message), 300)
-        lines.append(texts.WHY_PANIC.format(index=index, message=message))
-        if item.panic.location:
-            lines.append(texts.WHY_AT.format(location=pasted_location(item.panic.location)))
-        else:
-            lines.append(texts.WHY_NO_LOCATION)
-        if not item.candidates:
-            lines.append(texts.WHY_NO_CANDIDATES)
-        for rank, cand in enumerate(item.candidates[:WHY_CANDIDATES], 1):
-            lines.append(
-                texts.WHY_CANDIDATE.format(
-                    rank=rank,
-                    record=cand.record_id,
-                    confidence=cand.confidence,
-                    message=cand.message_score,
-                    evidence=",".join(cand.evidence) or "-",
-                )
-            )
-            if cand.refused is not None:
-                lines.append(texts.WHY_REFUSED[cand.refused])
-        best = item.best
-        if item.matched and best is not None and best.record_id in seen:
-            lines.append(texts.WHY_DECIDED_REPEAT)
-        elif item.matched and best is not None:
-            seen.add(best.record_id)
-            lines.append(texts.WHY_DECIDED_MATCH)
-        elif item.candidates:
-            lines.append(texts.WHY_DECIDED_NO_MATCH)
-    block = md_code_block("\n".join(lines), lang="text")
+        preface.append(texts.WHY_OVERRIDE_WRONG.format(records=", ".join(controls.wrong)))
+    block = md_code_block("\n".join(why_lines(analysis, preface)), lang="text")
     return f"<details>\n<summary>{texts.WHY_SUMMARY}</summary>\n\n{block}\n\n</details>"
 
 
