@@ -90,3 +90,51 @@ def test_the_readme_route_works_start_to_finish(tmp_path: Path) -> None:
     assert doctor.returncode == 0, doctor.stdout
     assert "fine for `match`" in doctor.stdout
     assert not re.search(r"PosixPath|Settings\(", doctor.stdout)
+
+
+def test_seed_records_ride_on_the_history_to_an_old_release(tmp_path: Path) -> None:
+    """The README's other way to bring write-ups: records in the seed format (one analysed
+    commit each, today's line), given to `catalog history` and to the bot beside its output:
+    a paste from the first release is answered with the seed's write-up."""
+    crate = _crate(tmp_path)
+    head = git(crate, "rev-parse", "HEAD")
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "width.json").write_text(
+        json.dumps(
+            {
+                "id": "widgets-width-too-large",
+                "repo": "my-org/widgets",
+                "errorMessage": MESSAGE,
+                "errorType": "panic",
+                "filePath": "src/lib.rs",
+                "lineNumber": 7,
+                "githubUrl": f"https://github.com/my-org/widgets/blob/{head}/src/lib.rs#L7",
+                "analyzedSha": head,
+                "documentation": "`set_width` refuses widths past the frame's hundred columns.",
+                "solutions": ["Clamp the width to 100 before calling `set_width`."],
+                "tags": ["rust"],
+            }
+        )
+    )
+    built = run_cli(
+        tmp_path,
+        *("catalog", "history", str(crate), "--repo", "my-org/widgets", "--include-head"),
+        *("--catalog", str(seeds), "--out", str(tmp_path / "catalog")),
+    )
+    assert built.returncode == 0, built.stderr
+    assert "1 write-ups attached" in built.stderr
+    both = ("--catalog", str(tmp_path / "catalog"), "--catalog", str(seeds))
+    assert (
+        run_cli(tmp_path, "catalog", "validate", str(tmp_path / "catalog"), str(seeds)).returncode
+        == 0
+    )
+    paste = tmp_path / "old.txt"
+    paste.write_text(
+        "thread 'main' panicked at /home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f/"
+        "widgets-0.1.0/src/lib.rs:3:9:\nwidth 500 is larger than the frame allows\n"
+    )
+    done = run_cli(tmp_path, "match", *both, "--json", str(paste))
+    [answer] = json.loads(done.stdout)["matches"]
+    assert answer["id"] == "widgets-width-too-large"
+    assert answer["answer"]["source"] == "seed"
