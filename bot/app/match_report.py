@@ -15,6 +15,7 @@ from bot.core.match.releases import (
     story_of,
     version_in_text,
 )
+from bot.core.match.scorer import WEIGHTS
 from bot.core.match.windows import analyse_windows
 from bot.render.answer.build import build_answer
 from bot.render.answer.parts import Section
@@ -103,6 +104,7 @@ def analysis_json(
         "panics": panics,
         "matches": matches,
         "refused": refused_json(analysis),
+        "scorer": WEIGHTS.version,
     }
 
 

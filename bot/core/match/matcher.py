@@ -41,6 +41,7 @@ from bot.core.match.projects import Projects
 from bot.core.match.raised_in import panicked_in, panicking_frame
 from bot.core.match.releases import FILE_HIT_CONFIDENCE, ReleaseHistory, older_wording_record
 from bot.core.match.releases import revise as revise_with_history
+from bot.core.match.scorer import WEIGHTS
 from bot.core.match.std_messages import is_std_message
 from bot.core.match.tail import heading_with_body, older_filled_wording, says_enough, typo_only
 from bot.core.panic import PANIC_WRAPPERS, Location, Panic
@@ -48,17 +49,18 @@ from bot.core.panic import PANIC_WRAPPERS, Location, Panic
 if TYPE_CHECKING:
     from bot.core.extract.quoted import Snippet
 
+W = WEIGHTS  # the scorer's weights (bot/core/match/scorer.json)
 # Confidence at or above which the bot answers. Set for almost no false matches.
-MATCH_THRESHOLD = 0.80
+MATCH_THRESHOLD = W.threshold
 # A paste that is word for word an older release's wording of one record (no location).
 OLDER_WORDING_CONFIDENCE = FILE_HIT_CONFIDENCE
 # A record whose message says less than this on its own never matches on the message alone.
-MIN_SPECIFICITY = 0.15
+MIN_SPECIFICITY = W.min_specificity
 # A message quoted without a `panicked at` header must say at least this much on its own.
-QUOTED_MIN_SPECIFICITY = 0.45
+QUOTED_MIN_SPECIFICITY = W.quoted_min_specificity
 FUZZY_CUTOFF = 88.0
 # A candidate a rule refused (see `Refusal`) keeps at most this: listed, never answered.
-REFUSED_CAP = 0.6
+REFUSED_CAP = W.cap_refused
 MAX_QUERY_CHARS = 1_000
 
 
@@ -278,7 +280,7 @@ class Matcher:
             # Quoted without a header, a changed word is another message (or a paraphrase).
             message = _MessageScore(0.8, message.evidence)
         evidence = list(message.evidence)
-        confidence = message.score * (0.5 + 0.4 * entry.specificity)
+        confidence = message.score * (W.message_base + W.message_specificity * entry.specificity)
         steps: list[tuple[str, float]] = []
 
         def step(what: str) -> None:
@@ -286,8 +288,8 @@ class Matcher:
 
         step(f"message {message.score:.2f} x specificity {entry.specificity:.2f}")
         if not panic.has_header and entry.specificity < QUOTED_MIN_SPECIFICITY:
-            confidence = min(confidence, 0.6)
-            step("quoted without a header, saying little: at most 0.6")
+            confidence = min(confidence, W.cap_quoted_saying_little)
+            step(f"quoted without a header, saying little: at most {W.cap_quoted_saying_little}")
         record = entry.record
         line_distance = None
         location = panic.location
@@ -296,16 +298,16 @@ class Matcher:
         # (a location path comes only from a location: `_repo_path`)
         if location is not None and own_file:
             evidence.append("location")
-            confidence += 0.2
+            confidence += W.add_location
             step("pasted at the record's file")
             if location.line is not None and record.line_number and line_is_evidence(record):
                 line_distance = abs(location.line - record.line_number)
-                if line_distance <= 3:
+                if line_distance <= W.line_near_lines:
                     evidence.append("line")
-                    confidence += 0.1
+                    confidence += W.add_line
                     step(f"line {line_distance} from the record's")
-                elif line_distance <= 60:
-                    confidence += 0.05
+                elif line_distance <= W.line_nearby_lines:
+                    confidence += W.add_line_nearby
                     step(f"line {line_distance} from the record's")
             if (
                 "line" not in evidence
@@ -325,12 +327,12 @@ class Matcher:
             # header names a caller (a panic inside `Index::index` is printed at the caller's
             # line by newer Rust) while the frame is at the site.
             evidence.append("function")
-            confidence += 0.2
+            confidence += W.add_function
             step("the backtrace's panicking frame is the record's function")
             line_distance = self._frame_line_distance(panic, record)
-            if line_distance is not None and line_distance <= 3:
+            if line_distance is not None and line_distance <= W.line_near_lines:
                 evidence.append("line")
-                confidence += 0.1
+                confidence += W.add_frame_line
                 step(f"that frame's line {line_distance} from the record's")
         elif location is not None and not self._printed_there(record, location, message):
             in_project = bool(location_path) or self._in_project(location)
@@ -345,11 +347,11 @@ class Matcher:
             refusal = "std-message"
         if record.crate and record.crate in panic.stack_crates and "location" not in evidence:
             evidence.append("crate")
-            confidence += 0.05
+            confidence += W.add_crate_on_stack
             step("the record's crate is on the stack")
         if panic.has_header:
             evidence.append("header")
-            confidence += 0.05
+            confidence += W.add_header
             step("a `panicked at` header")
             if (
                 reports_caller(record)
@@ -357,20 +359,20 @@ class Matcher:
                 and heading_with_body(entry, query.text)
             ):
                 # A helper's short heading and its body's shape, reported at the caller.
-                confidence += 0.1
+                confidence += W.add_caller_heading
                 step("a caller-reported helper's heading and body")
         elif panic.wrapper in PANIC_WRAPPERS:
             # `assertion `left == right` failed: ...` is panic output even without its header.
             evidence.append("wrapper")
-            confidence += 0.05
+            confidence += W.add_wrapper
             step("a wrapper only a panic prints")
         if "possible-mismatch" in self.catalog.flags(record.id):
-            confidence *= 0.9
+            confidence *= W.factor_possible_mismatch
             step("the record is flagged possible-mismatch")
         if entry.specificity < MIN_SPECIFICITY:
             # Placeholders only (`{}`), or a std phrase: nothing the location can vouch for.
-            confidence = min(confidence, 0.5)
-            step("the message says almost nothing on its own: at most 0.5")
+            confidence = min(confidence, W.cap_saying_nothing)
+            step(f"the message says almost nothing on its own: at most {W.cap_saying_nothing}")
         if refusal is not None:
             if confidence < MATCH_THRESHOLD:
                 refusal = None  # too weak to answer anyway: nothing was refused
@@ -482,15 +484,16 @@ class Matcher:
         pasted_file = location.path.rsplit("/", 1)[-1]
         if "/" not in location.path.lstrip("./ "):
             # `... renderer.rs:345`: the user cut the path; the file name is all it says.
-            return confidence + (0.1 * message_score if pasted_file == record_file else 0.0)
+            bonus = W.add_same_file_name * message_score if pasted_file == record_file else 0.0
+            return confidence + bonus
         if in_project:
             # The panic is the project's own. Code moves between files and crates across
             # versions (burn-core/src/nn/.. became burn-nn/src/modules/..), and #[track_caller]
             # functions report their caller's file, so the message decides; a full pattern
             # match is backed by knowing it is the project's panic.
             if pasted_file == record_file or message_score >= 1.0:
-                return confidence + 0.1 * message_score
-            return confidence * 0.9
+                return confidence + W.add_same_file_name * message_score
+            return confidence * W.factor_other_file_of_project
         if (
             location.kind == "workspace"
             and message_score >= 1.0
@@ -499,13 +502,13 @@ class Matcher:
         ):
             # A crate of a checkout the catalog does not know (`crates/ra_parser/src/parser.rs`
             # for today's `crates/parser/..`), the file's name and every word kept: renamed.
-            return confidence + 0.1 * message_score
+            return confidence + W.add_same_file_name * message_score
         if message_score >= 1.0 and _is_test_file(location.path):
             # A test of the user's calling the project's assertion helpers (#[track_caller]
             # reports the test): `Tensors are not approx eq` raised from `tests/foo.rs`.
             return confidence
         # Raised in another project's crate (wgpu, cubecl) or in the user's own code.
-        return confidence * 0.45
+        return confidence * W.factor_other_project
 
     def _pasted_crate(self, location: Location) -> str | None:
         """The crate a pasted location names, or the project crate folder its path runs through."""
@@ -642,7 +645,7 @@ def _pasted(snippet: Snippet) -> bool:
 
 # A message that is a whole title, line or code-block line by itself, not a phrase in prose.
 _STANDALONE_SOURCES = frozenset({"title", "line", "code"})
-STANDALONE_BONUS = 0.05
+STANDALONE_BONUS = W.add_standalone
 
 
 def _boost_standalone(result: PanicMatch) -> PanicMatch:
@@ -933,11 +936,11 @@ def _settle_ties(ranked: list[tuple[float, Candidate]], index: CatalogIndex) -> 
     whole = "pattern" in best.evidence and "prefix" not in best.evidence
     if whole and "pattern" not in second.evidence:
         return candidates
-    if best_message != second_message and best_raw - second_raw < 0.05:
+    if best_message != second_message and best_raw - second_raw < W.tie_margin:
         lowered = with_step(
             best,
             "another message scores about the same",
-            confidence=round(max(best.confidence - 0.1, 0.0), 4),
+            confidence=round(max(best.confidence - W.tie_penalty, 0.0), 4),
             refused=None,
         )
         return [lowered, *candidates[1:]]
