@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bot.core.analysis import PanicMatch
+from bot.core.match.scorer import WEIGHTS
 from bot.core.match.std_messages import is_std_message
 
 # The confidence of a later panic answered after an uncatalogued unwrap: the message matches
 # in full and says enough, or the location backs it up.
-FULL_CONFIDENCE = 0.95
+FULL_CONFIDENCE = WEIGHTS.cascade_full
 PLAIN_UNWRAPS = frozenset({"unwrap-none", "unwrap-err"})
 
 

@@ -43,16 +43,17 @@ from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, Evidence, PanicMatch, with_step
 from bot.core.extract.paths import is_absolute, normalise_path
 from bot.core.match.crates import repo_crate_names
+from bot.core.match.scorer import WEIGHTS
 from bot.core.match.std_messages import is_std_message
 
 HISTORY_FILE_SUFFIX = ".ndjson"
 # Confidence of an exact (crate, version, file, line) hit whose message is consistent.
-RELEASE_HIT_CONFIDENCE = 0.95
+RELEASE_HIT_CONFIDENCE = WEIGHTS.release_line
 # ... of a hit in the pasted file at another line, or in the pasted crate (a caller's location).
-FILE_HIT_CONFIDENCE = 0.9
-CRATE_HIT_CONFIDENCE = 0.85
+FILE_HIT_CONFIDENCE = WEIGHTS.release_file
+CRATE_HIT_CONFIDENCE = WEIGHTS.release_crate
 # A message the pasted file and crate never held is answered with at most this.
-AGAINST_CAP = 0.6
+AGAINST_CAP = WEIGHTS.cap_against_history
 # Lines within this distance count as the same site (a patch release shifting a few lines).
 NEAR_LINES = 3
 # The crate of `by_file` keys for files outside any `src/` layout, kept by repository path.
@@ -810,7 +811,7 @@ def _revise_one(
             unlined = with_step(
                 best,
                 "the pasted release had the site at another line",
-                confidence=round(max(best.confidence - 0.1, 0.0), 4),
+                confidence=round(max(best.confidence - WEIGHTS.penalty_line_contradicted, 0.0), 4),
                 evidence=tuple(e for e in best.evidence if e != "line"),
                 line_distance=None,
             )

@@ -43,6 +43,14 @@ class Weights:
     factor_other_project: float
     tie_margin: float
     tie_penalty: float
+    # the release history's hits: the pasted release had the site at the pasted line, in the
+    # pasted file at another line, or only in the pasted crate
+    release_line: float
+    release_file: float
+    release_crate: float
+    cap_against_history: float  # a released crate that never printed the message
+    penalty_line_contradicted: float  # the pasted release had the site at another line
+    cascade_full: float  # a later panic answered after an uncatalogued first one needs this
 
 
 def load_weights(path: Path = WEIGHTS_FILE) -> Weights:
