@@ -52,3 +52,18 @@ def test_a_weight_changed_in_the_file_changes_the_score(triage: Triage, monkeypa
         dict(after.steps)["pasted at the record's file"]
         < dict(before.steps)["pasted at the record's file"]
     )
+
+
+def test_every_answer_on_the_corpora_follows_the_one_rule(triage: Triage) -> None:
+    """Whatever stage changed a panic's candidates last, it is answered only when its best
+    candidate reached the weights' threshold unrefused (bot.core.match.decide)."""
+    from corpus_scoring import load_cases
+
+    from bot.core.match.decide import answers
+
+    answered = 0
+    for case in load_cases():
+        for item in triage.analyse(case["text"]).panics:
+            assert not item.matched or answers(item.best), (case["case"], item.best)
+            answered += item.matched
+    assert answered > 100

@@ -35,6 +35,7 @@ from bot.core.match.cascade import (
     is_uncatalogued_unwrap,
 )
 from bot.core.match.crates import repo_crate_names
+from bot.core.match.decide import answers
 from bot.core.match.drift import MIN_FIXED_TOKENS, WHOLE_SCORE, PastedForm, drift_between
 from bot.core.match.index import CatalogIndex, IndexedRecord, SiteCatalog, squash, words
 from bot.core.match.projects import Projects
@@ -140,10 +141,10 @@ class Matcher:
             matches = self._with_quoted_messages(text, matches)
         if self.projects is not None:  # issue 25: each panic revised by its project's history
             records = self.catalog.records
-            matches = self.projects.revise(records, text, matches, MATCH_THRESHOLD)
+            matches = self.projects.revise(records, text, matches)
         elif self.history is not None:  # issue 12: the release history
             records = self.catalog.records
-            matches = revise_with_history(self.history, records, text, matches, MATCH_THRESHOLD)
+            matches = revise_with_history(self.history, records, text, matches)
         matches = _without_cascades(matches, self.index.in_project)
         verdict = _verdict(matches)
         return Analysis(verdict=verdict, panics=tuple(matches), fingerprint=_fingerprint(matches))
@@ -180,7 +181,7 @@ class Matcher:
         candidates = _settle_ties(ranked, self.index)[:limit]
         if panic.location is None:  # (a location outside the project is another's code)
             candidates = self._older_wording_first(query, candidates, limit)
-        matched = bool(candidates) and candidates[0].confidence >= MATCH_THRESHOLD
+        matched = answers(candidates[0] if candidates else None)
         return PanicMatch(panic=panic, candidates=tuple(candidates), matched=matched)
 
     def _older_wording_first(
@@ -559,12 +560,16 @@ class Matcher:
             ):
                 # A message named by a fix or in release notes is no hit (nor a leading
                 # clause named in a change description).
-                result = PanicMatch(panic=panic, candidates=result.candidates, matched=False)
+                result = PanicMatch(
+                    panic=panic,
+                    candidates=result.candidates,
+                    matched=answers(result.best, silenced=True),
+                )
                 best = None
             if best is None or best.confidence < MATCH_THRESHOLD or best.record_id in found_ids:
                 if snippet.wrapper not in (None, "main-error") and not found:
                     # `assertion failed: ...` quoted in a title: a std panic, uncatalogued.
-                    found.append(PanicMatch(panic=panic, candidates=(), matched=False))
+                    found.append(PanicMatch(panic=panic, candidates=(), matched=answers(None)))
                 continue
             found_ids.add(best.record_id)
             seen.add(query)
@@ -659,7 +664,7 @@ def _boost_standalone(result: PanicMatch) -> PanicMatch:
         confidence=round(min(best.confidence + STANDALONE_BONUS, 1.0), 4),
         refused=None,
     )
-    matched = boosted.confidence >= MATCH_THRESHOLD
+    matched = answers(boosted)
     return PanicMatch(
         panic=result.panic, candidates=(boosted, *result.candidates[1:]), matched=matched
     )
@@ -964,7 +969,9 @@ def _without_cascades(
         if not m.matched
         or (unwrap_first and answers_after_unwrap(m))
         or (dependency_first and answers_after_dependency(m))
-        else PanicMatch(panic=m.panic, candidates=m.candidates, matched=False)
+        else PanicMatch(
+            panic=m.panic, candidates=m.candidates, matched=answers(m.best, silenced=True)
+        )
         for m in matches
     ]
 

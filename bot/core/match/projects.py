@@ -111,7 +111,6 @@ class Projects:
         records: Mapping[str, Record],
         text: str,
         matches: list[PanicMatch],
-        threshold: float,
     ) -> list[PanicMatch]:
         """Each match revised with its project's history, moved sites answered where they
         live now, and the own project's record first among equals."""
@@ -123,7 +122,7 @@ class Projects:
                 key = id(history)
                 if key not in versions:
                     versions[key] = text_version_of(history, text)
-                revised = revise_at(history, records, [match], versions[key], threshold)[0]
+                revised = revise_at(history, records, [match], versions[key])[0]
                 match = _in_pasted_release(history, records, revised)
             out.append(self._prefer_own(self._follow_move(match, records), records))
         return out

@@ -43,6 +43,7 @@ from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, Evidence, PanicMatch, with_step
 from bot.core.extract.paths import is_absolute, normalise_path
 from bot.core.match.crates import repo_crate_names
+from bot.core.match.decide import answers
 from bot.core.match.scorer import WEIGHTS
 from bot.core.match.std_messages import is_std_message
 
@@ -726,13 +727,12 @@ def revise(
     records: Mapping[str, Record],
     text: str,
     matches: list[PanicMatch],
-    threshold: float,
 ) -> list[PanicMatch]:
     """The matcher's hook: the same matches, revised with the catalog's release history (a
-    revised best candidate answers from `threshold`, the matcher's)."""
+    revised best candidate answers by the one rule, bot.core.match.decide)."""
     if not matches:
         return matches
-    return revise_at(history, records, matches, text_version_of(history, text), threshold)
+    return revise_at(history, records, matches, text_version_of(history, text))
 
 
 def text_version_of(history: ReleaseHistory, text: str) -> str | None:
@@ -745,10 +745,9 @@ def revise_at(
     records: Mapping[str, Record],
     matches: list[PanicMatch],
     text_version: str | None,
-    threshold: float,
 ) -> list[PanicMatch]:
     """`revise`, with the version the text names already read (`text_version_of`)."""
-    return [_revise_one(history, records, m, text_version, threshold) for m in matches]
+    return [_revise_one(history, records, m, text_version) for m in matches]
 
 
 def _printed_elsewhere(record: Record, pasted_crate: str) -> bool:
@@ -782,7 +781,6 @@ def _revise_one(
     records: Mapping[str, Record],
     match: PanicMatch,
     text_version: str | None,
-    threshold: float,
 ) -> PanicMatch:
     panic = match.panic
     location = panic.location
@@ -815,14 +813,14 @@ def _revise_one(
                 evidence=tuple(e for e in best.evidence if e != "line"),
                 line_distance=None,
             )
-            return PanicMatch(
-                panic, (unlined, *match.candidates[1:]), matched=unlined.confidence >= threshold
-            )
+            return PanicMatch(panic, (unlined, *match.candidates[1:]), matched=answers(unlined))
         if "line" not in best.evidence:
             # The site moved since: the pasted release may have had it at the pasted line.
             confirmed = _line_confirmed(history, records, best, pasted, location.line, version)
             if confirmed is not None:
-                return PanicMatch(panic, (confirmed, *match.candidates[1:]), matched=True)
+                return PanicMatch(
+                    panic, (confirmed, *match.candidates[1:]), matched=answers(confirmed)
+                )
         return match
     if panic.wrapper in _NO_SITE_MESSAGE:
         return match  # whatever site lived at the pasted line, it did not print this
@@ -843,7 +841,7 @@ def _revise_one(
                 "a released crate that never printed this message",
                 confidence=min(best.confidence, AGAINST_CAP),
             )
-            return PanicMatch(panic, (lowered, *match.candidates[1:]), matched=False)
+            return PanicMatch(panic, (lowered, *match.candidates[1:]), matched=answers(lowered))
         return _prefer_existing(history, match, records, version)
     lineage = history.lineages[hit.lineage]
     rid = history.record_id(lineage, records)
@@ -891,7 +889,7 @@ def _revise_one(
             steps=((f"the release history places the paste at this site ({hit.how})", floor),),
         )
     rest = tuple(c for c in match.candidates if c.record_id != rid)
-    return PanicMatch(panic, (chosen, *rest), matched=chosen.confidence >= threshold)
+    return PanicMatch(panic, (chosen, *rest), matched=answers(chosen))
 
 
 _OPENING_KEY_CHARS = 8
@@ -1074,7 +1072,7 @@ def _removed_wording(
             confidence=min(best.confidence, AGAINST_CAP),
             refused="removed-wording",
         )
-        return PanicMatch(match.panic, (lowered, *match.candidates[1:]), matched=False)
+        return PanicMatch(match.panic, (lowered, *match.candidates[1:]), matched=answers(lowered))
     return None
 
 
@@ -1133,12 +1131,13 @@ def _release_line_sibling(
     promoted = with_step(
         chosen,
         "the pasted release had this site at the pasted line",
+        refused=None,
         confidence=max(chosen.confidence, best.confidence),
         evidence=tuple(dict.fromkeys((*chosen.evidence, "release", "line"))),
         line_distance=abs(state[1] - line) if state is not None else chosen.line_distance,
     )
     rest = tuple(c for c in match.candidates if c.record_id != rid)
-    return PanicMatch(match.panic, (promoted, *rest), matched=True)
+    return PanicMatch(match.panic, (promoted, *rest), matched=answers(promoted))
 
 
 def _prefer_existing(
