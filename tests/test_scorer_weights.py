@@ -56,10 +56,10 @@ def test_a_weight_changed_in_the_file_changes_the_score(triage: Triage, monkeypa
 
 def test_every_answer_on_the_corpora_follows_the_one_rule(triage: Triage) -> None:
     """Whatever stage changed a panic's candidates last, it is answered only when its best
-    candidate reached the weights' threshold unrefused (bot.core.match.decide)."""
+    candidate reached the weights' threshold unrefused (bot.core.match.answer_rule)."""
     from corpus_scoring import load_cases
 
-    from bot.core.match.decide import answers
+    from bot.core.match.answer_rule import answers
 
     answered = 0
     for case in load_cases():

@@ -27,6 +27,7 @@ from bot.core.analysis import (
 from bot.core.extract.hooks import HookFormat
 from bot.core.extract.paths import is_absolute
 from bot.core.extract.scanner import extract_panics
+from bot.core.match.answer_rule import answers
 from bot.core.match.caller import line_is_evidence, reports_caller
 from bot.core.match.cascade import (
     answers_after_dependency,
@@ -35,7 +36,6 @@ from bot.core.match.cascade import (
     is_uncatalogued_unwrap,
 )
 from bot.core.match.crates import repo_crate_names
-from bot.core.match.decide import answers
 from bot.core.match.drift import MIN_FIXED_TOKENS, WHOLE_SCORE, PastedForm, drift_between
 from bot.core.match.index import CatalogIndex, IndexedRecord, SiteCatalog, squash, words
 from bot.core.match.projects import Projects

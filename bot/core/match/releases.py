@@ -42,8 +42,8 @@ from bot.catalog.model import (
 from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, Evidence, PanicMatch, with_step
 from bot.core.extract.paths import is_absolute, normalise_path
+from bot.core.match.answer_rule import answers
 from bot.core.match.crates import repo_crate_names
-from bot.core.match.decide import answers
 from bot.core.match.scorer import WEIGHTS
 from bot.core.match.std_messages import is_std_message
 
@@ -729,7 +729,7 @@ def revise(
     matches: list[PanicMatch],
 ) -> list[PanicMatch]:
     """The matcher's hook: the same matches, revised with the catalog's release history (a
-    revised best candidate answers by the one rule, bot.core.match.decide)."""
+    revised best candidate answers by the one rule, bot.core.match.answer_rule)."""
     if not matches:
         return matches
     return revise_at(history, records, matches, text_version_of(history, text))
