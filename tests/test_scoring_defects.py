@@ -139,3 +139,33 @@ def test_a_package_named_after_the_repository_and_its_folder_is_that_folder(tmp_
     text = HEADER.format(path=path, message="a fiber needs a stack of at least one page")
     verdict, answers = _answer(tmp_path, tmp_path / "c", text)
     assert verdict == "match" and answers[0][1] >= 0.95
+
+
+def test_a_message_reworded_whole_is_answered_at_todays_site(tmp_path) -> None:
+    """A site whose message was reworded past what the linker pairs (no shared opening) ends
+    one lineage and starts another; a paste of the old wording, from the old release or with no
+    location, is answered with today's site of the same function and check, not as removed."""
+    crate = tmp_path / "widgets"
+    (crate / "src").mkdir(parents=True)
+    git(crate, "init", "-q", "-b", "main")
+    for version, message in (
+        ("0.1.0", "the requested width {} does not fit"),
+        ("0.2.0", "width {} is larger than the frame allows"),
+    ):
+        (crate / "Cargo.toml").write_text(f'[package]\nname = "widgets"\nversion = "{version}"\n')
+        (crate / "src" / "lib.rs").write_text(
+            f'pub fn set_width(w: usize) {{\n    if w > 100 {{\n        panic!("{message}", w);'
+            "\n    }\n}\n"
+        )
+        git(crate, "add", "-A")
+        git(crate, "commit", "-q", "-m", f"Release {version}")
+        git(crate, "tag", f"v{version}")
+    argv = ["catalog", "history", str(crate), "--repo", "o/widgets", "--include-head"]
+    built = run_cli(tmp_path, *argv, "--out", str(tmp_path / "c"))
+    assert built.returncode == 0, built.stderr
+    [live] = [json.loads(line) for line in (tmp_path / "c" / "panic_sites.jsonl").open()]
+    assert live["errorMessage"].startswith("width")
+    old = "the requested width 500 does not fit"
+    for text in (HEADER.format(path=f"{REGISTRY}/widgets-0.1.0/src/lib.rs:3:9", message=old), old):
+        verdict, answers = _answer(tmp_path, tmp_path / "c", text + "\n")
+        assert verdict == "match" and answers[0][0] == live["id"], (text, verdict, answers)

@@ -679,11 +679,70 @@ def successors(history: ReleaseHistory, index: int) -> list[int]:
 
 def successor_record(history: ReleaseHistory, index: int, known: Container[str]) -> str | None:
     """The record of the site that took over a removed lineage's message, when exactly one
-    site of its file, new in the next release, opens with the same words."""
+    site of its file, new in the next release, opens with the same words; else, with the
+    records at hand, the one such site in the same function raising the same way on the same
+    check (a message reworded whole: `the requested width {} does not fit` became `width {} is
+    larger than the frame allows` in `set_width`, on `w > 100`)."""
     found = successors(history, index)
-    if len(found) != 1:
-        return None  # none, or two sites open alike: no telling which took it over
-    return history.record_id(history.lineages[found[0]], known)
+    if len(found) > 1:
+        return None  # two sites open alike: no telling which took it over
+    if found:
+        return history.record_id(history.lineages[found[0]], known)
+    if not isinstance(known, Mapping):
+        return None
+    return _successor_in_function(history, index, known)
+
+
+def _successor_in_function(
+    history: ReleaseHistory, index: int, records: Mapping[str, Record]
+) -> str | None:
+    lineage = history.lineages[index]
+    present = lineage.present()
+    if not present or present[-1] >= history.newest:
+        return None
+    last = present[-1]
+    state = lineage.state(last)
+    old = records.get(history.record_id(lineage, records) or "")
+    if state is None or old is None or not old.enclosing_fn:
+        return None
+    found = []
+    for other, first, _last in history.by_file.get(file_key(history, state[0]), ()):
+        if first != last + 1 or other == index or history.lineages[other].present()[0] != first:
+            continue  # only a site new in the file in the very next release
+        new = records.get(history.record_id(history.lineages[other], records) or "")
+        if (
+            new is not None
+            and new.enclosing_fn == old.enclosing_fn
+            and new.error_type == old.error_type
+            and new.site_check.get("code") == old.site_check.get("code")
+        ):
+            found.append(new.id)
+    return found[0] if len(found) == 1 else None
+
+
+def to_todays_site(
+    history: ReleaseHistory, records: Mapping[str, Record], match: PanicMatch
+) -> PanicMatch:
+    """An answer with a removed site whose message lives on, reworded, in a site new in its
+    file the release it left (`successor_record`): answered with that site, where the code is
+    today, the pasted release still evidence."""
+    best = match.best
+    record = records.get(best.record_id) if best is not None and match.matched else None
+    index = history.by_record.get(record.id) if record is not None else None
+    if best is None or record is None or not record.removed_at or index is None:
+        return match
+    rid = successor_record(history, index, records)
+    if rid is None or rid == best.record_id or rid not in records or records[rid].removed_at:
+        return match
+    followed = with_step(
+        best,
+        "reworded in a later release: answered with today's site",
+        record_id=rid,
+        evidence=tuple(dict.fromkeys((*best.evidence, "release"))),
+        line_distance=None,
+    )
+    rest = tuple(c for c in match.candidates[1:] if c.record_id != rid)
+    return PanicMatch(match.panic, (followed, *rest), matched=answers(followed))
 
 
 def line_contradicted(
@@ -747,7 +806,10 @@ def revise_at(
     text_version: str | None,
 ) -> list[PanicMatch]:
     """`revise`, with the version the text names already read (`text_version_of`)."""
-    return [_revise_one(history, records, m, text_version) for m in matches]
+    return [
+        to_todays_site(history, records, _revise_one(history, records, m, text_version))
+        for m in matches
+    ]
 
 
 def _printed_elsewhere(record: Record, pasted_crate: str) -> bool:
