@@ -77,3 +77,31 @@ def test_a_log_level_that_is_no_level_stops_any_command(tmp_path: Path) -> None:
     done = run_cli(tmp_path, "match", "paste.md", LOG_LEVEL="LOUD")
     _one_line(done, "configuration error: LOG_LEVEL: 'LOUD' is not one of DEBUG, INFO")
     assert run_cli(tmp_path, "match", "paste.md", LOG_LEVEL="debug").returncode == 0
+
+
+def test_every_out_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    """`catalog update --out`, `catalog refresh --catalog`, `stats --html` and `catalog draft
+    --out`: refused in one line with exit 2 before any work, nothing created."""
+    (tmp_path / "taken").write_text("a file")
+    (tmp_path / "folder").mkdir()
+    cat = tmp_path / "cat.jsonl"
+    cat.write_text(
+        '{"id": "a1", "repo": "o/r", "errorMessage": "the widget is gone", "errorType": "panic",'
+        ' "filePath": "src/lib.rs", "lineNumber": 1}\n'
+    )
+    done = run_cli(
+        tmp_path, "catalog", "update", "--catalog", str(cat), "--scan", str(cat), "--out", "taken"
+    )
+    _one_line(done, "--out taken: a file is there, not a folder")
+    done = run_cli(tmp_path, "catalog", "refresh", "--catalog", "taken", "--source", "src")
+    _one_line(done, "taken: a file is there, not a catalog folder")
+    done = run_cli(tmp_path, "catalog", "refresh", "--catalog", "new", "--source", "nowhere")
+    _one_line(done, "nowhere: not a git repository")
+    assert not (tmp_path / "new").exists()  # no folder, no .refresh.lock left behind
+    done = run_cli(tmp_path, "stats", "--html", "folder")
+    _one_line(done, "--html folder: a folder is there, not a file")
+    done = run_cli(tmp_path, "stats", "--html", "missing/stats.html")
+    _one_line(done, "--html missing/stats.html: no folder missing")
+    done = run_cli(tmp_path, "catalog", "draft", "g1", "--out", "folder")
+    _one_line(done, "--out folder: a folder is there, not a file")
+    assert (tmp_path / "taken").read_text() == "a file"
