@@ -5,16 +5,14 @@ its confidence; the JSON form is valid against schemas/match.schema.json."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import jsonschema
 from cli_process import run_cli
 from corpus_scoring import BURN, HELDOUT, PROJECTS, read_cases
+from json_schemas import schema
 
 from bot.app import Triage
 
-ROOT = Path(__file__).resolve().parent.parent
-SCHEMA = json.loads((ROOT / "schemas" / "match.schema.json").read_text(encoding="utf-8"))
 HAL = (
     "thread 'main' panicked at /home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f/"
     "wgpu-core-22.1.0/src/hal_api.rs:20:9:\nnot implemented: called empty api\n"
@@ -47,7 +45,7 @@ def test_match_explain_prints_the_steps_and_its_json_is_in_the_schema(tmp_path) 
 
     done = run_cli(tmp_path, "match", "--json", "--explain", str(paste))
     report = json.loads(done.stdout)
-    jsonschema.validate(report, SCHEMA)
+    jsonschema.validate(report, schema("match"))
     [panic] = report["explain"]
     best = panic["candidates"][0]
     assert panic["matched"] and best["id"] == "d8b7dcc55397581f"

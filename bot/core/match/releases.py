@@ -862,7 +862,8 @@ def _revise_one(
     if best is not None and match.matched and "location" in best.evidence:
         # The pasted file is the record's own: the catalog agrees, but on the line only if
         # the pasted release had the site there.
-        sibling = _release_line_sibling(history, records, match, pasted, location.line, version)
+        line_hit = _pasted_line_hit(history, records, best, pasted, location.line, version)
+        sibling = _release_line_sibling(history, records, match, line_hit, location.line)
         if sibling is not None:
             return sibling
         if "line" in best.evidence and line_contradicted(
@@ -878,7 +879,7 @@ def _revise_one(
             return PanicMatch(panic, (unlined, *match.candidates[1:]), matched=answers(unlined))
         if "line" not in best.evidence:
             # The site moved since: the pasted release may have had it at the pasted line.
-            confirmed = _line_confirmed(history, records, best, pasted, location.line, version)
+            confirmed = _line_confirmed(history, records, best, line_hit)
             if confirmed is not None:
                 return PanicMatch(
                     panic, (confirmed, *match.candidates[1:]), matched=answers(confirmed)
@@ -1138,22 +1139,31 @@ def _removed_wording(
     return None
 
 
-def _line_confirmed(
+def _pasted_line_hit(
     history: ReleaseHistory,
     records: Mapping[str, Record],
     best: Candidate,
     pasted: tuple[str, str],
     line: int | None,
     version: str | None,
-) -> Candidate | None:
-    """`best` with `release` and `line` evidence when the pasted release had its site exactly at
-    the pasted line (burn-autodiff 0.18.0 `server.rs:34`, today line 69)."""
+) -> ReleaseHit | None:
+    """The site the pasted release had exactly at the pasted line with the best candidate's
+    message, if any (read once for `_release_line_sibling` and `_line_confirmed`)."""
     if line is None or not version:
         return None
     hit = find_hit(history, pasted, line, records[best.record_id].error_message, version)
-    if hit is None or hit.how != "line":
-        return None
-    if history.record_id(history.lineages[hit.lineage], records) != best.record_id:
+    return hit if hit is not None and hit.how == "line" else None
+
+
+def _line_confirmed(
+    history: ReleaseHistory,
+    records: Mapping[str, Record],
+    best: Candidate,
+    hit: ReleaseHit | None,
+) -> Candidate | None:
+    """`best` with `release` and `line` evidence when the pasted release had its site exactly at
+    the pasted line (burn-autodiff 0.18.0 `server.rs:34`, today line 69)."""
+    if hit is None or history.record_id(history.lineages[hit.lineage], records) != best.record_id:
         return None
     evidence = tuple(dict.fromkeys((*best.evidence, "release", "line")))
     return with_step(
@@ -1168,20 +1178,16 @@ def _release_line_sibling(
     history: ReleaseHistory,
     records: Mapping[str, Record],
     match: PanicMatch,
-    pasted: tuple[str, str],
+    hit: ReleaseHit | None,
     line: int | None,
-    version: str | None,
 ) -> PanicMatch | None:
     """One message raised at several sites of one file: the pasted release's own lines say
     which site printed it. When that release had another candidate's site exactly at the
-    pasted line (and the best's not), that candidate answers, with the release and line as
-    evidence (wgpu-core 22.1.0 `hal_api.rs:20` is `create_instance_from_hal`, whatever line
+    pasted line (`hit`, and the best's not), that candidate answers, with the release and line
+    as evidence (wgpu-core 22.1.0 `hal_api.rs:20` is `create_instance_from_hal`, whatever line
     each site has today)."""
     best = match.best
-    if best is None or line is None or not version:
-        return None
-    hit = find_hit(history, pasted, line, records[best.record_id].error_message, version)
-    if hit is None or hit.how != "line":
+    if best is None or hit is None or line is None:
         return None
     rid = history.record_id(history.lineages[hit.lineage], records)
     if rid is None or rid == best.record_id:
