@@ -13,6 +13,7 @@ from bot.app import Triage
 from bot.app.match_report import analysis_json
 from bot.catalog.model import replace
 from bot.core.match import matcher as matcher_module
+from bot.core.match.calibration import MODEL
 from bot.core.match.scorer import WEIGHTS, WEIGHTS_FILE, Weights, load_weights
 
 HAL = (
@@ -36,7 +37,7 @@ def test_the_weights_file_holds_every_weight_and_nothing_else(tmp_path: Path) ->
 
 def test_match_json_names_the_weights_and_the_steps_show_them(triage: Triage) -> None:
     analysis = triage.analyse(HAL)
-    assert analysis_json("-", analysis, triage)["scorer"] == WEIGHTS.version
+    assert analysis_json("-", analysis, triage)["scorer"] == f"{WEIGHTS.version}+{MODEL.version}"
     best = analysis.panics[0].best
     values = dict(best.steps)
     before = next(v for what, v in best.steps if what.startswith("message "))
@@ -56,14 +57,16 @@ def test_a_weight_changed_in_the_file_changes_the_score(triage: Triage, monkeypa
 
 def test_every_answer_on_the_corpora_follows_the_one_rule(triage: Triage) -> None:
     """Whatever stage changed a panic's candidates last, it is answered only when its best
-    candidate reached the weights' threshold unrefused (bot.core.match.answer_rule)."""
+    candidate's probability reached the model's threshold unrefused
+    (bot.core.match.calibration)."""
     from corpus_scoring import load_cases
-
-    from bot.core.match.answer_rule import answers
 
     answered = 0
     for case in load_cases():
         for item in triage.analyse(case["text"]).panics:
-            assert not item.matched or answers(item.best), (case["case"], item.best)
+            best = item.best
+            assert not item.matched or (
+                best is not None and best.refused is None and best.confidence >= MODEL.threshold
+            ), (case["case"], best)
             answered += item.matched
     assert answered > 100

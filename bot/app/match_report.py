@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bot.core.analysis import Analysis
+from bot.core.match.calibration import MODEL
 from bot.core.match.releases import (
     history_events,
     project_names,
@@ -104,7 +105,7 @@ def analysis_json(
         "panics": panics,
         "matches": matches,
         "refused": refused_json(analysis),
-        "scorer": WEIGHTS.version,
+        "scorer": f"{WEIGHTS.version}+{MODEL.version}",
     }
 
 

@@ -28,6 +28,7 @@ from bot.core.extract.hooks import HookFormat
 from bot.core.extract.paths import is_absolute
 from bot.core.extract.scanner import extract_panics
 from bot.core.match.answer_rule import answers
+from bot.core.match.calibration import MODEL, Model, calibrate
 from bot.core.match.caller import line_is_evidence, reports_caller
 from bot.core.match.cascade import (
     answers_after_dependency,
@@ -119,6 +120,7 @@ class Matcher:
         history: ReleaseHistory | None = None,
         projects: Projects | None = None,
         hooks: tuple[HookFormat, ...] = (),
+        model: Model | None = MODEL,
     ):
         if index is not None and index.catalog is not catalog:
             raise ValueError("the index was built for another catalog")
@@ -127,6 +129,10 @@ class Matcher:
         self.history = history
         self.projects = projects
         self.hooks = hooks  # the catalog's declared panic-hook formats
+        # The fitted model that turns the stages' scores into the confidence shown and decides
+        # whether to answer (bot/core/match/calibration.py); None: the stages' scores as they are
+        # (what benchmarks/fit_scorer.py fits on).
+        self.model = model
 
     # -- one text ------------------------------------------------------------------------
 
@@ -146,8 +152,14 @@ class Matcher:
             records = self.catalog.records
             matches = revise_with_history(self.history, records, text, matches)
         matches = _without_cascades(matches, self.index.in_project)
-        verdict = _verdict(matches)
+        if self.model is not None:
+            matches = calibrate(matches, self.model, self._message_of)
+        verdict = verdict_of(matches)
         return Analysis(verdict=verdict, panics=tuple(matches), fingerprint=_fingerprint(matches))
+
+    def _message_of(self, record_id: str) -> str | None:
+        record = self.catalog.records.get(record_id)
+        return record.error_message if record is not None else None
 
     # -- one panic -----------------------------------------------------------------------
 
@@ -976,7 +988,7 @@ def _without_cascades(
     ]
 
 
-def _verdict(matches: list[PanicMatch]) -> Verdict:
+def verdict_of(matches: list[PanicMatch]) -> Verdict:
     if any(m.matched for m in matches):
         return "match"
     if any(_is_panic(m.panic) for m in matches):

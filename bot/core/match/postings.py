@@ -185,6 +185,7 @@ class ArrayPostings:
         self.thresholds = index.min_coverage * self.totals
         self.id_ranks = _id_ranks(self.record_ids)
         self.scores = np.zeros(count, dtype=np.float64)
+        self.stamps = np.zeros(count, dtype=np.int64)  # scratch: each record's last place
         self.lock = threading.Lock()  # one scratch array: one query at a time
 
     def __getstate__(self) -> dict:
@@ -199,6 +200,7 @@ class ArrayPostings:
 
         self.__dict__.update(state)
         self.scores = np.zeros(len(self.record_ids), dtype=np.float64)
+        self.stamps = np.zeros(len(self.record_ids), dtype=np.int64)
         self.lock = threading.Lock()
 
     def words(self, index: CatalogIndex, token: str) -> np.ndarray:
@@ -307,22 +309,30 @@ def rank_with_arrays(
     limit: int,
     common: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """`CatalogIndex._rank_candidates`, with the weights summed over arrays."""
+    """`CatalogIndex._rank_candidates`, with the weights summed over arrays. Linear in the
+    postings read: no sort of every candidate (the first `limit` are found by partitions)."""
     import numpy as np
 
     arrays = build_array_postings(index)
     idf = index.idf
     ordered = [(arrays.words(index, token), idf[token]) for token in sorted(tokens)]
+    if not ordered:
+        return []
     with arrays.lock:
         scores = arrays.scores
         for numbers, weight in ordered:
             scores[numbers] += weight
         touched = np.concatenate([numbers for numbers, _ in ordered])
+        # Each record once, without sorting: a record's last place in `touched` is the one
+        # its stamp keeps.
+        places = np.arange(len(touched), dtype=np.int64)
+        stamps = arrays.stamps
+        stamps[touched] = places
+        touched = touched[stamps[touched] == places]
         values = scores[touched]
         scores[touched] = 0.0
     keep = values >= arrays.thresholds[touched]
-    numbers, first = np.unique(touched[keep], return_index=True)
-    scores = values[keep][first]
+    numbers, scores = touched[keep], values[keep]
     ratios = scores / arrays.totals[numbers]
     record_ids = arrays.record_ids
     heaviest = [
@@ -330,12 +340,16 @@ def rank_with_arrays(
         for n in _first_by_value(numbers, scores, HEAVIEST_CANDIDATES, record_ids, arrays.id_ranks)
     ]
     if len(numbers) > limit:
-        # The records certainly among the first `limit`, and those tied for the last places.
-        order = np.lexsort((-scores, -ratios))
-        last = order[limit - 1]
-        ratio, score = ratios[last], scores[last]
-        better = (ratios > ratio) | ((ratios == ratio) & (scores > score))
-        tied = (ratios == ratio) & (scores == score)
+        # The records certainly among the first `limit` by (ratio, score), and those tied with
+        # the last place: the limit-th ratio, then the score that is last among that ratio's.
+        ratio = np.partition(ratios, len(ratios) - limit)[len(ratios) - limit]
+        above = ratios > ratio
+        at = ratios == ratio
+        room = limit - int(above.sum())
+        level = scores[at]
+        score = np.partition(level, len(level) - room)[len(level) - room]
+        better = above | (at & (scores > score))
+        tied = at & (scores == score)
         slots = limit - int(better.sum())
         if int(tied.sum()) > slots:
             chosen = arrays.fullest(index, numbers[tied], slots, tokens | common)
