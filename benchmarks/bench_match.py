@@ -64,11 +64,12 @@ def write_synthetic(path: Path, size: int, seed: int = 7) -> None:
     path.mkdir(parents=True, exist_ok=True)
     part = 0
     out = (path / "part-0.jsonl").open("w", encoding="utf-8")
-    written = 0
+    written = opened_at = 0
     with contextlib.ExitStack() as stack:
         stack.callback(lambda: out.close())
         while count > 0:
-            if written and written % 100_000 == 0:
+            if written and written % 100_000 == 0 and written != opened_at:
+                opened_at = written
                 out.close()
                 part += 1
                 out = (path / f"part-{part}.jsonl").open("w", encoding="utf-8")

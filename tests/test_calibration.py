@@ -26,7 +26,7 @@ from bot.core.match.calibration import (
 from bot.core.panic import Panic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import fit_scorer  # noqa: E402
+import fit_scorer
 
 
 @pytest.fixture(scope="module")

@@ -66,6 +66,10 @@ GENERIC_MESSAGES = frozenset(
 
 # Share of a record's word weight a text must contain for the record to be a candidate.
 MIN_COVERAGE = 0.4
+# A word in more records than this is common whatever the catalog's size: it ranks ties
+# (`fullest`) but does not find candidates, so a text reaches a bounded number of records.
+MAX_DF = 2000
+RAREST_WORDS = 2
 # The least of a record's opening a text must quote for `opened_by` to look it up.
 OPENING_CHARS = 32
 
@@ -280,7 +284,8 @@ class CatalogIndex:
             if isinstance(postings, PackedPostings)
             else dict(zip(postings, weights, strict=True))
         )
-        self.max_df = max(50, total // 100)
+        self.uncapped_df = max(50, total // 100)
+        self.max_df = min(self.uncapped_df, MAX_DF)
         if large:
             # Built now, so that the load time counts it and the first answer does not.
             build_array_postings(self)
@@ -491,9 +496,16 @@ class CatalogIndex:
             # `length` in ndarray's and cubecl's too): words up to twice the cut still narrow
             # the search to a few hundred records.
             rare = {t for t in common if len(postings[t]) <= 2 * max_df}
-            common -= rare
+        wide = not rare and max_df < self.uncapped_df
+        if wide:
+            # A catalog past MAX_DF's size, and a text of its common words only: searched as
+            # with the cut at a hundredth of the records (`wide`), so such a message is found.
+            rare = {t for t in common if len(postings[t]) <= self.uncapped_df}
             if not rare:
-                return []
+                rare = {t for t in common if len(postings[t]) <= 2 * self.uncapped_df}
+        common -= rare
+        if not rare:
+            return []
         key = (frozenset(rare), frozenset(common))
         # Lines of one text repeat their indexed words (log lines differ in their numbers):
         # the ranking depends on nothing else, so it is computed once per word set.
@@ -501,14 +513,19 @@ class CatalogIndex:
         cached = cache.get((key, limit))
         if cached is not None:
             return list(cached)
-        found = self._rank_candidates(key[0], limit, key[1])
+        found = self._rank_candidates(key[0], limit, key[1], wide=wide)
         if len(cache) >= CANDIDATE_CACHE_SIZE:
             cache.clear()
         cache[(key, limit)] = tuple(found)
         return found
 
     def _rank_candidates(
-        self, tokens: frozenset[str], limit: int, common: frozenset[str] = frozenset()
+        self,
+        tokens: frozenset[str],
+        limit: int,
+        common: frozenset[str] = frozenset(),
+        *,
+        wide: bool = False,
     ) -> list[str]:
         """The `limit` best records for a text's rare words (`tokens`): by coverage of their
         rare words, then by the weight found; where records tie for the last places, by
@@ -516,7 +533,7 @@ class CatalogIndex:
         sharing one rare word, the one whose other words are all in the text), then by id.
         Listed by coverage, weight and id."""
         if len(self.catalog) >= ARRAY_POSTINGS_MIN_RECORDS:
-            return rank_with_arrays(self, tokens, limit, common)
+            return rank_with_arrays(self, tokens, limit, common, wide=wide)
         postings = self.postings
         idf = self.idf
         scores: dict[int, float] = defaultdict(float)

@@ -177,22 +177,30 @@ class ArrayPostings:
             for token, numbers in index.postings.items()
             if len(numbers) <= index.max_df
         }
+        # Past MAX_DF's size, the totals on the words a hundredth's cut searches, for a text of
+        # common words only (`CatalogIndex.candidates`' `wide` search).
+        wider = {
+            token: np.asarray(numbers, dtype=np.int32)
+            for token, numbers in index.postings.items()
+            if index.max_df < len(numbers) <= index.uncapped_df
+        }
         # Each record's total word weight: the sum of its words' weights, added in the same
         # order as `CatalogIndex.record_weights` adds them (so the same float), 1 without words;
         # on the searched words, and on every word for the ranking's tie-break.
         self.totals = _weights(searched, idf, count)
+        self.totals_wide = _weights({**searched, **wider}, idf, count) if wider else self.totals
         self.totals_all = _weights(index.postings, idf, count)
-        self.thresholds = index.min_coverage * self.totals
+        self.min_coverage = index.min_coverage
         self.id_ranks = _id_ranks(self.record_ids)
         self.scores = np.zeros(count, dtype=np.float64)
-        self.stamps = np.zeros(count, dtype=np.int64)  # scratch: each record's last place
         self.lock = threading.Lock()  # one scratch array: one query at a time
 
     def __getstate__(self) -> dict:
         # The cache pickles a large catalog's index whole: a lock cannot be pickled (it failed
         # from 50k records on), and the scratch array is zeros, so both are made afresh.
-        state = {k: getattr(self, k) for k in ("record_ids", "totals", "totals_all", "id_ranks")}
-        state["thresholds"] = self.thresholds
+        names = ("record_ids", "totals", "totals_wide", "totals_all", "id_ranks")
+        state = {k: getattr(self, k) for k in names}
+        state["min_coverage"] = self.min_coverage
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -200,7 +208,6 @@ class ArrayPostings:
 
         self.__dict__.update(state)
         self.scores = np.zeros(len(self.record_ids), dtype=np.float64)
-        self.stamps = np.zeros(len(self.record_ids), dtype=np.int64)
         self.lock = threading.Lock()
 
     def words(self, index: CatalogIndex, token: str) -> np.ndarray:
@@ -308,6 +315,8 @@ def rank_with_arrays(
     tokens: frozenset[str],
     limit: int,
     common: frozenset[str] = frozenset(),
+    *,
+    wide: bool = False,
 ) -> list[str]:
     """`CatalogIndex._rank_candidates`, with the weights summed over arrays. Linear in the
     postings read: no sort of every candidate (the first `limit` are found by partitions)."""
@@ -320,20 +329,21 @@ def rank_with_arrays(
         return []
     with arrays.lock:
         scores = arrays.scores
+        # Each record once, without sorting: a record is new where its score is still zero
+        # (every weight is positive). Reads and writes of the million-long arrays are the cost
+        # here, so each record's score, total and coverage are read once.
+        fresh = []
         for numbers, weight in ordered:
-            scores[numbers] += weight
-        touched = np.concatenate([numbers for numbers, _ in ordered])
-        # Each record once, without sorting: a record's last place in `touched` is the one
-        # its stamp keeps.
-        places = np.arange(len(touched), dtype=np.int64)
-        stamps = arrays.stamps
-        stamps[touched] = places
-        touched = touched[stamps[touched] == places]
+            before = scores[numbers]
+            fresh.append(numbers[before == 0.0])
+            scores[numbers] = before + weight
+        touched = fresh[0] if len(fresh) == 1 else np.concatenate(fresh)
         values = scores[touched]
         scores[touched] = 0.0
-    keep = values >= arrays.thresholds[touched]
-    numbers, scores = touched[keep], values[keep]
-    ratios = scores / arrays.totals[numbers]
+    totals = (arrays.totals_wide if wide else arrays.totals)[touched]
+    keep = values >= arrays.min_coverage * totals
+    numbers, scores, totals = touched[keep], values[keep], totals[keep]
+    ratios = scores / totals
     record_ids = arrays.record_ids
     heaviest = [
         record_ids[n]
