@@ -28,6 +28,7 @@ shared         the share of the other candidates printing the same message
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -85,17 +86,25 @@ def features(
     match: PanicMatch, index: int, message_of: Callable[[str], str | None]
 ) -> tuple[float, ...]:
     """The feature vector of `match`'s candidate at `index` (in FEATURES order)."""
+    messages = [message_of(c.record_id) for c in match.candidates]
+    return _vector(match, index, messages)
+
+
+def _vector(match: PanicMatch, index: int, messages: list[str | None]) -> tuple[float, ...]:
     candidates = match.candidates
     cand = candidates[index]
-    own = message_of(cand.record_id)
-    others = [c.confidence for c in candidates if message_of(c.record_id) != own]
-    same = sum(1 for c in candidates if c is not cand and message_of(c.record_id) == own)
-    evidence = set(cand.evidence)
+    own = messages[index]
+    lead = cand.confidence - max(
+        (c.confidence for c, m in zip(candidates, messages, strict=True) if m != own),
+        default=0.0,
+    )
+    same = messages.count(own) - 1
+    evidence = cand.evidence
     panic = match.panic
     return (
         _unit(cand.confidence),
         float(answers(cand)),
-        _unit(cand.confidence - max(others, default=0.0)),
+        _unit(lead),
         _unit(cand.message_score),
         float("location" in evidence),
         float("line" in evidence),
@@ -122,6 +131,14 @@ def contributions(model: Model, vector: Sequence[float]) -> list[tuple[str, floa
     ]
 
 
+@functools.lru_cache(maxsize=4096)
+def _scored(model: Model, vector: tuple[float, ...]) -> tuple[float, str]:
+    """The probability for `vector` and the step that shows how it came about (few vectors
+    recur: a text's candidates share most of their evidence)."""
+    parts = ", ".join(f"{name} {value:+.2f}" for name, value in contributions(model, vector))
+    return round(probability(model, vector), 4), f"model {model.version}: {parts or 'no evidence'}"
+
+
 def calibrate(
     matches: Sequence[PanicMatch], model: Model, message_of: Callable[[str], str | None]
 ) -> list[PanicMatch]:
@@ -138,15 +155,14 @@ def _calibrated(
     # A stage that kept a panic its best candidate would have answered silenced it (a change
     # description naming it, a cascade after an uncatalogued first panic): it stays silent.
     silenced = answers(match.best) and not match.matched
+    messages = [message_of(c.record_id) for c in match.candidates]
     out: list[Candidate] = []
     ceiling = 1.0
     for index, cand in enumerate(match.candidates):
-        vector = features(match, index, message_of)
-        p = min(round(probability(model, vector), 4), ceiling)
+        p, what = _scored(model, _vector(match, index, messages))
+        p = min(p, ceiling)
         ceiling = p
-        parts = ", ".join(f"{name} {value:+.2f}" for name, value in contributions(model, vector))
-        step = (f"model {model.version}: {parts or 'no evidence'}", p)
-        out.append(replace(cand, confidence=p, steps=(*cand.steps, step)))
+        out.append(replace(cand, confidence=p, steps=(*cand.steps, (what, p))))
     best = out[0]
     matched = not silenced and best.refused is None and best.confidence >= model.threshold
     return PanicMatch(panic=match.panic, candidates=tuple(out), matched=matched)
