@@ -133,3 +133,21 @@ def test_id_ranks_order_ids_as_python_does(long):
     ids = list(dict.fromkeys(ids + (["x" * 60] if long else [])))
     ranks = _id_ranks(ids)
     assert np.argsort(ranks).tolist() == sorted(range(len(ids)), key=ids.__getitem__)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 8])
+def test_the_kth_largest_counts_repeats_as_a_sort_does(k):
+    """`_kth_largest`, by `max` for the first two and a partition past them: the k-th of the
+    values sorted from the largest, repeats counted (a unique best, a tied best, all alike)."""
+    import numpy as np
+
+    from bot.core.match.postings import _kth_largest
+
+    rng = random.Random(k)
+    for _ in range(200):
+        size = rng.randint(k, 40)
+        pool = rng.choice(((0.5, 1.0), (0.25, 0.5, 1.0, 2.0), tuple(range(100))))
+        values = np.array([float(rng.choice(pool)) for _ in range(size)])
+        if rng.random() < 0.3:
+            values[rng.randrange(size)] = 500.0  # one best above all the others
+        assert _kth_largest(values, k) == sorted(values.tolist(), reverse=True)[k - 1]
