@@ -151,3 +151,31 @@ def test_the_kth_largest_counts_repeats_as_a_sort_does(k):
         if rng.random() < 0.3:
             values[rng.randrange(size)] = 500.0  # one best above all the others
         assert _kth_largest(values, k) == sorted(values.tolist(), reverse=True)[k - 1]
+
+
+def test_past_the_cut_a_text_of_common_words_is_searched_as_before(grown_catalog, monkeypatch):
+    """A word in more records than MAX_DF finds no candidates (a text reaches a bounded number
+    of records however large the catalog), except in a text made only of such words: that one
+    is searched with the hundredth's cut, the same candidates as without the cap."""
+    monkeypatch.setattr(index_module, "ARRAY_POSTINGS_MIN_RECORDS", 1)
+    uncapped = CatalogIndex(grown_catalog)
+    monkeypatch.setattr(index_module, "MAX_DF", 20)
+    capped = CatalogIndex(grown_catalog)
+    assert capped.max_df == 20 < capped.uncapped_df == uncapped.max_df
+    common_only = reached = 0
+    for record in list(grown_catalog)[:3000]:
+        found = [capped.postings[w] for w in words(record.error_message) if w in capped.postings]
+        if not found:
+            continue
+        if all(len(ids) > 2 * capped.max_df for ids in found):
+            common_only += 1
+            assert capped.candidates(record.error_message) == uncapped.candidates(
+                record.error_message
+            )
+            if any(len(ids) <= capped.uncapped_df for ids in found):
+                reached += 1
+                assert record.id in capped.candidates(record.error_message, limit=50)
+    assert common_only > 20 and reached > 10, (common_only, reached)
+    arrays = index_module.build_array_postings(capped)
+    searched = [w for w in capped.postings if len(capped.postings[w]) <= capped.max_df]
+    assert searched and all(len(arrays.words(capped, w)) <= 20 for w in searched)
