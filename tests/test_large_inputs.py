@@ -83,3 +83,33 @@ def test_tool_output_lines_are_dropped(line):
 )
 def test_other_lines_are_kept(line):
     assert without_tool_output(line) == line
+
+
+@pytest.mark.parametrize("header", [False, True])
+def test_the_text_is_read_for_its_version_once_however_many_panics_it_holds(
+    triage, monkeypatch, header
+):
+    """Linear in the text: the project's version is looked up in the whole text once per text
+    and project, not once per panic matched (that made 1 MB of catalogued messages quadratic)."""
+    from bot.core.match import releases
+
+    calls: list[int] = []
+    real = releases.version_in_text
+
+    def counted(text, names):
+        calls.append(len(text))
+        return real(text, names)
+
+    monkeypatch.setattr(releases, "version_in_text", counted)
+    messages = [r.error_message for r in triage.catalog if "{" not in r.error_message]
+    assert len(messages) > 400
+    prefix = "thread 'main' panicked at src/main.rs:1:1:\n" if header else ""
+    counts = []
+    for lines in (50, 400):
+        calls.clear()
+        text = "\n".join(f"{prefix}{m}" for m in messages[:lines])
+        analysis = triage.analyse(text)
+        assert len(analysis.panics) >= (20 if header else 1)  # (at most 20 reports are read)
+        counts.append(len(calls))
+    projects = len(triage.projects.histories) if triage.projects is not None else 1
+    assert 1 <= counts[0] <= counts[1] <= projects < 10, counts
