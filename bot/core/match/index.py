@@ -69,7 +69,6 @@ MIN_COVERAGE = 0.4
 # A word in more records than this is common whatever the catalog's size: it ranks ties
 # (`fullest`) but does not find candidates, so a text reaches a bounded number of records.
 MAX_DF = 1000
-RAREST_WORDS = 2
 # The least of a record's opening a text must quote for `opened_by` to look it up.
 OPENING_CHARS = 32
 

@@ -154,7 +154,7 @@ class Matcher:
         matches = _without_cascades(matches, self.index.in_project)
         if self.model is not None:
             matches = calibrate(matches, self.model, self._message_of)
-        verdict = verdict_of(matches)
+        verdict = _verdict(matches)
         return Analysis(verdict=verdict, panics=tuple(matches), fingerprint=_fingerprint(matches))
 
     def _message_of(self, record_id: str) -> str | None:
@@ -988,7 +988,7 @@ def _without_cascades(
     ]
 
 
-def verdict_of(matches: list[PanicMatch]) -> Verdict:
+def _verdict(matches: list[PanicMatch]) -> Verdict:
     if any(m.matched for m in matches):
         return "match"
     if any(_is_panic(m.panic) for m in matches):
