@@ -90,9 +90,50 @@ def test_the_first_sentence_alone_is_the_message_quoted_short() -> None:
     assert _drift("Cannot start a runtime.", "Cannot start a runtime. Use {} instead.") is None
 
 
-
 def test_the_first_sentence_without_its_full_stop_is_quoted_short_too() -> None:
     # (a title drops the stop; a paste that ends in punctuation of its own is something else)
     assert _drift("Cannot start a runtime from within a runtime", NESTED) == Drift(0.9, "prefix")
     assert _drift("cannot start a runtime from within a runtime", NESTED) == Drift(0.9, "prefix")
     assert _drift("Cannot start a runtime from within a runtime,", NESTED) is None
+
+
+def test_the_alignment_is_the_textbook_recurrence() -> None:
+    """`_align`'s rows are the edit-distance table (a placeholder swallowing any run of pasted
+    tokens), cell for cell, on random messages and pastes, stopped at the same row."""
+    import random
+
+    from bot.core.match import drift
+
+    placeholder = drift._PLACEHOLDER
+
+    def table(message, pasted, allowed):
+        width = len(pasted) + 1
+        previous = list(range(width))
+        rows = [previous]
+        for token in message:
+            current = [0] * width
+            if token is placeholder:
+                current[0] = previous[0]
+                for j in range(1, width):
+                    current[j] = min(previous[j], current[j - 1])
+            else:
+                current[0] = previous[0] + 1
+                for j in range(1, width):
+                    substitute = previous[j - 1] + (pasted[j - 1] != token)
+                    current[j] = min(substitute, previous[j] + 1, current[j - 1] + 1)
+            rows.append(current)
+            previous = current
+            if min(current) > allowed:
+                break
+        return rows
+
+    rng = random.Random(5)
+    words = ("shape", "of", "the", "tensor", ".", ",")
+    for _ in range(3000):
+        message = tuple(
+            placeholder if rng.random() < 0.2 else rng.choice(words)
+            for _ in range(rng.randint(0, 12))
+        )
+        pasted = tuple(rng.choice(words) for _ in range(rng.randint(0, 15)))
+        allowed = rng.randint(0, 5)
+        assert drift._align(message, pasted, allowed) == table(message, pasted, allowed)
