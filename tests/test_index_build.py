@@ -20,7 +20,7 @@ from bot.catalog.model import Record
 from bot.catalog.patterns import normalise_message, parse_format
 from bot.core.match import drift as drift_module
 from bot.core.match.index import CatalogIndex, _message_tokens, _word_weight, words
-from bot.core.match.releases import _may_share_run
+from bot.core.match.releases import shares_run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -128,11 +128,12 @@ def test_stopping_the_alignment_early_changes_no_answer(fmt_words, pasted_words)
     st.text(alphabet="abc de", max_size=80),
     st.integers(2, 40),
 )
-def test_the_run_filter_never_hides_a_shared_run(literal, query, run):
+def test_a_shared_run_is_found_exactly_when_the_longest_common_run_is_long_enough(
+    literal, query, run
+):
     longest = SequenceMatcher(None, literal, query, autojunk=False)
     size = longest.find_longest_match(0, len(literal), 0, len(query)).size
-    if size >= run:
-        assert _may_share_run(literal, query, run)
+    assert shares_run(literal, query, run) == (size >= run)
 
 
 @settings(max_examples=400, deadline=None)
@@ -141,7 +142,7 @@ def test_a_run_of_exactly_the_length_is_found_wherever_it_starts(literal, data):
     run = data.draw(st.integers(12, len(literal)))
     start = data.draw(st.integers(0, len(literal) - run))
     noise = data.draw(st.text(alphabet="xyz", max_size=20))
-    assert _may_share_run(literal, noise + literal[start : start + run] + noise, run)
+    assert shares_run(literal, noise + literal[start : start + run] + noise, run)
 
 
 def test_the_candidates_do_not_depend_on_the_hash_seed():

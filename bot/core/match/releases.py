@@ -26,7 +26,6 @@ import json
 import pickle
 import re
 from collections.abc import Container, Iterable, Iterator, Mapping, MutableSequence, Sequence
-from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import Any, Literal, TypeVar, overload
 
@@ -443,24 +442,24 @@ def message_quality(pasted: str, message: str) -> int:
         return 2
     literal = " ".join(parts)
     need = max(12, -(-len(literal) // 2))  # the shortest run that counts
-    if not _may_share_run(literal, query, need):
-        return 0
-    matcher = SequenceMatcher(None, literal, query, autojunk=False)
-    run = matcher.find_longest_match(0, len(literal), 0, len(query)).size
-    return 1 if run >= need else 0
+    return 1 if shares_run(literal, query, need) else 0
 
 
-def _may_share_run(literal: str, query: str, run: int) -> bool:
-    """False when `query` certainly shares no run of `run` characters with `literal`.
+def shares_run(literal: str, query: str, run: int) -> bool:
+    """Whether `literal` and `query` share a run of at least `run` characters (`run` >= 2).
 
     Cut the literal into pieces of `run // 2` characters from its start: any run of `run`
-    characters holds one whole piece, so a query holding none of them shares no such run.
-    """
+    characters holds one whole piece, so only the runs around a piece the query holds are
+    looked up in it (a few `in` tests, not an alignment of the two texts)."""
     piece = run // 2
-    return any(
-        literal[start : start + piece] in query
-        for start in range(0, len(literal) - piece + 1, piece)
-    )
+    last = len(literal) - run  # the last place a run of the literal can start
+    for start in range(0, len(literal) - piece + 1, piece):
+        if literal[start : start + piece] not in query:
+            continue
+        for first in range(max(0, start + piece - run), min(start, last) + 1):
+            if literal[first : first + run] in query:
+                return True
+    return False
 
 
 @lru_cache(maxsize=8192)
