@@ -434,7 +434,11 @@ def message_quality(pasted: str, message: str) -> int:
     """How well a pasted (possibly garbled: cut, wrapped, values filled in) message fits the
     output of the format `message`: 2 when every literal part is there in order, 1 when a
     long run of its literal text is (a garbled head or tail), 0 otherwise."""
-    query = normalise_message(pasted)
+    return _quality(normalise_message(pasted), message)
+
+
+def _quality(query: str, message: str) -> int:
+    """`message_quality` of a paste already normalised (`query`)."""
     parts = _literal_parts(message)
     if not parts or not query:
         return 0
@@ -471,6 +475,7 @@ def _literal_parts(message: str) -> tuple[str, ...]:
 _LITERAL_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
+@lru_cache(maxsize=8192)
 def _says_words(message: str) -> bool:
     """Whether a format's literal text holds two words: `({:?})` fits any text with brackets,
     which is no sign that a crate printed it."""
@@ -555,6 +560,7 @@ def find_hit(
     """The lineage a pasted (crate, file, line, message) at a version belongs to, if any."""
     releases = set(history.releases_for(version))
     crate, inner = pasted
+    wanted = normalise_message(message)
     best: tuple[tuple[int, int, int], ReleaseHit] | None = None
     qualities: dict[str, int] = {}
     # Lineages that printed the pasted wording whole in the file, at another line: when two
@@ -570,7 +576,7 @@ def find_hit(
         # A lineage keeps its message over many releases: each wording is weighed once.
         quality = qualities.get(state[2])
         if quality is None:
-            quality = qualities[state[2]] = message_quality(message, state[2])
+            quality = qualities[state[2]] = _quality(wanted, state[2])
         distance = abs(state[1] - line) if line is not None else 10**6
         if not quality and distance <= NEAR_LINES and version and not _literal_parts(state[2]):
             # A format of placeholders only (`panic!("{e}")`) prints any text: the pasted
@@ -601,10 +607,11 @@ def find_hit(
         return best[1]
     # The pasted file never held it at that version: its crate may have (a caller's location).
     held = history.by_crate.get(crate, {})
-    wanted = normalise_message(message)
     candidates: list[tuple[int, int]] = []
     for stored, where in held.items():
-        if stored == wanted or (_says_words(stored) and full_fit(message, stored)):
+        # (`full_fit`, with the paste normalised once for all the crate's messages)
+        parts = _literal_parts(stored)
+        if stored == wanted or (parts and _parts_in_order(wanted, parts) and _says_words(stored)):
             candidates.extend(w for w in _expand(where) if w[1] in releases)
     if not candidates:
         return None
