@@ -13,7 +13,8 @@ import re
 from bisect import bisect_left
 from itertools import accumulate
 
-from bot.catalog.model import field, replace, value_class
+from bot.catalog.model import replace
+from bot.core.extract import reports
 from bot.core.extract.clean import Cleaned, clean
 from bot.core.extract.frames import (
     OMITTED,
@@ -30,6 +31,17 @@ from bot.core.extract.log_prefixes import (
     strip_log_prefix,
 )
 from bot.core.extract.paths import crate_from_function, parse_location, strip_symbol_hash
+from bot.core.extract.reading import (
+    FENCE_PREFIXES,
+    MAX_MESSAGE_CHARS,
+    MAX_MESSAGE_LINES,
+    MESSAGE_STOPS,
+    PANICKED,
+    Draft,
+    View,
+    collapse,
+)
+from bot.core.extract.reports import BANNER, EYRE_HEADER, HUMAN_PANIC, MIETTE_HEADER
 from bot.core.extract.wrappers import (
     ASSERT,
     ASSERT_EQ,
@@ -46,15 +58,11 @@ from bot.core.extract.wrappers import (
 from bot.core.panic import Frame, Location, Panic, Wrapper
 
 MAX_LINE = 4000  # characters of a line the scanner looks at
-MAX_MESSAGE_LINES = 200  # lines of one panic message
-MAX_MESSAGE_CHARS = 20000
 MAX_FRAMES = 300  # frames kept per panic
 OLD_FORMAT_LOOKAHEAD = 40  # lines searched for the `', PATH:LINE:COL` end of an old header
 TRAILER_LOOKAHEAD = 40  # lines searched past a blank line for std's `note:` after a message
 
 # --- markdown around a line -------------------------------------------------------------------
-
-_FENCE_PREFIXES = ("```", "~~~")
 
 
 def _unquote(line: str) -> tuple[str, int, bool]:
@@ -78,17 +86,8 @@ def _unquote(line: str) -> tuple[str, int, bool]:
     return line[position:], position, True
 
 
-def _collapse(text: str) -> str:
-    return " ".join(text.split())
-
-
 # --- the scanner ----------------------------------------------------------------------------
 
-_PANICKED = "panicked at"
-_EYRE_HEADER = "application panicked"
-# miette's panic hook: `× Main thread panicked.`, then `├─▶ at PATH:L:C` and `╰─▶ MESSAGE`.
-_MIETTE_HEADER = "Main thread panicked."
-_MIETTE_CAUSE = ("├─▶", "╰─▶")
 _BARE_LOCATION = re.compile(r"[^\s'\"`]{1,1000}\.rs:\d{1,9}:\d{1,9}:")
 # `:LINE:COL` then `:`, whitespace or the end: where a 1.73+ header's location ends.
 _LOC_END = re.compile(r":(\d{1,9}):(\d{1,9})(?::|(?=\s)|$)")
@@ -96,31 +95,6 @@ _LOC_END = re.compile(r":(\d{1,9}):(\d{1,9})(?::|(?=\s)|$)")
 _LOC_END_NO_COLUMN = re.compile(r"\.rs:(\d{1,9}):?$")
 _WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
 _THREAD_ID = re.compile(r" \(\d{1,20}\)$")
-_MESSAGE_STOPS = (
-    "note:",
-    # burn-train's banner around a panic: `=== PANIC ===` / `A fatal error happened, ...`
-    "=== PANIC ===",
-    "A fatal error happened",
-    "=============",
-    "stack backtrace:",
-    "Stack backtrace:",
-    "error: process didn't exit successfully",
-    "error: test failed",
-    "test result:",
-    "failures:",
-    "---- ",
-    "fatal runtime error:",
-    "thread caused non-unwinding panic",
-)
-_BANNER = "=== PANIC ==="
-# human-panic's crash report (TOML): `explanation` holds `Panic occurred in file 'PATH' at line
-# N`, a later `cause = '...'` the message.
-_HUMAN_PANIC = "Panic occurred in file '"
-_HUMAN_PANIC_AT = re.compile(
-    r"Panic occurred in file '(?P<path>[^'\n]{1,1000})' at line (?P<line>\d{1,9})"
-)
-_HUMAN_PANIC_CAUSE = re.compile(r"""^"?cause"?\s*=\s*(?P<quote>'|")(?P<message>.*)(?P=quote)\s*$""")
-_HUMAN_PANIC_LINES = 8  # the report's lines between its explanation and its cause
 _COMMENTED_HEADER = re.compile(r"[ \t>]{0,8}(#|//) (?:thread '[^'\n]{0,200}' )?panicked at ")
 _PANICKED_AT = "panicked at "
 # The headers looked at for a comment marker: a text is searched this far.
@@ -185,34 +159,13 @@ _BACKTRACE_HEADERS = ("stack backtrace:", "Stack backtrace:", "Backtrace:", "bac
 _BACKTRACE_AND_NOTE = (*_BACKTRACE_HEADERS, "note:")
 
 
-@value_class
-class _Draft:
-    message: str
-    thread: str | None
-    location: Location | None
-    has_header: bool
-    main_error: bool
-    start: tuple[int, int]  # (line, column) in the cleaned lines
-    end: tuple[int, int]
-    frames: list[Frame] = field(default_factory=list)
-    gap: bool = False  # a blank line between the header and its message
-
-
-@value_class
-class _View:
-    text: str  # the line without quote markers, capped at MAX_LINE
-    stripped: str
-    column: int  # where `text` starts in the cleaned line
-    quoted: bool
-
-
 class _Scanner:
     def __init__(self, cleaned: Cleaned, hooks: tuple[HookFormat, ...] = KNOWN_HOOKS) -> None:
         self.cleaned = cleaned
         self.hooks = hooks
         self.lines = cleaned.raw_lines  # for counts and line ends (clamped later)
-        self.views: dict[int, _View] = {}
-        self.drafts: list[_Draft] = []
+        self.views: dict[int, View] = {}
+        self.drafts: list[Draft] = []
         self.fences: list[int] | None = None  # lines that open or close a code block
         # Output pasted as comments (`# thread 'main' panicked at ..`, each line `# `): the
         # marker a header carries is read off every line that starts with it.
@@ -226,7 +179,7 @@ class _Scanner:
         self._bare_services = frozenset(p.rstrip() for p in self.service_prefixes)
         self.line_prefixes = _repeated_prefixes(decoded)
 
-    def view(self, index: int) -> _View:
+    def view(self, index: int) -> View:
         cached = self.views.get(index)
         if cached is not None:
             return cached
@@ -248,7 +201,7 @@ class _Scanner:
         if marker is not None and text.lstrip(" ").startswith(marker):
             cut = len(text) - len(text.lstrip(" ")) + len(marker)
             text, column = text[cut:], column + cut
-        result = _View(text, text.strip(), column, quoted)
+        result = View(text, text.strip(), column, quoted)
         if len(self.views) > 256:
             self.views.clear()
         self.views[index] = result
@@ -256,7 +209,7 @@ class _Scanner:
 
     # -- main loop --
 
-    def run(self, triggers: list[int], max_panics: int) -> list[_Draft]:
+    def run(self, triggers: list[int], max_panics: int) -> list[Draft]:
         """Look at the trigger lines in order; messages and backtraces are read from there."""
         index = 0
         keys: set[tuple[object, ...]] = set()
@@ -280,19 +233,19 @@ class _Scanner:
                 break  # enough distinct panics even if some turn out to repeat the title
         return self.drafts
 
-    def walk_backtrace(self, target: _Draft, index: int) -> int:
+    def walk_backtrace(self, target: Draft, index: int) -> int:
         """Read the backtrace lines after `index` into `target`; the first line after them."""
         count = len(self.lines)
         while index < count and self.backtrace_line(target, index, self.view(index)):
             index += 1
         return index
 
-    def backtrace_line(self, target: _Draft, index: int, view: _View) -> bool:
+    def backtrace_line(self, target: Draft, index: int, view: View) -> bool:
         """Consume one line of the backtrace that follows `target`; False at its end."""
         stripped = view.stripped
         if not stripped or stripped.startswith(_BACKTRACE_AND_NOTE):
             return True
-        if stripped.startswith(_FENCE_PREFIXES) or OMITTED.match(stripped):
+        if stripped.startswith(FENCE_PREFIXES) or OMITTED.match(stripped):
             return True
         frame = parse_frame(stripped)
         if frame is not None:
@@ -321,35 +274,35 @@ class _Scanner:
             return True
         return False
 
-    def detect(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+    def detect(self, index: int, view: View) -> tuple[Draft | None, int]:
         stripped = view.stripped
         hooked = read_hook_line(view.text, self.hooks)
         if hooked is not None:
             result = self.hook_header(index, view, hooked)
             if result[0] is not None:
                 return result
-        if _HUMAN_PANIC in stripped:
-            result = self.human_panic_report(index, view)
+        if HUMAN_PANIC in stripped:
+            result = reports.human_panic(self, index, view)
             if result[0] is not None:
                 return result
-        if stripped.startswith(_BANNER):
-            result = self.banner(index, view)
+        if stripped.startswith(BANNER):
+            result = reports.banner(self, index, view)
             if result[0] is not None:
                 return result
         if stripped.startswith("Message:"):
-            result = self.eyre_report(index - 1, view, headerless=True)
+            result = reports.eyre(self, index - 1, view, headerless=True)
             if result[0] is not None:
                 return result
-        if _MIETTE_HEADER in stripped:
-            result = self.miette_report(index, view)
+        if MIETTE_HEADER in stripped:
+            result = reports.miette(self, index, view)
             if result[0] is not None:
                 return result
-        if _PANICKED in stripped:
+        if PANICKED in stripped:
             result = self.header(index, view)
             if result[0] is not None:
                 return result
-        if _EYRE_HEADER in stripped:
-            result = self.eyre_report(index, view)
+        if EYRE_HEADER in stripped:
+            result = reports.eyre(self, index, view)
             if result[0] is not None:
                 return result
         if stripped.endswith(":") and _BARE_LOCATION.fullmatch(stripped):
@@ -362,7 +315,7 @@ class _Scanner:
                 return result
         return self.headerless(index, view)
 
-    def old_fragment(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+    def old_fragment(self, index: int, view: View) -> tuple[Draft | None, int]:
         """`'MESSAGE', PATH:LINE:COL` alone on a line: an old (before 1.73) header quoted
         without its `thread '..' panicked at`."""
         stripped = view.stripped
@@ -377,10 +330,10 @@ class _Scanner:
             return None, index + 1
         offset = view.column + (len(view.text) - len(view.text.lstrip()))
         end = (index, len(self.lines[index]))
-        draft = _Draft(_collapse(message), None, location, False, False, (index, offset), end)
+        draft = Draft(collapse(message), None, location, False, False, (index, offset), end)
         return draft, index + 1
 
-    def hook_header(self, index: int, view: _View, hooked: HookLine) -> tuple[_Draft | None, int]:
+    def hook_header(self, index: int, view: View, hooked: HookLine) -> tuple[Draft | None, int]:
         """A panic hook's own header line (bot.core.extract.hooks): the message on it, or on
         the lines below when it has none."""
         location = parse_location(hooked.location) if hooked.location else None
@@ -392,149 +345,12 @@ class _Scanner:
             message = " ".join(more)
         start = (index, view.column + hooked.start)
         end = (last, len(self.lines[last]))
-        draft = _Draft(
-            _collapse(message)[:MAX_MESSAGE_CHARS], None, location, True, False, start, end
+        draft = Draft(
+            collapse(message)[:MAX_MESSAGE_CHARS], None, location, True, False, start, end
         )
         return draft, last + 1
 
-    def human_panic_report(self, index: int, view: _View) -> tuple[_Draft | None, int]:
-        """human-panic's report: the location in `explanation`, the message in the `cause` line
-        below it (a TOML string, quoted with `'` or `"`)."""
-        found = _HUMAN_PANIC_AT.search(view.stripped)
-        if found is None:
-            return None, index + 1
-        location = parse_location(f"{found['path']}:{found['line']}")
-        limit = min(len(self.lines), index + 1 + _HUMAN_PANIC_LINES)
-        for probe in range(index + 1, limit):
-            cause = _HUMAN_PANIC_CAUSE.match(self.view(probe).stripped)
-            if cause is None:
-                continue
-            message = cause["message"]
-            if cause["quote"] == '"':
-                message = message.replace('\\"', '"').replace("\\\\", "\\")
-            if not message.strip():
-                return None, index + 1
-            start = (index, view.column + found.start())
-            end = (probe, len(self.lines[probe]))
-            draft = _Draft(
-                _collapse(message)[:MAX_MESSAGE_CHARS], None, location, True, False, start, end
-            )
-            return draft, probe + 1
-        return None, index + 1
-
-    def banner(self, index: int, view: _View) -> tuple[_Draft | None, int]:
-        """`=== PANIC ===`, then the message and maybe `at PATH:LINE:COL` / `Location: ..`,
-        up to a blank line or `===`. A std header below the banner is read as itself."""
-        limit = min(len(self.lines), index + 1 + MAX_MESSAGE_LINES)
-        parts: list[str] = []
-        location = None
-        last = index
-        probe = index + 1
-        while probe < limit:
-            stripped = self.view(probe).stripped
-            if _PANICKED in stripped:
-                return None, index + 1
-            if not stripped or stripped.startswith(("===", *_FENCE_PREFIXES, *_MESSAGE_STOPS)):
-                break
-            for marker in ("Location:", "at ", ""):
-                if stripped.startswith(marker) and location is None:
-                    found = parse_location(stripped[len(marker) :].strip())
-                    if found is not None and found.path.endswith(".rs"):
-                        location = found
-                        break
-            else:
-                parts.append(stripped)
-            last = probe
-            probe += 1
-        if not parts:
-            return None, index + 1
-        start = (index, view.column + len(view.text) - len(view.text.lstrip()))
-        message = _collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
-        end = (last, len(self.lines[last]))
-        return _Draft(message, None, location, True, False, start, end), last + 1
-
-    def eyre_report(
-        self, index: int, view: _View, *, headerless: bool = False
-    ) -> tuple[_Draft | None, int]:
-        """color-eyre's hook: `The application panicked (crashed).`, `Message:  ...`,
-        `Location: PATH:LINE`; or its `Message:` and `Location:` lines alone (`headerless`,
-        `index` the line above `Message:`), which need the location."""
-        limit = min(len(self.lines), index + 4)
-        probe = index + 1
-        while probe < limit and not self.view(probe).stripped.startswith("Message:"):
-            probe += 1
-        if probe >= limit:
-            return None, index + 1
-        parts = [self.view(probe).stripped[len("Message:") :]]
-        location = None
-        last = probe
-        probe += 1
-        limit = min(len(self.lines), probe + MAX_MESSAGE_LINES)
-        while probe < limit:
-            stripped = self.view(probe).stripped
-            if stripped.startswith("Location:"):
-                location = parse_location(stripped[len("Location:") :].replace(" ", ""))
-                last = probe
-                break
-            if stripped.startswith(_FENCE_PREFIXES) or _EYRE_HEADER in stripped:
-                break
-            parts.append(stripped)
-            last = probe
-            probe += 1
-        if headerless:
-            if location is None:
-                return None, index + 2
-            index, position = index + 1, len(view.text) - len(view.text.lstrip())
-        else:
-            position = view.text.find(_EYRE_HEADER)
-            if view.text.startswith("The ", position - 4):
-                position -= 4
-        start = (index, view.column + position)
-        message = _collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
-        end = (last, len(self.lines[last]))
-        return _Draft(message, None, location, True, False, start, end), last + 1
-
-    def miette_report(self, index: int, view: _View) -> tuple[_Draft | None, int]:
-        """miette's hook: the header, then its causes, each on a line of its own after a
-        tree glyph: `at PATH:L:C` (when known) and the message, whose further lines are
-        indented under it, up to `help:`, a backtrace frame or a blank line."""
-        limit = min(len(self.lines), index + 3)
-        probe = index + 1
-        location = None
-        while probe < limit:
-            stripped = self.view(probe).stripped
-            if not stripped.startswith(_MIETTE_CAUSE):
-                return None, index + 1
-            cause = stripped[len(_MIETTE_CAUSE[0]) :].strip()
-            if stripped.startswith(_MIETTE_CAUSE[0]) and cause.startswith("at "):
-                location = parse_location(cause[3:])
-                probe += 1
-                continue
-            break
-        if probe >= limit:
-            return None, index + 1
-        parts = [self.view(probe).stripped[len(_MIETTE_CAUSE[1]) :].strip()]
-        last = probe
-        probe += 1
-        end = min(len(self.lines), probe + MAX_MESSAGE_LINES)
-        while probe < end:
-            line = self.view(probe)
-            if not line.stripped or line.stripped.startswith(("help:", *_MIETTE_CAUSE)):
-                break
-            if not line.text[:1].isspace() or self.ends_message(line, True):
-                break
-            parts.append(line.stripped)
-            last = probe
-            probe += 1
-        if not parts[0]:
-            return None, index + 1
-        position = view.text.find(_MIETTE_HEADER)
-        start = (index, view.column + position)
-        message = _collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
-        draft = _Draft(message, None, location, True, False, start, (last, len(self.lines[last])))
-        return draft, last + 1
-
-    def bare_location(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+    def bare_location(self, index: int, view: View) -> tuple[Draft | None, int]:
         """`PATH:LINE:COL:` alone on a line, the message below: a 1.73+ header whose
         `thread '..' panicked at` was left out of the paste."""
         location = parse_location(view.stripped)
@@ -543,12 +359,12 @@ class _Scanner:
         more, end_index = self.continuation(index + 1, view.quoted, False)
         if not more:
             return None, index + 1
-        message = _collapse(" ".join(more))[:MAX_MESSAGE_CHARS]
+        message = collapse(" ".join(more))[:MAX_MESSAGE_CHARS]
         start = (index, view.column + len(view.text) - len(view.text.lstrip()))
         end = (end_index, len(self.lines[end_index]))
-        return _Draft(message, None, location, False, False, start, end), end_index + 1
+        return Draft(message, None, location, False, False, start, end), end_index + 1
 
-    def old_fragment_end(self, index: int, view: _View) -> _Draft | None:
+    def old_fragment_end(self, index: int, view: View) -> Draft | None:
         """`', PATH:LINE:COL` alone on a line, ending an old-format message that started with
         `'` on an earlier line (a multi-line `check!` report pasted without its header)."""
         location = parse_location(view.stripped[3:])
@@ -558,28 +374,28 @@ class _Scanner:
         probe = index - 1
         while probe > floor and index - probe <= OLD_FORMAT_LOOKAHEAD:
             stripped = self.view(probe).stripped
-            if stripped.startswith(_FENCE_PREFIXES) or _PANICKED in stripped:
+            if stripped.startswith(FENCE_PREFIXES) or PANICKED in stripped:
                 return None
             if stripped.startswith("'") and not stripped.startswith("', "):
                 rest = [self.view(i).text.strip() for i in range(probe + 1, index)]
                 lines = [stripped[1:], *rest]
-                message = _collapse(" ".join(lines))[:MAX_MESSAGE_CHARS]
+                message = collapse(" ".join(lines))[:MAX_MESSAGE_CHARS]
                 if not message:
                     return None
                 text = self.view(probe).text
                 start = (probe, self.view(probe).column + len(text) - len(text.lstrip()))
                 end = (index, len(self.lines[index]))
-                return _Draft(message, None, location, False, False, start, end)
+                return Draft(message, None, location, False, False, start, end)
             probe -= 1
         return None
 
     # -- `panicked at` headers --
 
-    def header(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+    def header(self, index: int, view: View) -> tuple[Draft | None, int]:
         text = view.text
-        position = text.find(_PANICKED)
+        position = text.find(PANICKED)
         prefix = text[:position]
-        rest = text[position + len(_PANICKED) :].strip()
+        rest = text[position + len(PANICKED) :].strip()
         thread, start_column = _thread_of(prefix)
         if start_column is None:
             start_column = position
@@ -587,9 +403,9 @@ class _Scanner:
         if rest.startswith("'"):
             # Threads' old headers interleaved on one line (`panicked at '' panicked at 'msg`):
             # the message is the last one's.
-            again = rest.rfind(_PANICKED)
-            if again > 0 and rest[again + len(_PANICKED) :].lstrip().startswith("'"):
-                rest = rest[again + len(_PANICKED) :].strip()
+            again = rest.rfind(PANICKED)
+            if again > 0 and rest[again + len(PANICKED) :].lstrip().startswith("'"):
+                rest = rest[again + len(PANICKED) :].strip()
             return self.old_header(index, view, rest, thread, start)
         location, first_line, last_index = self.new_location(index, rest)
         if location is None:
@@ -601,10 +417,10 @@ class _Scanner:
         message_lines.extend(more)
         if more:
             end = (end_index, len(self.lines[end_index]))
-        message = _collapse(" ".join(message_lines))[:MAX_MESSAGE_CHARS]
+        message = collapse(" ".join(message_lines))[:MAX_MESSAGE_CHARS]
         if text[: start[1] - view.column].endswith("`") and message.endswith("`") and not more:
             message = message[:-1].rstrip()  # `thread 'main' panicked at P:1:2: msg` in prose
-        draft = _Draft(message, thread, location, True, False, start, end, gap=gap)
+        draft = Draft(message, thread, location, True, False, start, end, gap=gap)
         return draft, max(last_index, end_index) + 1
 
     def new_location(self, index: int, rest: str) -> tuple[Location | None, str, int]:
@@ -638,8 +454,8 @@ class _Scanner:
         return location, joined[match.end() :].strip(), index + 1
 
     def old_header(
-        self, index: int, view: _View, rest: str, thread: str | None, start: tuple[int, int]
-    ) -> tuple[_Draft | None, int]:
+        self, index: int, view: View, rest: str, thread: str | None, start: tuple[int, int]
+    ) -> tuple[Draft | None, int]:
         """`panicked at 'MESSAGE', PATH:LINE:COL`, the message maybe over several lines."""
         parts = [rest[1:]]
         last = index
@@ -651,17 +467,17 @@ class _Scanner:
             head = parts[0].rstrip()
             joined = _old_terminator(head + wrapped) if wrapped and " " not in wrapped else None
             if joined is not None and joined[0] < len(head):
-                message = _collapse(head[: joined[0]])[:MAX_MESSAGE_CHARS]
+                message = collapse(head[: joined[0]])[:MAX_MESSAGE_CHARS]
                 end = (index + 1, len(self.lines[index + 1]))
-                return _Draft(message, thread, joined[1], True, False, start, end), index + 2
+                return Draft(message, thread, joined[1], True, False, start, end), index + 2
         limit = min(len(self.lines), index + 1 + OLD_FORMAT_LOOKAHEAD)
         probe = index + 1
         while found is None and probe < limit:
             line = self.view(probe).text
             stripped = line.strip()
-            if stripped.startswith(_FENCE_PREFIXES) or _PANICKED in line:
+            if stripped.startswith(FENCE_PREFIXES) or PANICKED in line:
                 break
-            if stripped.startswith(_MESSAGE_STOPS) and not line[:1].isspace():
+            if stripped.startswith(MESSAGE_STOPS) and not line[:1].isspace():
                 break
             parts.append(line)
             found = _old_terminator(line)
@@ -680,8 +496,8 @@ class _Scanner:
             message = parts[0].rstrip()
             if message.endswith("'"):
                 message = message[:-1]
-            draft = _Draft(
-                _collapse(message)[:MAX_MESSAGE_CHARS],
+            draft = Draft(
+                collapse(message)[:MAX_MESSAGE_CHARS],
                 thread,
                 None,
                 True,
@@ -692,8 +508,8 @@ class _Scanner:
             return draft, index + 1
         cut, location = found
         parts[-1] = parts[-1][:cut]
-        message = _collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
-        draft = _Draft(message, thread, location, True, False, start, (last, len(self.lines[last])))
+        message = collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
+        draft = Draft(message, thread, location, True, False, start, (last, len(self.lines[last])))
         return draft, last + 1
 
     def continuation(self, index: int, quoted: bool, have_first: bool) -> tuple[list[str], int]:
@@ -749,8 +565,8 @@ class _Scanner:
         if self.fences is None:
             self.fences = [
                 line
-                for line in _lines_with(self.cleaned.decoded, _FENCE_PREFIXES)
-                if self.view(line).stripped.startswith(_FENCE_PREFIXES)
+                for line in _lines_with(self.cleaned.decoded, FENCE_PREFIXES)
+                if self.view(line).stripped.startswith(FENCE_PREFIXES)
             ]
         return bisect_left(self.fences, index) % 2 == 1
 
@@ -767,14 +583,14 @@ class _Scanner:
                 return False
             if stripped.startswith(_STD_NOTES) or stripped.startswith(_BACKTRACE_HEADERS[:2]):
                 return True
-            if stripped.startswith(_FENCE_PREFIXES) or _PANICKED in stripped:
+            if stripped.startswith(FENCE_PREFIXES) or PANICKED in stripped:
                 return False
-            if stripped.startswith(_MESSAGE_STOPS):
+            if stripped.startswith(MESSAGE_STOPS):
                 return False
             index += 1
         return False
 
-    def continues_after_blank(self, view: _View) -> bool:
+    def continues_after_blank(self, view: View) -> bool:
         text = view.text
         if view.stripped.startswith("Caused by:"):
             return True
@@ -782,11 +598,11 @@ class _Scanner:
             return False
         return not self.ends_message(view, True)
 
-    def ends_message(self, view: _View, started: bool) -> bool:
+    def ends_message(self, view: View, started: bool) -> bool:
         stripped = view.stripped
-        if stripped.startswith(_FENCE_PREFIXES) or _PANICKED in stripped:
+        if stripped.startswith(FENCE_PREFIXES) or PANICKED in stripped:
             return True
-        if stripped.startswith(_MESSAGE_STOPS):
+        if stripped.startswith(MESSAGE_STOPS):
             # An indented `note:` belongs to the message (wgpu's `note: label = ...`), except
             # std's own notes (a build script's output is indented as a whole).
             return not (
@@ -806,7 +622,7 @@ class _Scanner:
 
     # -- messages without a header --
 
-    def headerless(self, index: int, view: _View) -> tuple[_Draft | None, int]:
+    def headerless(self, index: int, view: View) -> tuple[Draft | None, int]:
         stripped = view.stripped
         text = view.text
         offset = view.column + (len(text) - len(text.lstrip()))
@@ -820,11 +636,11 @@ class _Scanner:
             stripped.startswith(MAIN_ERROR) and len(text) - len(text.lstrip(" ")) <= 4
         ):
             more, end_index = self.continuation(index + 1, view.quoted, True)
-            message = _collapse(" ".join([stripped, *more]))[:MAX_MESSAGE_CHARS]
+            message = collapse(" ".join([stripped, *more]))[:MAX_MESSAGE_CHARS]
             last = end_index if more else index
             start = (index, offset)
             end = (last, len(self.lines[last]))
-            return _Draft(message, None, None, False, True, start, end), last + 1
+            return Draft(message, None, None, False, True, start, end), last + 1
         body = strip_log_prefix(stripped)
         if not body.startswith(("assertion", "not ", "internal error")):
             return None, index + 1
@@ -840,7 +656,7 @@ class _Scanner:
                 parts.append(following)
                 last = probe
                 probe += 1
-            draft = self.single(last, _collapse(" ".join(parts)), start)
+            draft = self.single(last, collapse(" ".join(parts)), start)
             return draft, last + 1
         if body.startswith(ASSERT) or any(
             body.startswith(marker) and wrapper_ends(body, marker)
@@ -849,9 +665,9 @@ class _Scanner:
             return self.single(index, body, start), index + 1
         return None, index + 1
 
-    def single(self, index: int, message: str, start: tuple[int, int]) -> _Draft:
+    def single(self, index: int, message: str, start: tuple[int, int]) -> Draft:
         end = (index, len(self.lines[index]))
-        return _Draft(_collapse(message), None, None, False, False, start, end)
+        return Draft(collapse(message), None, None, False, False, start, end)
 
 
 def _is_source_path(location: Location) -> bool:
@@ -904,20 +720,20 @@ def _trim_quoted(stripped: str, position: int, fixed: bool) -> str:
 
 # Literal strings one of which is on every line where a report can start.
 _TRIGGERS = (
-    _PANICKED,
+    PANICKED,
     "called `",
     MAIN_ERROR,
     "assertion",
     "implemented",
     UNREACHABLE[:14],  # "internal error"
     "acktrace:",
-    _EYRE_HEADER,
-    _MIETTE_HEADER,
+    EYRE_HEADER,
+    MIETTE_HEADER,
     ".rs:",  # a location left alone on its line (and hook headers: `Panicked at P.rs:1:2`)
     "Message:",
-    _BANNER,
+    BANNER,
     "PanicException: ",  # pyo3's (bot.core.extract.hooks)
-    _HUMAN_PANIC,
+    HUMAN_PANIC,
     "equest handler panicked: ",  # a language server's (bot.core.extract.hooks)
 )
 
@@ -959,7 +775,7 @@ def _lines_with(decoded: str, literals: tuple[str, ...]) -> list[int]:
     return lines
 
 
-def _key(draft: _Draft) -> tuple[object, ...]:
+def _key(draft: Draft) -> tuple[object, ...]:
     location = draft.location
     return (
         draft.message,
@@ -1055,12 +871,12 @@ def extract_panics(
     return result
 
 
-def _without_title_headers(drafts: list[_Draft]) -> list[_Draft]:
+def _without_title_headers(drafts: list[Draft]) -> list[Draft]:
     """An issue title that copies a header (`thread 'main' panicked at P:1:2:`) reads the
     prose below it, after a blank line, as the message; the same header again further down,
     with the panic's own message, is the panic."""
 
-    def place(draft: _Draft) -> tuple[object, ...] | None:
+    def place(draft: Draft) -> tuple[object, ...] | None:
         loc = draft.location
         return (loc.path, loc.line, loc.column) if loc is not None and draft.has_header else None
 
