@@ -530,7 +530,8 @@ class CatalogIndex:
         rare words, then by the weight found; where records tie for the last places, by
         coverage of all their words (the text's `common` words too: among a thousand records
         sharing one rare word, the one whose other words are all in the text), then by id.
-        Listed by coverage, weight and id."""
+        Listed by coverage, weight and id. `wide` (coverage on the hundredth's cut) only arises
+        past MAX_DF's size, where the arrays rank: the plain loop below never sees it."""
         if len(self.catalog) >= ARRAY_POSTINGS_MIN_RECORDS:
             return rank_with_arrays(self, tokens, limit, common, wide=wide)
         postings = self.postings
