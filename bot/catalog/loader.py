@@ -88,6 +88,12 @@ class Catalog:
             return self.records.sites()
         return ((r.id, r.error_message, r.file_path, r.repo) for r in self.records.values())
 
+    def message(self, record_id: str) -> str:
+        """A record's errorMessage, read without building the record where it is not built."""
+        if isinstance(self.records, RecordTable):
+            return self.records.message(record_id)
+        return self.records[record_id].error_message
+
     def site_columns(self) -> tuple[list[str], list[str], list[str | None], list[str]]:
         """`sites()` as four lists: ids, messages, file paths, repos."""
         if isinstance(self.records, RecordTable):

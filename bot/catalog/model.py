@@ -679,6 +679,11 @@ class RecordTable(MutableMapping[str, Record]):
             if rid is not None:
                 yield rid, message, path, repo
 
+    def message(self, record_id: str) -> str:
+        """A record's errorMessage, without building the record (a large catalog's near-copies
+        share openings, and building each to read its message was most of a lookup)."""
+        return self._messages[self._position[record_id]]
+
     def __getitem__(self, record_id: str) -> Record:
         record = self._built.get(record_id)
         if record is None:

@@ -187,6 +187,8 @@ class SiteCatalog(Protocol):
 
     def __len__(self) -> int: ...
 
+    def message(self, record_id: str) -> str: ...
+
     def site_columns(self) -> tuple[list[str], list[str], list[str | None], list[str]]: ...
 
 
@@ -336,6 +338,7 @@ class CatalogIndex:
         if len(query) < OPENING_CHARS:
             return []
         capital = query[0].upper() + query[1:]  # a title lower-cases it
+        opened = (query, capital)
         table = self.__dict__.get("_opening_table")
         if table is not None:
             found = [
@@ -343,13 +346,8 @@ class CatalogIndex:
                 for opening in dict.fromkeys((query[:OPENING_CHARS], capital[:OPENING_CHARS]))
                 for n in _table_lookup(table, _opening_key(opening))
             ]
-            return [
-                rid
-                for rid in found
-                if " ".join(self.catalog.records[rid].error_message.split()).startswith(
-                    (query, capital)
-                )
-            ]
+            read = self.catalog.message  # (near-copies share openings: no record built)
+            return [rid for rid in found if " ".join(read(rid).split()).startswith(opened)]
         openings = self.__dict__.get("_openings")
         if openings is None:  # built on first use: most texts never ask
             openings = {}
@@ -363,13 +361,8 @@ class CatalogIndex:
             *openings.get(query[:OPENING_CHARS], ()),
             *(openings.get(capital[:OPENING_CHARS], ()) if capital != query else ()),
         ]
-        return [
-            rid
-            for rid in found
-            if " ".join(self.catalog.records[rid].error_message.split()).startswith(
-                (query, capital)
-            )
-        ]
+        read = self.catalog.message
+        return [rid for rid in found if " ".join(read(rid).split()).startswith(opened)]
 
     def _build_opening_table(self, messages: Sequence[str]) -> None:
         """For a large catalog, `opened_by`'s lookup as two arrays (a key of each message's
@@ -564,7 +557,8 @@ class CatalogIndex:
             chosen = [c for c in chosen if c[:2] < cut]
             slots = limit - len(chosen)
             if len(tied) > slots:
-                fullest = set(self.fullest([n for *_, n in tied], slots, tokens | common))
+                numbers = [n for *_, n in tied]
+                fullest = set(self.fullest(numbers, slots, -cut[1], common))
                 tied = [c for c in tied if c[2] in fullest]
             chosen += tied
             chosen.sort(key=lambda c: (c[0], c[1], ids[c[2]]))
@@ -573,23 +567,27 @@ class CatalogIndex:
             chosen.sort(key=lambda c: (c[0], c[1], ids[c[2]]))
         return [ids[n] for *_, n in chosen]
 
-    def fullest(self, numbers: list[int], count: int, every: frozenset[str]) -> list[int]:
-        """The `count` records among `numbers` whose words the text's words (`every`) cover
-        best, all their words counted; then by id."""
+    def fullest(
+        self, numbers: list[int], count: int, found: float, common: frozenset[str]
+    ) -> list[int]:
+        """The `count` records among `numbers` whose words the text's words cover best, all
+        their words counted; then by id. Every record here holds the weight `found` of the
+        text's rare words (they tied on it); the common words it holds are added to it, in
+        word order."""
         postings = self.postings
         idf = self.idf
-        words = sorted(every)  # the order `record_weights` adds them in
+        words = sorted(common)
         totals_all = self.record_weight_all
         ids = self.record_ids
         ranked = []
         for n in numbers:
-            found = 0.0
+            weight = found
             for token in words:
                 held = postings[token]
                 at = bisect_left(held, n)
                 if at < len(held) and held[at] == n:
-                    found += idf[token]
-            ranked.append((-found / totals_all[n], ids[n], n))
+                    weight += idf[token]
+            ranked.append((-weight / totals_all[n], ids[n], n))
         return [n for *_, n in heapq.nsmallest(count, ranked)]
 
 

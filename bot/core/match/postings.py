@@ -2,11 +2,12 @@
 
 With 100k records and more, one query's words reach tens of thousands of postings, and adding
 their weights one by one in Python is most of a match. Here each word's postings are an array
-of record numbers; the weights are added into one scratch array, word by word in the same
-order as the plain loop in `CatalogIndex._rank_candidates`, so every sum, the coverage filter
-and the ranking are the same to the last bit. Built with a large catalog's index (so its load
-time counts them). numpy is imported by the functions that use it, on first use: only large
-catalogs need it, and its import would cost every small catalog's start-up (about 0.1 s).
+of record numbers; a query's postings are sorted by record and each record's weights added
+word by word in the same order as the plain loop in `CatalogIndex._rank_candidates`, so every
+sum, the coverage filter and the ranking are the same to the last bit. Built with a large
+catalog's index (so its load time counts them). numpy is imported by the functions that use
+it, on first use: only large catalogs need it, and its import would cost every small
+catalog's start-up (about 0.1 s).
 """
 
 from __future__ import annotations
@@ -192,23 +193,6 @@ class ArrayPostings:
         self.totals_all = _weights(index.postings, idf, count)
         self.min_coverage = index.min_coverage
         self.id_ranks = _id_ranks(self.record_ids)
-        self.scores = np.zeros(count, dtype=np.float64)
-        self.lock = threading.Lock()  # one scratch array: one query at a time
-
-    def __getstate__(self) -> dict:
-        # The cache pickles a large catalog's index whole: a lock cannot be pickled (it failed
-        # from 50k records on), and the scratch array is zeros, so both are made afresh.
-        names = ("record_ids", "totals", "totals_wide", "totals_all", "id_ranks")
-        state = {k: getattr(self, k) for k in names}
-        state["min_coverage"] = self.min_coverage
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        import numpy as np
-
-        self.__dict__.update(state)
-        self.scores = np.zeros(len(self.record_ids), dtype=np.float64)
-        self.lock = threading.Lock()
 
     def words(self, index: CatalogIndex, token: str) -> np.ndarray:
         """A searched word's postings, from the index (the same int arrays)."""
@@ -217,18 +201,25 @@ class ArrayPostings:
         return np.asarray(index.postings[token], dtype=np.int32)
 
     def fullest(
-        self, index: CatalogIndex, numbers: np.ndarray, count: int, every: frozenset[str]
-    ) -> list[int]:
-        """`CatalogIndex.fullest` over arrays: the same sums, in the same word order."""
+        self,
+        index: CatalogIndex,
+        numbers: np.ndarray,
+        count: int,
+        found: float,
+        common: frozenset[str],
+    ) -> np.ndarray:
+        """`CatalogIndex.fullest` over arrays, the same sums in the same order; the places in
+        `numbers` of the records chosen, best first."""
         import numpy as np
 
-        found = np.zeros(len(numbers), dtype=np.float64)
-        for token in sorted(every):
-            held = np.asarray(index.postings[token], dtype=np.int32)
-            at = np.searchsorted(held, numbers)
-            found[held[np.minimum(at, len(held) - 1)] == numbers] += index.idf[token]
-        ratios = found / self.totals_all[numbers]
-        return _first_by_value(numbers, ratios, count, self.record_ids, self.id_ranks)
+        weights = np.full(len(numbers), found)
+        for token in sorted(common):
+            held = self.words(index, token)
+            # (`held` and `numbers` are int32 both: a wider `numbers` would copy `held`)
+            hit = held.take(np.searchsorted(held, numbers), mode="clip") == numbers
+            weights += hit * index.idf[token]  # (x + 0.0 is x: a miss adds nothing)
+        ratios = weights / self.totals_all[numbers]
+        return _first_by_value(numbers, ratios, count, self.id_ranks)
 
 
 def _id_ranks(record_ids: Sequence[str]) -> np.ndarray:
@@ -253,31 +244,26 @@ _RANKED_ID_CHARS = 40
 
 
 def _first_by_value(
-    numbers: np.ndarray,
-    values: np.ndarray,
-    count: int,
-    record_ids: Sequence[str],
-    id_ranks: np.ndarray,
-) -> list[int]:
-    """The `count` records of the largest values, ties by id, best first: what sorting every
-    `(-value, id)` pair gives, sorting only the few that can be first (a common word reaches
-    hundreds of thousands of a large catalog's records, and they often share one value)."""
+    numbers: np.ndarray, values: np.ndarray, count: int, id_ranks: np.ndarray
+) -> np.ndarray:
+    """The places of the `count` records of the largest values, ties by id, best first: what
+    sorting every `(-value, id)` pair gives, sorting only the few that can be first (a common
+    word reaches hundreds of thousands of a large catalog's records, and they often share one
+    value). Ids are compared by their ranks (`_id_ranks`), in the order Python sorts them."""
     import numpy as np
 
     if len(values) > count:
         cut = _kth_largest(values, count)
-        above = values > cut
-        slots = count - int(above.sum())
-        tied = numbers[values == cut]
+        above = np.flatnonzero(values > cut)
+        slots = count - len(above)
+        tied = np.flatnonzero(values == cut)
         if len(tied) > slots:
-            tied = tied[np.argpartition(id_ranks[tied], slots - 1)[:slots]]
-        numbers = np.concatenate([numbers[above], tied])
-        values = np.concatenate([values[above], np.full(len(tied), cut, dtype=values.dtype)])
-    ranked = sorted(
-        (-value, record_ids[n], n)
-        for n, value in zip(numbers.tolist(), values.tolist(), strict=True)
-    )
-    return [n for *_, n in ranked[:count]]
+            tied = tied[np.argpartition(id_ranks[numbers[tied]], slots - 1)[:slots]]
+        places = np.concatenate([above, tied])
+    else:
+        places = np.arange(len(values))
+    order = np.lexsort((id_ranks[numbers[places]], -values[places]))
+    return places[order[:count]]
 
 
 def _kth_largest(values: np.ndarray, k: int) -> float:
@@ -337,30 +323,36 @@ def rank_with_arrays(
 
     arrays = build_array_postings(index)
     idf = index.idf
-    ordered = [(arrays.words(index, token), idf[token]) for token in sorted(tokens)]
-    if not ordered:
+    words = sorted(tokens)  # the order `record_weights` adds them in
+    if not words:
         return []
-    with arrays.lock:
-        scores = arrays.scores
-        # Each record once, without sorting: a record is new where its score is still zero
-        # (every weight is positive). Reads and writes of the million-long arrays are the cost
-        # here, so each record's score, total and coverage are read once.
-        fresh = []
-        for numbers, weight in ordered:
-            before = scores[numbers]
-            fresh.append(numbers[before == 0.0])
-            scores[numbers] = before + weight
-        touched = fresh[0] if len(fresh) == 1 else np.concatenate(fresh)
-        values = scores[touched]
-        scores[touched] = 0.0
-    totals = (arrays.totals_wide if wide else arrays.totals)[touched]
+    lists = [arrays.words(index, token) for token in words]
+    # Each record once, with its weights summed in word order: the few thousand postings of
+    # a text's searched words (MAX_DF caps them) sorted by record, stably, and added up by
+    # `bincount` in that order. No pass over a million-long array.
+    if len(lists) == 1:
+        touched = lists[0]
+        values = np.full(len(touched), idf[words[0]])
+    else:
+        joined = np.concatenate(lists)
+        weights = np.repeat(np.array([idf[t] for t in words]), [len(n) for n in lists])
+        order = np.argsort(joined, kind="stable")  # (sorted runs: a merge)
+        joined = joined[order]
+        first = np.empty(len(joined), dtype=bool)
+        first[0] = True
+        np.not_equal(joined[1:], joined[:-1], out=first[1:])
+        touched = joined[first]
+        values = np.bincount(np.cumsum(first) - 1, weights=weights[order])
+    totals = (arrays.totals_wide if wide else arrays.totals).take(touched)
     keep = values >= arrays.min_coverage * totals
     numbers, scores, totals = touched[keep], values[keep], totals[keep]
     ratios = scores / totals
     record_ids = arrays.record_ids
     heaviest = [
         record_ids[n]
-        for n in _first_by_value(numbers, scores, HEAVIEST_CANDIDATES, record_ids, arrays.id_ranks)
+        for n in numbers[
+            _first_by_value(numbers, scores, HEAVIEST_CANDIDATES, arrays.id_ranks)
+        ].tolist()
     ]
     if len(numbers) > limit:
         # The records certainly among the first `limit` by (ratio, score), and those tied with
@@ -376,8 +368,9 @@ def rank_with_arrays(
         slots = limit - int(better.sum())
         if int(tied.sum()) > slots:
             places = np.flatnonzero(tied)
-            chosen = arrays.fullest(index, numbers[places], slots, tokens | common)
-            tied[places[~np.isin(numbers[places], chosen)]] = False
+            chosen = arrays.fullest(index, numbers[places], slots, score, common)
+            tied[places] = False
+            tied[places[chosen]] = True
         keep = better | tied
         numbers, scores, ratios = numbers[keep], scores[keep], ratios[keep]
     ranked = sorted(
