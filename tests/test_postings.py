@@ -10,6 +10,7 @@ import pytest
 from corpus_scoring import load_cases
 
 import bot.core.match.index as index_module
+import bot.core.match.postings as postings_module
 from bot.app import load_bundled
 from bot.catalog.loader import bundled_catalog_path, load_catalog
 from bot.catalog.sites import skeleton_record
@@ -48,10 +49,16 @@ def grown_catalog(tmp_path_factory):
     return load_catalog([bundled_catalog_path(), path])
 
 
-def test_the_array_ranking_equals_the_plain_loop(grown_catalog, monkeypatch):
+@pytest.mark.parametrize("bitsets", [False, True])
+def test_the_array_ranking_equals_the_plain_loop(grown_catalog, monkeypatch, bitsets):
     """Every line of the corpus, searched on its rare words with its common words for the
-    tie-break among near-copies: the same records in the same order."""
+    tie-break among near-copies: the same records in the same order (tied records looked up
+    in the common words' postings or, as from thousands of ties on, in their bitsets)."""
     monkeypatch.setattr(index_module, "ARRAY_POSTINGS_MIN_RECORDS", 10**12)
+    if bitsets:
+        monkeypatch.setattr(postings_module, "BITSET_MIN_RECORDS", 1)
+        monkeypatch.setattr(postings_module, "BITSET_MIN_POSTINGS", 0)
+        monkeypatch.setattr(postings_module, "BITSET_BYTES", 1)  # 16 kept: some evicted
     index = CatalogIndex(grown_catalog)
     keys = set()
     for case in load_cases():

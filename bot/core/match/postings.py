@@ -13,6 +13,7 @@ catalog's start-up (about 0.1 s).
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,12 @@ if TYPE_CHECKING:
 # catalog of several projects, short messages sharing one word (`max: ...`) fill the places by
 # coverage ahead of the long message a text garbles (`max pool2d with indecies backward`).
 HEAVIEST_CANDIDATES = 2
+# Tied records are looked up in a common word's bitset from this many on, for a word of more
+# records than BITSET_MIN_POSTINGS (below either, a binary search is as quick); the bitsets
+# kept take at most BITSET_BYTES (256 words at a million records).
+BITSET_MIN_RECORDS = 64
+BITSET_MIN_POSTINGS = 4096
+BITSET_BYTES = 32 << 20
 
 
 class ArrayPostingsBuilder:
@@ -193,6 +200,45 @@ class ArrayPostings:
         self.totals_all = _weights(index.postings, idf, count)
         self.min_coverage = index.min_coverage
         self.id_ranks = _id_ranks(self.record_ids)
+        self._start_bitsets()
+
+    def _start_bitsets(self) -> None:
+        # Common words' postings as bitsets (one bit per record), built on first use and the
+        # most recently used kept within BITSET_BYTES: telling which of a thousand tied records
+        # hold a word of fifty thousand records is a lookup each, not a binary search each.
+        self.bitsets: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.bitsets_kept = max(16, BITSET_BYTES // max(1, (len(self.record_ids) + 7) // 8))
+        self.bitsets_lock = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        # The cache pickles a large catalog's index whole: a lock cannot be pickled, and the
+        # bitsets are a cache of the postings.
+        state = dict(self.__dict__)
+        for name in ("bitsets", "bitsets_kept", "bitsets_lock"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._start_bitsets()
+
+    def bitset(self, index: CatalogIndex, token: str) -> np.ndarray:
+        """A word's records as a bitset: bit `n % 8` of byte `n // 8` is set for record n."""
+        import numpy as np
+
+        with self.bitsets_lock:
+            bits = self.bitsets.get(token)
+            if bits is not None:
+                self.bitsets.move_to_end(token)
+                return bits
+        held = np.zeros(len(self.record_ids), dtype=bool)
+        held[self.words(index, token)] = True
+        bits = np.packbits(held, bitorder="little")
+        with self.bitsets_lock:
+            self.bitsets[token] = bits
+            while len(self.bitsets) > self.bitsets_kept:
+                self.bitsets.popitem(last=False)
+        return bits
 
     def words(self, index: CatalogIndex, token: str) -> np.ndarray:
         """A searched word's postings, from the index (the same int arrays)."""
@@ -213,10 +259,15 @@ class ArrayPostings:
         import numpy as np
 
         weights = np.full(len(numbers), found)
+        many = len(numbers) >= BITSET_MIN_RECORDS
+        if many:
+            byte, bit = numbers >> 3, (numbers & 7).astype(np.uint8)
         for token in sorted(common):
             held = self.words(index, token)
-            # (`held` and `numbers` are int32 both: a wider `numbers` would copy `held`)
-            hit = held.take(np.searchsorted(held, numbers), mode="clip") == numbers
+            if many and len(held) > BITSET_MIN_POSTINGS:
+                hit = (self.bitset(index, token).take(byte) >> bit) & 1
+            else:  # (`held` and `numbers` are int32 both: a wider `numbers` would copy `held`)
+                hit = held.take(np.searchsorted(held, numbers), mode="clip") == numbers
             weights += hit * index.idf[token]  # (x + 0.0 is x: a miss adds nothing)
         ratios = weights / self.totals_all[numbers]
         return _first_by_value(numbers, ratios, count, self.id_ranks)
