@@ -137,3 +137,31 @@ def test_the_alignment_is_the_textbook_recurrence() -> None:
         pasted = tuple(rng.choice(words) for _ in range(rng.randint(0, 15)))
         allowed = rng.randint(0, 5)
         assert drift._align(message, pasted, allowed) == table(message, pasted, allowed)
+
+
+def test_without_placeholders_the_shared_start_needs_no_table() -> None:
+    """`_unaligned` (a message without placeholders, lengths too far apart for a whole match)
+    reads what `_first_sentences` and `_shared_prefix` read off the alignment table, on random
+    messages and pastes that open alike for a while, then part."""
+    import random
+
+    from bot.core.match import drift
+
+    rng = random.Random(11)
+    words = ("shape", "of", "the", "tensor", ".", ",", ":", "!")
+    checked = 0
+    for _ in range(4000):
+        message = tuple(rng.choice(words) for _ in range(rng.randint(1, 14)))
+        cut = rng.randint(0, len(message))
+        pasted = message[:cut] + tuple(rng.choice(words) for _ in range(rng.randint(0, 6)))
+        allowed = rng.randint(1, 3)
+        if abs(len(message) - len(pasted)) <= allowed:
+            continue  # (a whole match may be in reach: the table is read)
+        rows = drift._align(message, pasted, allowed)
+        expected = (
+            drift._first_sentences(message, rows, pasted),
+            *drift._shared_prefix(message, rows),
+        )
+        assert drift._unaligned(message, pasted) == expected, (message, pasted)
+        checked += 1
+    assert checked > 1000

@@ -122,13 +122,23 @@ def drift_between(pasted: PastedForm, form: MessageForm) -> Drift | None:
     ):
         return None
     allowed = max(1, round(MAX_EDIT_SHARE * form.fixed_total))
-    rows = _align(form.tokens, pasted.tokens, allowed)
-    edits = rows[-1][-1] if len(rows) == len(form.tokens) + 1 else allowed + 1
-    if 0 < edits <= allowed:
-        return Drift(WHOLE_SCORE - 0.5 * edits / form.fixed_total, "whole")
-    if _first_sentences(form.tokens, rows, pasted.tokens) >= MIN_FIXED_TOKENS:
-        return Drift(PREFIX_SCORE, "prefix")
-    shared, at_clause_end = _shared_prefix(form.tokens, rows)
+    if (
+        form.fixed_total == len(form.tokens)
+        and abs(form.fixed_total - len(pasted.tokens)) > allowed
+    ):
+        # No placeholder, and lengths further apart than the edits allowed: no whole match,
+        # and a shared start is the tokens the two open with alike (`_unaligned`).
+        first, shared, at_clause_end = _unaligned(form.tokens, pasted.tokens)
+        if first >= MIN_FIXED_TOKENS:
+            return Drift(PREFIX_SCORE, "prefix")
+    else:
+        rows = _align(form.tokens, pasted.tokens, allowed)
+        edits = rows[-1][-1] if len(rows) == len(form.tokens) + 1 else allowed + 1
+        if 0 < edits <= allowed:
+            return Drift(WHOLE_SCORE - 0.5 * edits / form.fixed_total, "whole")
+        if _first_sentences(form.tokens, rows, pasted.tokens) >= MIN_FIXED_TOKENS:
+            return Drift(PREFIX_SCORE, "prefix")
+        shared, at_clause_end = _shared_prefix(form.tokens, rows)
     if shared >= MIN_SHARED_PREFIX and (
         shared >= MIN_PREFIX_SHARE * form.fixed_total
         or (at_clause_end and shared >= MIN_SHARED_CLAUSE)
@@ -174,6 +184,30 @@ def _align(
         if min(current) > allowed:
             break
     return rows
+
+
+def _unaligned(message: tuple[str | None, ...], pasted: tuple[str, ...]) -> tuple[int, int, bool]:
+    """`_first_sentences`, then `_shared_prefix`, for a message without placeholders: without
+    them `message[:i]` turns into a start of the paste with no edit only when the paste opens
+    with exactly those tokens, so both read the tokens the two open with alike, not a table.
+    """
+    same = 0
+    for token, word in zip(message, pasted, strict=False):
+        if token != word:
+            break
+        same += 1
+    size = len(pasted)
+    first = 0
+    if same >= size:  # the whole paste opens the message
+        if size < len(message) and size and message[size - 1] in _SENTENCE_ENDS:
+            first = size  # ... and ends where a sentence of it ends
+        elif (
+            size + 1 < len(message)
+            and message[size] in _SENTENCE_ENDS
+            and (bool(pasted) and pasted[-1] not in _SENTENCE_ENDS)
+        ):
+            first = size  # ... without the sentence's full stop
+    return first, same, same < len(message) and message[same] in _CLAUSE_BREAKS
 
 
 def _first_sentences(
