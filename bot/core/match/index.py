@@ -77,6 +77,12 @@ def words(text: str) -> list[str]:
     return [w.lower().strip("'") for w in _WORD.findall(text)]
 
 
+@lru_cache(maxsize=4096)
+def word_tuple(text: str) -> tuple[str, ...]:
+    """`words`, kept: a paste's and its candidates' words are compared pair after pair."""
+    return tuple(words(text))
+
+
 @lru_cache(maxsize=65536)
 def _word_weight(word: str) -> float:
     if word in STOPWORDS or len(word) < 2:

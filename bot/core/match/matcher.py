@@ -38,7 +38,13 @@ from bot.core.match.cascade import (
 )
 from bot.core.match.crates import repo_crate_names
 from bot.core.match.drift import MIN_FIXED_TOKENS, WHOLE_SCORE, PastedForm, drift_between
-from bot.core.match.index import CatalogIndex, IndexedRecord, SiteCatalog, squash, words
+from bot.core.match.index import (
+    CatalogIndex,
+    IndexedRecord,
+    SiteCatalog,
+    squash,
+    word_tuple,
+)
 from bot.core.match.projects import Projects
 from bot.core.match.raised_in import panicked_in, panicking_frame
 from bot.core.match.releases import FILE_HIT_CONFIDENCE, ReleaseHistory, older_wording_record
@@ -797,9 +803,9 @@ def _changes_words(query: str, entry: IndexedRecord) -> bool:
     `... ParamSet. See: URL`) is the same site; a word replaced before the end (`expression
     should belong to` for `definition should belong to`) is a sibling message.
     """
-    pasted = words(query)
+    pasted = word_tuple(query)
     position, dropped = 0, False
-    for word in words(entry.literal):  # the record's words, looked for in order
+    for word in word_tuple(entry.literal):  # the record's words, looked for in order
         try:
             position = pasted.index(word, position) + 1
         except ValueError:
@@ -816,7 +822,7 @@ def _older_shorter_wording(query: str, entry: IndexedRecord) -> bool:
     failed with DisplaySourceCodeError when calling Display::fmt!`)."""
     if entry.has_placeholders:
         return False
-    pasted, recorded = words(query), words(entry.literal)
+    pasted, recorded = word_tuple(query), word_tuple(entry.literal)
     if len(pasted) < 4 or 2 * len(pasted) < len(recorded) or len(pasted) >= len(recorded):
         return False
     if pasted[0] != recorded[0] or pasted[-1] != recorded[-1]:

@@ -16,7 +16,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 from bot.catalog.patterns import Regex, Segment, compile_safe, format_to_regex, placeholders_fit
-from bot.core.match.index import IndexedRecord, specificity, words
+from bot.core.match.index import IndexedRecord, specificity, word_tuple, words
 
 # The first line of a helper's body: `=> Position 3: ...`, `- cell 3`, `1) ...`, `* ...`.
 _BODY_ITEM = re.compile(r"(?:=>|->|-|\*|\d{1,4}[.)])\s")
@@ -101,7 +101,7 @@ def typo_only(query: str, entry: IndexedRecord) -> bool:
     """Whether a resembling message differs from the record's words by typos only."""
     if entry.has_placeholders:
         return True  # values fill the gaps: words cannot be paired one to one
-    pasted, record = words(query), words(entry.literal)
+    pasted, record = word_tuple(query), word_tuple(entry.literal)
     if len(pasted) < len(record):
         return False
     fuzz, utils = _rapidfuzz()
