@@ -535,11 +535,16 @@ class CatalogIndex:
             return rank_with_arrays(self, tokens, limit, common, wide=wide)
         postings = self.postings
         idf = self.idf
-        scores: dict[int, float] = defaultdict(float)
-        for token in sorted(tokens):  # the order `record_weights` adds them in
+        ordered = sorted(tokens)  # the order `record_weights` adds them in
+        if not ordered:
+            return []
+        # (0.0 + weight is weight: the first word's records start at its weight, in C)
+        scores: dict[int, float] = dict.fromkeys(postings[ordered[0]], idf[ordered[0]])
+        for token in ordered[1:]:
             weight = idf[token]
+            get = scores.get
             for number in postings[token]:
-                scores[number] += weight
+                scores[number] = get(number, 0.0) + weight
         totals = self.__dict__.get("record_weight")
         if totals is None:  # an index built for arrays, asked for the plain ranking
             totals = self.record_weight = self.record_weights()
