@@ -22,6 +22,7 @@ reliability of the left-out predictions on the held-out parts, by probability ba
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from collections import defaultdict
@@ -211,6 +212,13 @@ def choose_threshold(texts: list[Text], left_out: dict[str, Model]) -> float:
     return next((t for t in GRID if outcome(tuned, lopo(left_out, t)).false == 0), GRID[-1])
 
 
+def model_version(model: Model) -> str:
+    """`logit-DATE-DIGEST`: the day it was fitted and six hex digits of its numbers, so two
+    fits of one day with different weights never share a name."""
+    numbers = json.dumps([model.threshold, model.intercept, list(model.weights)])
+    return f"logit-{date.today().isoformat()}-{hashlib.sha256(numbers.encode()).hexdigest()[:6]}"
+
+
 def shipped_model(texts: list[Text], threshold: float, version: str) -> Model:
     """The model fitted on every tuned part."""
     intercept, weights = fit([e for t in texts if t.part == "tuned" and (e := example(t))])
@@ -230,8 +238,9 @@ def main() -> int:
     left_out = left_out_models(texts)
     threshold = choose_threshold(texts, left_out)
     print(f"threshold (lowest with no false answer left out, tuned parts): {threshold}")
-    version = f"logit-{date.today().isoformat()}"
-    shipped = shipped_model(texts, threshold, version)
+    shipped = shipped_model(texts, threshold, "")
+    version = model_version(shipped)
+    shipped = replace(shipped, version=version)
     print(f"model {version}: intercept {shipped.intercept}")
     for name, value in zip(FEATURES, shipped.weights, strict=True):
         print(f"  {name:10} {value:+.4f}")

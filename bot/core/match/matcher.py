@@ -65,7 +65,6 @@ OLDER_WORDING_CONFIDENCE = FILE_HIT_CONFIDENCE
 # A record whose message says less than this on its own never matches on the message alone.
 MIN_SPECIFICITY = W.min_specificity
 # A message quoted without a `panicked at` header must say at least this much on its own.
-QUOTED_MIN_SPECIFICITY = W.quoted_min_specificity
 FUZZY_CUTOFF = 88.0
 # A candidate a rule refused (see `Refusal`) keeps at most this: listed, never answered.
 REFUSED_CAP = W.cap_refused
@@ -306,9 +305,6 @@ class Matcher:
             steps.append((what, round(confidence, 4)))
 
         step(f"message {message.score:.2f} x specificity {entry.specificity:.2f}")
-        if not panic.has_header and entry.specificity < QUOTED_MIN_SPECIFICITY:
-            confidence = min(confidence, W.cap_quoted_saying_little)
-            step(f"quoted without a header, saying little: at most {W.cap_quoted_saying_little}")
         record = entry.record
         line_distance = None
         location = panic.location
@@ -567,8 +563,6 @@ class Matcher:
                 continue
             panic = Panic.mentioned(query, snippet.wrapper)
             result = self.match_panic(panic, in_sentence=snippet.source in _SENTENCE_SOURCES)
-            if snippet.source in _STANDALONE_SOURCES and snippet.text == snippet.context:
-                result = _boost_standalone(result)
             result = self._named_file_first(result, named_files)
             best = result.best
             if best is not None and (
@@ -667,27 +661,6 @@ def _pasted(snippet: Snippet) -> bool:
 
 
 # A message that is a whole title, line or code-block line by itself, not a phrase in prose.
-_STANDALONE_SOURCES = frozenset({"title", "line", "code"})
-STANDALONE_BONUS = W.add_standalone
-
-
-def _boost_standalone(result: PanicMatch) -> PanicMatch:
-    """A full-pattern match standing alone on its line is closer to pasted output than prose."""
-    best = result.best
-    if best is None or best.evidence[:1] != ("pattern",) or "prefix" in best.evidence:
-        return result
-    boosted = with_step(
-        best,
-        "the message alone on its line, as output",
-        confidence=round(min(best.confidence + STANDALONE_BONUS, 1.0), 4),
-        refused=None,
-    )
-    matched = answers(boosted)
-    return PanicMatch(
-        panic=result.panic, candidates=(boosted, *result.candidates[1:]), matched=matched
-    )
-
-
 _QUERY_NOISE = re.compile(r"^(?:\\n)+|`+$")
 
 

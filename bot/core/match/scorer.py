@@ -21,8 +21,6 @@ class Weights:
     message_base: float
     message_specificity: float
     min_specificity: float
-    quoted_min_specificity: float
-    cap_quoted_saying_little: float
     cap_saying_nothing: float
     cap_refused: float
     add_location: float
@@ -36,7 +34,6 @@ class Weights:
     add_header: float
     add_caller_heading: float
     add_wrapper: float
-    add_standalone: float
     add_same_file_name: float
     factor_possible_mismatch: float
     factor_other_file_of_project: float
