@@ -321,9 +321,6 @@ class Matcher:
                     evidence.append("line")
                     confidence += W.add_line
                     step(f"line {line_distance} from the record's")
-                elif line_distance <= W.line_nearby_lines:
-                    confidence += W.add_line_nearby
-                    step(f"line {line_distance} from the record's")
             if (
                 "line" not in evidence
                 and "pattern" not in message.evidence

@@ -25,9 +25,7 @@ class Weights:
     cap_refused: float
     add_location: float
     add_line: float
-    add_line_nearby: float
     line_near_lines: int
-    line_nearby_lines: int
     add_function: float
     add_frame_line: float
     add_crate_on_stack: float
