@@ -414,3 +414,24 @@ def test_a_backticked_fragment_in_prose_is_answered_only_exactly() -> None:
     assert [m.best.evidence for m in quoted.answered if m.best] == [("fuzzy",)]
     spelled = triage.analyse(exact + tail.format(q="`"))
     assert [m.best.record_id for m in spelled.answered if m.best] == ["448f60ca35483470"]
+
+
+def test_a_title_quoting_a_message_then_an_aside_is_that_message(triage):
+    """A mention followed by more prose (a title's aside in parentheses): the message opens it
+    and says enough, so it is the message's own site."""
+    analysis, record = top(
+        triage, "# BatchMean reduction is not supported (huber loss)\n\nsee above"
+    )
+    assert record is not None and record.error_message == "{other:?} reduction is not supported"
+    assert analysis.answered[0].best.evidence == ("pattern",)
+
+
+def test_a_std_assertion_quoted_in_a_title_is_an_uncatalogued_panic(triage):
+    """`assertion failed: ...` alone in a title is a panic std printed, not one of the catalog's:
+    labelled as an uncatalogued panic, not taken for a text without one."""
+    for text in (
+        "# assertion failed: shape.num_dims() == 2\n\nWhen I run my model it crashes.",
+        "Title: `assertion failed: idx < len`\n\nhappens on startup",
+    ):
+        analysis, record = top(triage, text)
+        assert record is None and analysis.verdict == "uncatalogued-panic", text

@@ -23,12 +23,14 @@ HEADER = "thread 'main' panicked at {path}:\n{message}\n"
 REGISTRY = "/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f"
 
 
-def _answer(tmp_path: Path, catalog: Path, text: str) -> tuple[str, list[tuple[str, float]]]:
+def _answer(
+    tmp_path: Path, catalog: Path, text: str
+) -> tuple[str, list[tuple[str, float, list[str]]]]:
     paste = tmp_path / "paste.txt"
     paste.write_text(text)
     done = run_cli(tmp_path, "match", "--catalog", str(catalog), "--json", str(paste))
     report = json.loads(done.stdout)
-    return report["verdict"], [(m["id"], m["confidence"]) for m in report["matches"]]
+    return report["verdict"], [(m["id"], m["confidence"], m["evidence"]) for m in report["matches"]]
 
 
 def test_the_pasted_release_line_picks_among_sites_of_one_message_in_one_file() -> None:
@@ -114,6 +116,8 @@ def test_a_panic_inside_index_printed_at_the_caller_is_answered_from_its_frame(t
         text = CALLER_PASTE.format(trait_=trait_, method=method, registry=REGISTRY, line=line)
         verdict, answers = _answer(tmp_path, tmp_path / "catalog", text)
         assert verdict == "match" and answers[0][0] == records[method]["id"], (method, answers)
+        # the panicking frame is the site's function, at the site's own line
+        assert {"function", "line"} <= set(answers[0][2]), answers
 
 
 def test_a_package_named_after_the_repository_and_its_folder_is_that_folder(tmp_path) -> None:
