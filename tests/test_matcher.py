@@ -435,3 +435,20 @@ def test_a_std_assertion_quoted_in_a_title_is_an_uncatalogued_panic(triage):
     ):
         analysis, record = top(triage, text)
         assert record is None and analysis.verdict == "uncatalogued-panic", text
+
+
+def test_a_panic_at_the_users_test_file_is_the_users_unless_a_helper_reports_it(triage):
+    """A user's test file is the user's code, as `src/main.rs` is: a message of the project's
+    printed there is the project's only when its site reports its caller (a `#[track_caller]`
+    helper such as burn's approx-eq check)."""
+    plain = header("tests/it.rs", 12, "Can't differentiate avg pool 2d backward.")
+    analysis, record = top(triage, plain)
+    assert record is None and analysis.verdict == "uncatalogued-panic"
+    helper = header(
+        "tests/conv.rs",
+        41,
+        "Tensors are not approx eq:\n  => Position 3: 0.5 != 0.75 | difference 0.25 > "
+        "tolerance 0.001",
+    )
+    _, record = top(triage, helper)
+    assert record is not None and record.enclosing_fn == "assert_approx_eq"

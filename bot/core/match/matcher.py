@@ -515,10 +515,6 @@ class Matcher:
             # A crate of a checkout the catalog does not know (`crates/ra_parser/src/parser.rs`
             # for today's `crates/parser/..`), the file's name and every word kept: renamed.
             return confidence + W.add_same_file_name * message_score
-        if message_score >= 1.0 and _is_test_file(location.path):
-            # A test of the user's calling the project's assertion helpers (#[track_caller]
-            # reports the test): `Tensors are not approx eq` raised from `tests/foo.rs`.
-            return confidence
         # Raised in another project's crate (wgpu, cubecl) or in the user's own code.
         return confidence * W.factor_other_project
 
@@ -673,11 +669,6 @@ def _quote_says_enough(query: str, entry: IndexedRecord) -> bool:
     clause = query.rstrip(" .")
     capital = clause[:1].upper() + clause[1:]  # (a title lower-cases it)
     return entry.message.startswith((clause, capital)) and says_enough(query)
-
-
-def _is_test_file(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return "/tests/" in f"/{path}" or name.endswith(("_test.rs", "_tests.rs")) or name == "tests.rs"
 
 
 def _score_message(
