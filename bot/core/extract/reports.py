@@ -68,7 +68,7 @@ def human_panic(reader: Reader, index: int, view: View) -> tuple[Draft | None, i
 
 def banner(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
     """`=== PANIC ===`, then the message and maybe `at PATH:LINE:COL` / `Location: ..`,
-    up to a blank line or `===`. A std header below the banner is read as itreader."""
+    up to a blank line or `===`. A std header below the banner is read as itself."""
     limit = min(len(reader.lines), index + 1 + MAX_MESSAGE_LINES)
     parts: list[str] = []
     location = None

@@ -64,7 +64,6 @@ MATCH_THRESHOLD = W.threshold
 OLDER_WORDING_CONFIDENCE = FILE_HIT_CONFIDENCE
 # A record whose message says less than this on its own never matches on the message alone.
 MIN_SPECIFICITY = W.min_specificity
-# A message quoted without a `panicked at` header must say at least this much on its own.
 FUZZY_CUTOFF = 88.0
 # A candidate a rule refused (see `Refusal`) keeps at most this: listed, never answered.
 REFUSED_CAP = W.cap_refused
@@ -163,8 +162,10 @@ class Matcher:
         return Analysis(verdict=verdict, panics=tuple(matches), fingerprint=_fingerprint(matches))
 
     def _message_of(self, record_id: str) -> str | None:
-        record = self.catalog.records.get(record_id)
-        return record.error_message if record is not None else None
+        try:
+            return self.catalog.message(record_id)  # (without building the record)
+        except KeyError:
+            return None
 
     # -- one panic -----------------------------------------------------------------------
 
@@ -653,7 +654,6 @@ def _pasted(snippet: Snippet) -> bool:
     return not backticked or snippet.wrapper not in (None, "main-error")
 
 
-# A message that is a whole title, line or code-block line by itself, not a phrase in prose.
 _QUERY_NOISE = re.compile(r"^(?:\\n)+|`+$")
 
 

@@ -495,8 +495,13 @@ def _parts_in_order(query: str, parts: tuple[str, ...]) -> bool:
 def full_fit(pasted: str, message: str) -> bool:
     """Every literal part of the format is in the pasted message, in order (cheap: no
     alignment), for scanning all the messages of a crate."""
+    return _full_fit(normalise_message(pasted), message)
+
+
+def _full_fit(query: str, message: str) -> bool:
+    """`full_fit` of a paste already normalised (`query`)."""
     parts = _literal_parts(message)
-    return bool(parts) and _parts_in_order(normalise_message(pasted), parts)
+    return bool(parts) and _parts_in_order(query, parts)
 
 
 def _whole_fit(query: str, message: str) -> bool:
@@ -609,9 +614,8 @@ def find_hit(
     held = history.by_crate.get(crate, {})
     candidates: list[tuple[int, int]] = []
     for stored, where in held.items():
-        # (`full_fit`, with the paste normalised once for all the crate's messages)
-        parts = _literal_parts(stored)
-        if stored == wanted or (parts and _parts_in_order(wanted, parts) and _says_words(stored)):
+        # (the paste normalised once for all the crate's messages)
+        if stored == wanted or (_says_words(stored) and _full_fit(wanted, stored)):
             candidates.extend(w for w in _expand(where) if w[1] in releases)
     if not candidates:
         return None
