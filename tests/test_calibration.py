@@ -13,6 +13,7 @@ import pytest
 
 from bot.catalog.model import replace
 from bot.core.analysis import Candidate, PanicMatch
+from bot.core.match.answer_rule import revised, silenced
 from bot.core.match.calibration import (
     FEATURES,
     MODEL,
@@ -123,8 +124,12 @@ def test_answered_by_the_models_threshold_unless_refused_or_silenced() -> None:
     (answered,) = calibrate([PanicMatch(_panic(), (strong,), True)], MODEL, MESSAGES.get)
     assert answered.matched and answered.best.confidence >= MODEL.threshold
     # a stage silenced it (a change description naming the message): it stays silent
-    (silenced,) = calibrate([PanicMatch(_panic(), (strong,), False)], MODEL, MESSAGES.get)
-    assert not silenced.matched
+    quiet = PanicMatch(_panic(), (strong,), False, silenced=True)
+    (silenced,) = calibrate([quiet], MODEL, MESSAGES.get)
+    assert not silenced.matched and silenced.silenced
+    # a stage's own answer is not the final one: the model's threshold decides
+    (unsure,) = calibrate([PanicMatch(_panic(), (strong,), False)], MODEL, MESSAGES.get)
+    assert unsure.matched
     refused = replace(strong, refused="std-message")
     (kept,) = calibrate([PanicMatch(_panic(), (refused,), False)], MODEL, MESSAGES.get)
     assert not kept.matched
@@ -151,3 +156,14 @@ def test_the_last_step_shows_each_features_contribution() -> None:
     for name, part in contributions(MODEL, vector):
         assert f"{name} {part:+.2f}" in what
     assert value == pytest.approx(probability(MODEL, vector), abs=1e-4)
+
+
+def test_a_stage_that_changes_a_silenced_panics_candidates_keeps_it_silent() -> None:
+    strong = _candidate("a", 1.0, "pattern", "location", "line", "header")
+    other = _candidate("b", 1.0, "pattern", "location", "line", "header")
+    live = revised(PanicMatch(_panic(), (strong,), True), (other, strong))
+    assert live.matched and not live.silenced and live.best == other
+    quiet = revised(silenced(live), (strong, other))
+    assert quiet.silenced and not quiet.matched and quiet.best == strong
+    (out,) = calibrate([quiet], MODEL, MESSAGES.get)
+    assert out.silenced and not out.matched

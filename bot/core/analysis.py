@@ -62,6 +62,9 @@ class PanicMatch:
     panic: Panic
     candidates: tuple[Candidate, ...]
     matched: bool  # the best candidate is confident enough to answer with
+    # The text shows the panic is not a report of its own (a change description naming it, a
+    # cascade after an uncatalogued first panic): never answered, whatever its candidates.
+    silenced: bool = False
 
     @property
     def best(self) -> Candidate | None:

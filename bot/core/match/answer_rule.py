@@ -1,20 +1,30 @@
 """The one rule for answering a panic: its best candidate reached the scorer's threshold
-(bot/core/match/scorer.json) and no rule refused it (a refused candidate keeps a capped
-confidence and its reason, `Candidate.refused`). Every stage that changes a panic's candidates
-asks this, so the bot answers on one rule whatever stage changed them last; `silenced` is a
-panic the text shows is not a report of its own (a change description naming it, a cascade
-after an uncatalogued first panic)."""
+(bot/core/match/scorer.json), no rule refused it (a refused candidate keeps a capped confidence
+and its reason, `Candidate.refused`) and the panic is not silenced. Every stage that changes a
+panic's candidates goes through `revised`, so the stages' answer follows one rule whatever stage
+changed them last; the model's threshold decides the final one (calibration.py)."""
 
 from __future__ import annotations
 
-from bot.core.analysis import Candidate
+from collections.abc import Iterable
+
+from bot.core.analysis import Candidate, PanicMatch
 from bot.core.match.scorer import WEIGHTS
 
 
-def answers(best: Candidate | None, *, silenced: bool = False) -> bool:
-    return (
-        best is not None
-        and not silenced
-        and best.refused is None
-        and best.confidence >= WEIGHTS.threshold
+def answers(best: Candidate | None) -> bool:
+    return best is not None and best.refused is None and best.confidence >= WEIGHTS.threshold
+
+
+def revised(match: PanicMatch, candidates: Iterable[Candidate]) -> PanicMatch:
+    """`match` with `candidates` (best first), answered by the one rule."""
+    ordered = tuple(candidates)
+    best = ordered[0] if ordered else None
+    return PanicMatch(
+        match.panic, ordered, matched=not match.silenced and answers(best), silenced=match.silenced
     )
+
+
+def silenced(match: PanicMatch) -> PanicMatch:
+    """`match` never answered: the text shows it is not a report of its own."""
+    return PanicMatch(match.panic, match.candidates, matched=False, silenced=True)

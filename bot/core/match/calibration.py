@@ -152,9 +152,6 @@ def _calibrated(
 ) -> PanicMatch:
     if not match.candidates:
         return match
-    # A stage that kept a panic its best candidate would have answered silenced it (a change
-    # description naming it, a cascade after an uncatalogued first panic): it stays silent.
-    silenced = answers(match.best) and not match.matched
     messages = [message_of(c.record_id) for c in match.candidates]
     out: list[Candidate] = []
     ceiling = 1.0
@@ -164,8 +161,8 @@ def _calibrated(
         ceiling = p
         out.append(replace(cand, confidence=p, steps=(*cand.steps, (what, p))))
     best = out[0]
-    matched = not silenced and best.refused is None and best.confidence >= model.threshold
-    return PanicMatch(panic=match.panic, candidates=tuple(out), matched=matched)
+    matched = not match.silenced and best.refused is None and best.confidence >= model.threshold
+    return PanicMatch(match.panic, tuple(out), matched=matched, silenced=match.silenced)
 
 
 def _unit(value: float) -> float:

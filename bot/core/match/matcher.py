@@ -27,7 +27,7 @@ from bot.core.analysis import (
 from bot.core.extract.hooks import HookFormat
 from bot.core.extract.paths import is_absolute
 from bot.core.extract.scanner import extract_panics
-from bot.core.match.answer_rule import answers
+from bot.core.match.answer_rule import answers, revised, silenced
 from bot.core.match.calibration import MODEL, Model, calibrate
 from bot.core.match.caller import line_is_evidence, reports_caller
 from bot.core.match.cascade import (
@@ -566,16 +566,12 @@ class Matcher:
             ):
                 # A message named by a fix or in release notes is no hit (nor a leading
                 # clause named in a change description).
-                result = PanicMatch(
-                    panic=panic,
-                    candidates=result.candidates,
-                    matched=answers(result.best, silenced=True),
-                )
+                result = silenced(result)
                 best = None
             if best is None or best.confidence < MATCH_THRESHOLD or best.record_id in found_ids:
                 if snippet.wrapper not in (None, "main-error") and not found:
                     # `assertion failed: ...` quoted in a title: a std panic, uncatalogued.
-                    found.append(PanicMatch(panic=panic, candidates=(), matched=answers(None)))
+                    found.append(PanicMatch(panic=panic, candidates=(), matched=False))
                 continue
             found_ids.add(best.record_id)
             seen.add(query)
@@ -624,9 +620,7 @@ class Matcher:
                 and file_named(other)
             ):
                 rest = [c for i, c in enumerate(result.candidates) if i != position]
-                return PanicMatch(
-                    panic=result.panic, candidates=(other, *rest), matched=result.matched
-                )
+                return revised(result, (other, *rest))
         return result
 
 
@@ -948,9 +942,7 @@ def _without_cascades(
         if not m.matched
         or (unwrap_first and answers_after_unwrap(m))
         or (dependency_first and answers_after_dependency(m))
-        else PanicMatch(
-            panic=m.panic, candidates=m.candidates, matched=answers(m.best, silenced=True)
-        )
+        else silenced(m)
         for m in matches
     ]
 

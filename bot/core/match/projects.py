@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from bot.catalog.model import Record, field, replace, value_class
 from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, PanicMatch
+from bot.core.match.answer_rule import revised
 from bot.core.match.releases import (
     ReleaseHistory,
     crate_and_inner,
@@ -136,7 +137,7 @@ class Projects:
             return match
         chosen = replace(best, record_id=target)
         rest = tuple(c for c in match.candidates[1:] if c.record_id != target)
-        return PanicMatch(match.panic, (chosen, *rest), matched=match.matched)
+        return revised(match, (chosen, *rest))
 
     def _prefer_own(self, match: PanicMatch, records: Mapping[str, Record]) -> PanicMatch:
         """Among the candidates as confident as the best: a live site before one that moved
@@ -159,7 +160,7 @@ class Projects:
         ordered = tuple(sorted(match.candidates, key=key))
         if ordered[0].record_id == match.candidates[0].record_id:
             return match
-        return PanicMatch(match.panic, ordered, matched=match.matched)
+        return revised(match, ordered)
 
 
 def _in_pasted_release(
@@ -197,7 +198,7 @@ def _in_pasted_release(
         return match
     chosen = match.candidates[min(present)[1]]
     rest = tuple(c for c in match.candidates if c is not chosen)
-    return PanicMatch(match.panic, (chosen, *rest), matched=match.matched)
+    return revised(match, (chosen, *rest))
 
 
 def _message(records: Mapping[str, Record], candidate: Candidate) -> str | None:

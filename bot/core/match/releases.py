@@ -41,7 +41,7 @@ from bot.catalog.model import (
 from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, Evidence, PanicMatch, with_step
 from bot.core.extract.paths import is_absolute, normalise_path
-from bot.core.match.answer_rule import answers
+from bot.core.match.answer_rule import revised
 from bot.core.match.crates import repo_crate_names
 from bot.core.match.scorer import WEIGHTS
 from bot.core.match.std_messages import is_std_message
@@ -752,7 +752,7 @@ def to_todays_site(
         line_distance=None,
     )
     rest = tuple(c for c in match.candidates[1:] if c.record_id != rid)
-    return PanicMatch(match.panic, (followed, *rest), matched=answers(followed))
+    return revised(match, (followed, *rest))
 
 
 def line_contradicted(
@@ -886,14 +886,12 @@ def _revise_one(
                 evidence=tuple(e for e in best.evidence if e != "line"),
                 line_distance=None,
             )
-            return PanicMatch(panic, (unlined, *match.candidates[1:]), matched=answers(unlined))
+            return revised(match, (unlined, *match.candidates[1:]))
         if "line" not in best.evidence:
             # The site moved since: the pasted release may have had it at the pasted line.
             confirmed = _line_confirmed(history, records, best, line_hit)
             if confirmed is not None:
-                return PanicMatch(
-                    panic, (confirmed, *match.candidates[1:]), matched=answers(confirmed)
-                )
+                return revised(match, (confirmed, *match.candidates[1:]))
         return match
     if panic.wrapper in _NO_SITE_MESSAGE:
         return match  # whatever site lived at the pasted line, it did not print this
@@ -914,7 +912,7 @@ def _revise_one(
                 "a released crate that never printed this message",
                 confidence=min(best.confidence, AGAINST_CAP),
             )
-            return PanicMatch(panic, (lowered, *match.candidates[1:]), matched=answers(lowered))
+            return revised(match, (lowered, *match.candidates[1:]))
         return _prefer_existing(history, match, records, version)
     lineage = history.lineages[hit.lineage]
     rid = history.record_id(lineage, records)
@@ -962,7 +960,7 @@ def _revise_one(
             steps=((f"the release history places the paste at this site ({hit.how})", floor),),
         )
     rest = tuple(c for c in match.candidates if c.record_id != rid)
-    return PanicMatch(panic, (chosen, *rest), matched=answers(chosen))
+    return revised(match, (chosen, *rest))
 
 
 _OPENING_KEY_CHARS = 8
@@ -1145,7 +1143,7 @@ def _removed_wording(
             confidence=min(best.confidence, AGAINST_CAP),
             refused="removed-wording",
         )
-        return PanicMatch(match.panic, (lowered, *match.candidates[1:]), matched=answers(lowered))
+        return revised(match, (lowered, *match.candidates[1:]))
     return None
 
 
@@ -1215,7 +1213,7 @@ def _release_line_sibling(
         line_distance=abs(state[1] - line) if state is not None else chosen.line_distance,
     )
     rest = tuple(c for c in match.candidates if c.record_id != rid)
-    return PanicMatch(match.panic, (promoted, *rest), matched=answers(promoted))
+    return revised(match, (promoted, *rest))
 
 
 def _prefer_existing(
@@ -1242,7 +1240,7 @@ def _prefer_existing(
     ordered = tuple(sorted(match.candidates, key=key))
     if ordered[0].record_id == match.candidates[0].record_id:
         return match
-    return PanicMatch(match.panic, ordered, matched=match.matched)
+    return revised(match, ordered)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -79,6 +79,7 @@ def _shifted(analysis: Analysis, offset: int) -> Analysis:
             panic=replace(m.panic, start=m.panic.start + offset, end=m.panic.end + offset),
             candidates=m.candidates,
             matched=m.matched,
+            silenced=m.silenced,
         )
         for m in analysis.panics
     )
