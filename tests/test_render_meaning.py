@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.app import Triage, load_bundled
-from bot.catalog.model import Record
+from bot.catalog.model import Record, replace
 from bot.render import texts
 from bot.render.answer.build import build_answer
 from bot.render.answer.meaning import (
@@ -150,3 +150,15 @@ def test_a_tensor_check_names_the_operation_the_values_and_the_users_release() -
     )
     assert "not the catalogued one" not in body
     assert "Raised by `panic!`" not in body
+
+
+def test_a_tensor_check_of_a_record_without_a_crate_names_its_repository() -> None:
+    loaded = load_bundled()
+    text = (CASES / "078_check-matmul-tensor-op-error.md").read_text(encoding="utf-8")
+    answer = build_answer(Triage.of(loaded).analyse(text), loaded.catalog, history=loaded.history)
+    section = answer.sections[0]
+    # a file outside `crates/` has no crate folder
+    record = replace(section.record, file_path="src/tensor.rs", repo="someone/tensors")
+    assert plain(tensor_check_words(record, section.match.panic) or ()).startswith(
+        "`tensors` checks the arguments of `Matmul`"
+    )

@@ -257,7 +257,7 @@ def tensor_check_words(record: Record, panic: Panic) -> Words | None:
     check = tensor_check(panic)
     if check is None or not is_check_reason(record):
         return None
-    crate = shorten(record.crate or "burn-tensor", SHORT_LIMIT)
+    crate = shorten(record.crate or record.repo.rsplit("/", 1)[-1], SHORT_LIMIT)
     operation = shorten(check.operation, SHORT_LIMIT)
     count = len(check.reasons)
     template = texts.MEANS_TENSOR_CHECK if count == 1 else texts.MEANS_TENSOR_CHECK_MANY
