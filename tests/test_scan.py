@@ -411,7 +411,11 @@ def test_scan_command_writes_records(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code == 0
     written = tmp_path / f"scan-{SHA1[:12]}.jsonl"
     records = [json.loads(line) for line in written.read_text().splitlines()]
-    assert records == skeletons(scan_tree(V1), repo=REPO, commit=SHA1)
+    sites = scan_tree(V1)
+    # the package (`fixture-crate`) is not named as the repository (acme/fixture): its name
+    packages = {site.file_path: "fixture-crate" for site in sites}
+    assert records == skeletons(sites, repo=REPO, commit=SHA1, packages=packages)
+    assert {"crate:fixture-crate"} <= set(records[0]["tags"])
     assert len(records) == len(V1_SITES)
     assert f"{len(V1_SITES)} sites" in capsys.readouterr().err
 

@@ -6,7 +6,10 @@
   backtrace's panicking frame is at the site, in the library's own file, and names which of
   the two it was;
 - a crate published under the repository's name and its folder's (`foo-fiber` from
-  `crates/fiber`): the registry path names the package, and it is the folder's file.
+  `crates/fiber`): the registry path names the package, and it is the folder's file;
+- a package named neither as its repository nor as its folder (`store-core` at the root of
+  acme/store, `acme-net` in `crates/network`): `catalog scan` and `catalog history` record its
+  name, and a registry path through it is the package's own file.
 """
 
 from __future__ import annotations
@@ -173,3 +176,76 @@ def test_a_message_reworded_whole_is_answered_at_todays_site(tmp_path) -> None:
     for text in (HEADER.format(path=f"{REGISTRY}/widgets-0.1.0/src/lib.rs:3:9", message=old), old):
         verdict, answers = _answer(tmp_path, tmp_path / "c", text + "\n")
         assert verdict == "match" and answers[0][0] == live["id"], (text, verdict, answers)
+
+
+STORE_LIB = """pub fn shrink(cap: usize, to: usize) {
+    if to > cap {
+        panic!("cannot shrink a store of capacity {} to {}", cap, to);
+    }
+}
+"""
+NET_LIB = """pub fn connect(port: u16) {
+    assert!(port != 0, "port zero cannot be dialled for peer {}", port);
+}
+"""
+
+
+def _store_project(root: Path) -> None:
+    """acme/store: the package `store-core` at the root, `acme-net` in `crates/network`."""
+    (root / "src").mkdir(parents=True)
+    (root / "crates" / "network" / "src").mkdir(parents=True)
+    (root / "Cargo.toml").write_text(
+        '[package]\nname = "store-core"\nversion = "0.3.0"\n\n[workspace]\nmembers = ["crates/*"]\n'
+    )
+    (root / "crates" / "network" / "Cargo.toml").write_text(
+        '[package]\nname = "acme-net"\nversion = "0.3.0"\n'
+    )
+    (root / "src" / "lib.rs").write_text(STORE_LIB)
+    (root / "crates" / "network" / "src" / "lib.rs").write_text(NET_LIB)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "Release 0.3.0")
+    git(root, "tag", "v0.3.0")
+
+
+PACKAGE_PASTES = (
+    ("store-core", "src/lib.rs:3:9", "cannot shrink a store of capacity 4 to 9"),
+    ("acme-net", "src/lib.rs:2:5", "port zero cannot be dialled for peer 0"),
+)
+
+
+def test_a_package_named_otherwise_than_its_repository_or_folder_is_its_files(tmp_path) -> None:
+    root = tmp_path / "store"
+    _store_project(root)
+    scan = run_cli(
+        tmp_path,
+        "catalog",
+        "scan",
+        str(root),
+        "--repo",
+        "acme/store",
+        "--commit",
+        "abcdef12",
+        "--out",
+        str(tmp_path / "scan"),
+    )
+    assert scan.returncode == 0, scan.stderr
+    history = run_cli(
+        tmp_path,
+        "catalog",
+        "history",
+        str(root),
+        "--repo",
+        "acme/store",
+        "--out",
+        str(tmp_path / "history"),
+    )
+    assert history.returncode == 0, history.stderr
+    header = json.loads((tmp_path / "history" / "history.ndjson").read_text().splitlines()[0])
+    assert header["packages"] == {"acme-net": "network", "store-core": "store"}
+    for catalog in ("scan", "history"):
+        for package, inner, message in PACKAGE_PASTES:
+            text = HEADER.format(path=f"{REGISTRY}/{package}-0.3.0/{inner}", message=message)
+            verdict, answers = _answer(tmp_path, tmp_path / catalog, text)
+            assert verdict == "match", (catalog, package, answers)
+            assert {"location", "line"} <= set(answers[0][2]), (catalog, package, answers)

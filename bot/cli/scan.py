@@ -276,7 +276,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     else:
         # (a crate whose files are not under `src/`, as deno_core's, is known by its manifest)
         folder = root if root.is_dir() else root.parent
-        packages = package_names(folder, {s.file_path for s in sites})
+        packages = package_names(folder, {s.file_path for s in sites}, args.repo)
         rows = skeletons(sites, repo=args.repo, commit=args.commit, packages=packages)
     text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     elapsed = time.monotonic() - started

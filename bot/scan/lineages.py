@@ -36,12 +36,14 @@ from typing import TYPE_CHECKING, Any
 from rapidfuzz import fuzz
 from tree_sitter import Parser
 
-from bot.catalog.model import REMOVED_TAG_PREFIX
+from bot.catalog.model import CRATE_TAG_PREFIX, REMOVED_TAG_PREFIX
 from bot.catalog.patterns import normalise_message
 from bot.catalog.sites import site_id, skeleton_record, with_enclosing_fn
+from bot.core.match.crates import canonical_crate, crate_folders
+from bot.core.match.releases import crate_and_inner
 from bot.scan.rust.grammar import RUST_LANGUAGE
 from bot.scan.rust.site_finder import PanicSite
-from bot.scan.rust.walk import scan_tree
+from bot.scan.rust.walk import package_names, scan_tree
 
 if TYPE_CHECKING:
     from bot.scan.builders import Builder
@@ -87,6 +89,8 @@ class SiteAt:
     tags: tuple[str, ...] = ()
     # what the code checks there (bot.scan.rust.checks), from the scanner
     check: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    # the package its file is in, when its path does not tell it (`walk.package_names`)
+    package: str | None = field(default=None, compare=False)
 
     @property
     def key(self) -> str:
@@ -438,11 +442,13 @@ class MissingBlobError(OSError):
 
 
 def extract_tree(repo_dir: str | Path, ref: str, target: Path, paths: Sequence[str] = ()) -> None:
-    """The `.rs` files of `ref` (only under the folders `paths`, when given) under `target`
-    (all the scanner reads), from the object store: unlike `git archive`, this works on a
-    partial clone missing some large non-Rust blobs."""
+    """The `.rs` files and the `Cargo.toml` manifests of `ref` (only under the folders `paths`,
+    when given, and the root's manifest) under `target` (all the scanner reads), from the object
+    store: unlike `git archive`, this works on a partial clone missing some large non-Rust
+    blobs."""
     listing = subprocess.run(
-        ["git", "-C", str(repo_dir), "ls-tree", "-r", "-z", ref, "--", *paths],
+        ["git", "-C", str(repo_dir), "ls-tree", "-r", "-z", ref, "--", *paths]
+        + (["Cargo.toml"] if paths else []),
         check=True,
         capture_output=True,
     ).stdout.split(b"\0")
@@ -452,7 +458,8 @@ def extract_tree(repo_dir: str | Path, ref: str, target: Path, paths: Sequence[s
             continue
         meta, _, path = entry.partition(b"\t")
         mode, kind, sha = meta.split()
-        if kind == b"blob" and path.endswith(b".rs") and mode != b"120000":
+        wanted_file = path.endswith(b".rs") or path.rsplit(b"/", 1)[-1] == b"Cargo.toml"
+        if kind == b"blob" and wanted_file and mode != b"120000":
             wanted.append((sha.decode(), path.decode("utf-8", errors="surrogateescape")))
     if not wanted:
         return
@@ -517,6 +524,7 @@ def scan_checkout(
             continue
         by_file[site.file_path].append(site)
     out: list[SiteAt] = []
+    packages = package_names(root, by_file)
     for path, sites in by_file.items():
         functions = enclosing_functions((root / path).read_bytes(), (s.line for s in sites))
         out.extend(
@@ -528,6 +536,7 @@ def scan_checkout(
                 functions.get(s.line),
                 s.tags,
                 s.check,
+                packages.get(path),
             )
             for s in sites
         )
@@ -592,9 +601,13 @@ def lineage_json(
 
 
 def history_header(
-    repo: str, releases: Sequence[Release], subjects: dict[str, str] | None = None
+    repo: str,
+    releases: Sequence[Release],
+    subjects: dict[str, str] | None = None,
+    packages: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The first line; `commits` (sha -> subject) holds the subjects the events name."""
+    """The first line; `commits` (sha -> subject) holds the subjects the events name,
+    `packages` (package -> crate folder) the packages not named as their folder."""
     out: dict[str, Any] = {
         "history": HISTORY_FORMAT,
         "repo": repo,
@@ -602,6 +615,26 @@ def history_header(
     }
     if subjects:
         out["commits"] = dict(sorted(subjects.items()))
+    if packages:
+        out["packages"] = dict(sorted(packages.items()))
+    return out
+
+
+def package_folders(history: History) -> dict[str, str]:
+    """Package -> the crate folder its sites' paths name, for packages published under another
+    name than their folder's (`wasmtime-fiber` in `crates/fiber`, `demo-core` at the root of
+    someone/demo: the root is named by its repository, `demo`); the oldest lineage's wins."""
+    out: dict[str, str] = {}
+    for lineage in history.lineages:
+        for state in lineage.states.values():
+            if not state.package:
+                continue
+            crate, _inner = crate_and_inner(state.file_path)
+            if crate is None and state.file_path.startswith("src/"):
+                crate = history.repo.rsplit("/", 1)[-1]
+            told = {name for name, _folder in crate_folders(state.file_path, history.repo)}
+            if crate is not None and canonical_crate(state.package) not in told:
+                out.setdefault(state.package, crate)
     return out
 
 
@@ -710,6 +743,11 @@ def lineage_records(history: History) -> tuple[list[dict[str, Any]], list[dict[s
             record["tags"] = [*record["tags"], *state.tags]
         if state.check:
             record["check"] = dict(state.check)
+        told = {crate for crate, _folder in crate_folders(state.file_path, history.repo)}
+        if state.package and canonical_crate(state.package) not in told:
+            # the package's name, not the folder's
+            kept = [t for t in record["tags"] if not t.startswith(CRATE_TAG_PREFIX)]
+            record["tags"] = [*kept, f"{CRATE_TAG_PREFIX}{state.package}"]
         if last == newest:
             live.append(record)
             continue
@@ -732,7 +770,7 @@ def history_lines(
     subjects: dict[str, str] | None = None,
 ) -> list[str]:
     count = len(history.releases)
-    rows = [history_header(history.repo, history.releases, subjects)]
+    rows = [history_header(history.repo, history.releases, subjects, package_folders(history))]
     ordered = sorted(
         history.lineages, key=lambda lin: (lin.last()[1].file_path, lin.last()[1].line, lin.id)
     )

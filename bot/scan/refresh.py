@@ -38,7 +38,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -268,6 +268,15 @@ def rescan(
         for start in range(0, len(changed), 500):
             extract_tree(source, new_commit, Path(tmp), changed[start : start + 500])
         fresh = scan_checkout(Path(tmp), settings=settings)
+    # Only the changed files were read, without their crates' manifests: a file's package is
+    # what it was.
+    packages = {s.file_path: s.package for s in old_sites if s.package}
+    fresh = [
+        replace(s, package=packages[s.file_path])
+        if s.package is None and s.file_path in packages
+        else s
+        for s in fresh
+    ]
     gone = set(changed)
     sites = [s for s in old_sites if s.file_path not in gone] + fresh
     sites.sort(key=lambda s: (s.file_path, s.line, s.message))
@@ -288,12 +297,14 @@ def _site_row(site: SiteAt) -> list[Any]:
         site.function,
         list(site.tags),
         dict(site.check),
+        site.package,
     ]
 
 
 def _site_from_row(row: Sequence[Any]) -> SiteAt:
-    path, line, kind, message, function, tags, check = row
-    return SiteAt(path, line, kind, message, function, tuple(tags), tuple(check.items()))
+    path, line, kind, message, function, tags, check, *rest = row
+    package = rest[0] if rest else None  # (a row cached before packages were kept has none)
+    return SiteAt(path, line, kind, message, function, tuple(tags), tuple(check.items()), package)
 
 
 @dataclass(slots=True)

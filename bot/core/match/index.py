@@ -238,6 +238,7 @@ class CatalogIndex:
         self.repo_names: set[str] = set()
         self._files_by_tail: defaultdict[str, list[str]] | None = None  # by last two segments
         folders_seen: set[tuple[str | None, str]] = set()
+        tags_read: set[str] = set()  # crate folders whose package tag was read
         all_ids, all_messages, all_paths, all_repos = catalog.site_columns()
         for first in range(0, len(all_ids), _CHUNK_RECORDS):
             end = first + _CHUNK_RECORDS
@@ -278,6 +279,14 @@ class CatalogIndex:
                         tagged = _crate_tag(catalog.records[by_file[file_path][0]].tags)
                         if tagged:
                             self.crate_files[canonical_crate(tagged)].append(file_path)
+                    elif folders[0][1] not in tags_read:
+                        # A package named otherwise than its folder (`wasmtime-fiber` in
+                        # `crates/fiber`, `demo-core` at the root of someone/demo): its tag,
+                        # read once a folder.
+                        tags_read.add(folders[0][1])
+                        tagged = _crate_tag(catalog.records[by_file[file_path][0]].tags)
+                        if tagged and canonical_crate(tagged) not in dict(folders):
+                            self.crate_folders.setdefault(canonical_crate(tagged), folders[0][1])
         postings = builder.finish()
         total = max(len(record_ids), 1)
         self.record_ids: Sequence[str] = record_ids

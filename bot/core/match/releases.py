@@ -220,6 +220,9 @@ class ReleaseHistory:
     by_crate: dict[str, dict[str, list[tuple[int, int, int]]]] = field(default_factory=dict)
     by_record: dict[str, int] = field(default_factory=dict)
     live: set[int] = field(default_factory=set)  # lineages present in the newest release
+    # package -> crate folder, for packages published under another name (the header's
+    # `packages`): `by_crate` and `by_file` know them by both
+    packages: dict[str, str] = field(default_factory=dict)
     # Messages no live site prints, by how their text opens (`removed_by_opening`), built on
     # first use: a paste without a location is weighed against them.
     removed_openings: dict[str, list[tuple[str, list[tuple[int, int, int]]]]] | None = field(
@@ -320,7 +323,28 @@ def parse_history(lines: list[str]) -> ReleaseHistory | None:
                 continue  # no crate to fall back on
             by_message = history.by_crate.setdefault(crate, {})
             by_message.setdefault(normalise_message(message), []).append(entry)
+    _add_packages(history, header.get("packages", {}))
     return history
+
+
+def _add_packages(history: ReleaseHistory, packages: dict[str, str]) -> None:
+    """A registry path names a package as published (`demo-core-0.3.0/src/lib.rs`), the
+    history its folder (`demo`, the repository's root): the package's name stands for it."""
+    if not isinstance(packages, dict):
+        raise TypeError("a history's `packages` maps package names to crate folders")
+    aliases = {
+        str(package): str(crate)
+        for package, crate in sorted(packages.items())
+        if package != crate and crate in history.by_crate and package not in history.by_crate
+    }
+    if not aliases:
+        return
+    history.packages = aliases
+    for package, crate in aliases.items():
+        history.by_crate[package] = history.by_crate[crate]
+    for (crate, inner), entries in list(history.by_file.items()):
+        for package in (p for p, c in aliases.items() if c == crate):
+            history.by_file.setdefault((package, inner), entries)
 
 
 def _event(history: ReleaseHistory, subjects: dict[str, str], row: list[Any]) -> HistoryEvent:
@@ -396,8 +420,11 @@ def version_in_text(text: str, names: Iterable[str]) -> str | None:
 
 def project_names(history: ReleaseHistory) -> set[str]:
     """The names a history's project publishes under: its repository's name (`tracel-ai/burn`
-    -> `burn`, `acme/foo-rs` -> `foo-rs`, `foo`); its crates (`burn-core`) start with it."""
-    return repo_crate_names(history.repo)
+    -> `burn`, `acme/foo-rs` -> `foo-rs`, `foo`), whose crates (`burn-core`) start with it, or
+    the package at its root when that is named otherwise (`demo-core` of someone/demo)."""
+    names = repo_crate_names(history.repo)
+    root = history.repo.rsplit("/", 1)[-1]
+    return names | {package for package, crate in history.packages.items() if crate == root}
 
 
 def pasted_crate_file(path: str, crates: Container[str]) -> tuple[str, str] | None:

@@ -23,7 +23,8 @@ def skeletons(
 
     A site's tags (`track-caller`, `macro-body`, `raised-at:..`) join the record's, and a
     builder's wrapper pattern becomes its `messagePattern`. `packages`: the crate of each file
-    whose path does not name it (`walk.package_names`), tagged `crate:NAME`."""
+    whose path does not name it (`walk.package_names`), tagged `crate:NAME` (instead of its
+    folder's name)."""
     ordered = sorted(sites)
     records = skeletons_from_sites((s.as_panic_site(commit) for s in ordered), repo)
     for site, record in zip(ordered, records, strict=True):
@@ -31,8 +32,9 @@ def skeletons(
             record["tags"] = [*record["tags"], *site.tags]
         package = (packages or {}).get(site.file_path)
         tags = cast("list[str]", record["tags"])
-        if package and not any(tag.startswith(CRATE_TAG_PREFIX) for tag in tags):
-            record["tags"] = [*tags, f"{CRATE_TAG_PREFIX}{package}"]
+        if package:  # the package's name, not the folder's
+            kept = [tag for tag in tags if not tag.startswith(CRATE_TAG_PREFIX)]
+            record["tags"] = [*kept, f"{CRATE_TAG_PREFIX}{package}"]
         if site.message_pattern:
             record["messagePattern"] = site.message_pattern
         if site.check:

@@ -8,7 +8,7 @@ import tomllib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
-from bot.core.match.crates import crate_folders
+from bot.core.match.crates import canonical_crate, crate_folders
 from bot.scan.rust.definitions import ScanContext, collect_definitions
 from bot.scan.rust.site_finder import PanicSite, scan_source
 
@@ -99,11 +99,12 @@ def scan_tree(
     return sites
 
 
-def package_names(root: str | Path, file_paths: Iterable[str]) -> dict[str, str]:
+def package_names(root: str | Path, file_paths: Iterable[str], repo: str = "") -> dict[str, str]:
     """The crate each file is in, by the nearest `Cargo.toml` with a `[package] name`, for the
-    files whose path does not tell it (`libs/core/ops.rs` is in `deno_core`; a path through
-    `crates/NAME/` or `NAME/src/` names its crate already). A manifest TOML cannot read names
-    nothing."""
+    files whose path does not tell it: `libs/core/ops.rs` is in `deno_core`, `crates/fiber/..` in
+    `wasmtime-fiber`, a root `src/` of `someone/demo` in `demo-core` (a path through
+    `crates/NAME/` or `NAME/src/` of a package named NAME tells it already, and so does a root
+    `src/` of a package named as `repo`). A manifest TOML cannot read names nothing."""
     root = Path(root)
     names: dict[str, str | None] = {}  # folder (relative) -> package name, None: none there
 
@@ -126,9 +127,8 @@ def package_names(root: str | Path, file_paths: Iterable[str]) -> dict[str, str]
 
     found: dict[str, str] = {}
     for file_path in file_paths:
-        if crate_folders(file_path, "repository/repository"):
-            continue
         name = package_of(PurePosixPath(file_path).parent)
-        if name:
+        told = {crate for crate, _folder in crate_folders(file_path, repo)}
+        if name and canonical_crate(name) not in told:
             found[file_path] = name
     return found
