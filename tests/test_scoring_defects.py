@@ -188,10 +188,17 @@ NET_LIB = """pub fn connect(port: u16) {
     assert!(port != 0, "port zero cannot be dialled for peer {}", port);
 }
 """
+GEN_LIB = """pub fn emit(depth: usize) {
+    if depth > 64 {
+        panic!("generated code nests deeper than the emitter allows: {}", depth);
+    }
+}
+"""
 
 
 def _store_project(root: Path) -> None:
-    """acme/store: the package `store-core` at the root, `acme-net` in `crates/network`."""
+    """acme/store: the package `store-core` at the root, `acme-net` in `crates/network`, `gen`
+    in `crates/tools/gen` (one folder further down than `crates/NAME`)."""
     (root / "src").mkdir(parents=True)
     (root / "crates" / "network" / "src").mkdir(parents=True)
     (root / "Cargo.toml").write_text(
@@ -202,15 +209,26 @@ def _store_project(root: Path) -> None:
     )
     (root / "src" / "lib.rs").write_text(STORE_LIB)
     (root / "crates" / "network" / "src" / "lib.rs").write_text(NET_LIB)
+    (root / "crates" / "tools" / "gen" / "src").mkdir(parents=True)
+    (root / "crates" / "tools" / "gen" / "Cargo.toml").write_text(
+        '[package]\nname = "gen"\nversion = "0.3.0"\n'
+    )
+    (root / "crates" / "tools" / "gen" / "src" / "lib.rs").write_text(GEN_LIB)
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "Release 0.3.0")
     git(root, "tag", "v0.3.0")
+    # 0.4.0: every site ten lines further down; a 0.3.0 paste's line is the history's to tell
+    for source in (root / "src" / "lib.rs", *root.glob("crates/**/src/lib.rs")):
+        source.write_text("// -\n" * 10 + source.read_text())
+    git(root, "commit", "-q", "-am", "Release 0.4.0")
+    git(root, "tag", "v0.4.0")
 
 
 PACKAGE_PASTES = (
     ("store-core", "src/lib.rs:3:9", "cannot shrink a store of capacity 4 to 9"),
     ("acme-net", "src/lib.rs:2:5", "port zero cannot be dialled for peer 0"),
+    ("gen", "src/lib.rs:3:9", "generated code nests deeper than the emitter allows: 65"),
 )
 
 
@@ -242,10 +260,19 @@ def test_a_package_named_otherwise_than_its_repository_or_folder_is_its_files(tm
     )
     assert history.returncode == 0, history.stderr
     header = json.loads((tmp_path / "history" / "history.ndjson").read_text().splitlines()[0])
-    assert header["packages"] == {"acme-net": "network", "store-core": "store"}
-    for catalog in ("scan", "history"):
-        for package, inner, message in PACKAGE_PASTES:
-            text = HEADER.format(path=f"{REGISTRY}/{package}-0.3.0/{inner}", message=message)
-            verdict, answers = _answer(tmp_path, tmp_path / catalog, text)
+    assert header["packages"] == {"acme-net": "network", "gen": "tools/gen", "store-core": "store"}
+    for package, inner, message in PACKAGE_PASTES:
+        # today's release: the file's own line, whichever catalog
+        path, line = inner.rsplit(":", 2)[0], int(inner.split(":")[1])
+        today = f"{REGISTRY}/{package}-0.4.0/{path}:{line + 10}:9"
+        for catalog in ("scan", "history"):
+            verdict, answers = _answer(
+                tmp_path, tmp_path / catalog, HEADER.format(path=today, message=message)
+            )
             assert verdict == "match", (catalog, package, answers)
             assert {"location", "line"} <= set(answers[0][2]), (catalog, package, answers)
+        # the older release: its line is the history's
+        text = HEADER.format(path=f"{REGISTRY}/{package}-0.3.0/{inner}", message=message)
+        verdict, answers = _answer(tmp_path, tmp_path / "history", text)
+        assert verdict == "match", (package, answers)
+        assert {"location", "release", "line"} <= set(answers[0][2]), (package, answers)

@@ -621,20 +621,25 @@ def history_header(
 
 
 def package_folders(history: History) -> dict[str, str]:
-    """Package -> the crate folder its sites' paths name, for packages published under another
-    name than their folder's (`wasmtime-fiber` in `crates/fiber`, `demo-core` at the root of
-    someone/demo: the root is named by its repository, `demo`); the oldest lineage's wins."""
+    """Package -> where its files are in the history: the crate folder its sites' paths name,
+    then the folders down to the package's own (`tools/gen` for `crates/tools/gen/src/..`), for
+    packages published under another name than their folder's (`wasmtime-fiber` in
+    `crates/fiber`, `demo-core` at the root of someone/demo, which the history names by its
+    repository, `demo`); the oldest lineage's wins."""
     out: dict[str, str] = {}
     for lineage in history.lineages:
         for state in lineage.states.values():
             if not state.package:
                 continue
-            crate, _inner = crate_and_inner(state.file_path)
+            crate, inner = crate_and_inner(state.file_path)
             if crate is None and state.file_path.startswith("src/"):
                 crate = history.repo.rsplit("/", 1)[-1]
             told = {name for name, _folder in crate_folders(state.file_path, history.repo)}
-            if crate is not None and canonical_crate(state.package) not in told:
-                out.setdefault(state.package, crate)
+            if crate is None or canonical_crate(state.package) in told:
+                continue
+            parts = inner.split("/")
+            below = "/".join(parts[: parts.index("src")]) if "src" in parts else ""
+            out.setdefault(state.package, f"{crate}/{below}" if below else crate)
     return out
 
 

@@ -279,14 +279,16 @@ class CatalogIndex:
                         tagged = _crate_tag(catalog.records[by_file[file_path][0]].tags)
                         if tagged:
                             self.crate_files[canonical_crate(tagged)].append(file_path)
-                    elif folders[0][1] not in tags_read:
+                    elif (
+                        package_root := _package_folder(file_path, folders[0][1])
+                    ) not in tags_read:
                         # A package named otherwise than its folder (`wasmtime-fiber` in
-                        # `crates/fiber`, `demo-core` at the root of someone/demo): its tag,
-                        # read once a folder.
-                        tags_read.add(folders[0][1])
+                        # `crates/fiber`, `demo-core` at the root of someone/demo, `gen` in
+                        # `crates/tools/gen`): its tag, read once a folder.
+                        tags_read.add(package_root)
                         tagged = _crate_tag(catalog.records[by_file[file_path][0]].tags)
                         if tagged and canonical_crate(tagged) not in dict(folders):
-                            self.crate_folders.setdefault(canonical_crate(tagged), folders[0][1])
+                            self.crate_folders.setdefault(canonical_crate(tagged), package_root)
         postings = builder.finish()
         total = max(len(record_ids), 1)
         self.record_ids: Sequence[str] = record_ids
@@ -734,6 +736,14 @@ def _table_lookup(table: tuple[Any, Any], key: int) -> list[int]:
     first = int(keys.searchsorted(wanted, side="left"))
     last = int(keys.searchsorted(wanted, side="right"))
     return [int(n) for n in numbers[first:last]]
+
+
+def _package_folder(file_path: str, told: str) -> str:
+    """The folder of the package a path through `src/` is in: `crates/tools/gen/src/x.rs` ->
+    `crates/tools/gen`, `src/x.rs` -> `` (the repository's root); else the folder its path
+    `told`."""
+    parts = file_path.split("/")
+    return "/".join(parts[: parts.index("src")]) if "src" in parts else told
 
 
 def _crate_tag(tags: Sequence[str]) -> str | None:

@@ -329,22 +329,24 @@ def parse_history(lines: list[str]) -> ReleaseHistory | None:
 
 def _add_packages(history: ReleaseHistory, packages: dict[str, str]) -> None:
     """A registry path names a package as published (`demo-core-0.3.0/src/lib.rs`), the
-    history its folder (`demo`, the repository's root): the package's name stands for it."""
+    history its crate folder (`demo`, the repository's root; `tools` and then `gen/src/..` for
+    `crates/tools/gen`): the package's name stands for it."""
     if not isinstance(packages, dict):
         raise TypeError("a history's `packages` maps package names to crate folders")
-    aliases = {
-        str(package): str(crate)
-        for package, crate in sorted(packages.items())
-        if package != crate and crate in history.by_crate and package not in history.by_crate
-    }
+    aliases: dict[str, tuple[str, str]] = {}  # package -> (crate, the folders below it)
+    for package, where in sorted(packages.items()):
+        crate, _, below = str(where).partition("/")
+        if package != where and crate in history.by_crate and package not in history.by_crate:
+            aliases[str(package)] = (crate, f"{below}/" if below else "")
     if not aliases:
         return
-    history.packages = aliases
-    for package, crate in aliases.items():
+    history.packages = {package: crate for package, (crate, _below) in aliases.items()}
+    for package, (crate, _below) in aliases.items():
         history.by_crate[package] = history.by_crate[crate]
     for (crate, inner), entries in list(history.by_file.items()):
-        for package in (p for p, c in aliases.items() if c == crate):
-            history.by_file.setdefault((package, inner), entries)
+        for package, (held_in, below) in aliases.items():
+            if held_in == crate and inner.startswith(below):
+                history.by_file.setdefault((package, inner[len(below) :]), entries)
 
 
 def _event(history: ReleaseHistory, subjects: dict[str, str], row: list[Any]) -> HistoryEvent:
