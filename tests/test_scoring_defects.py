@@ -276,3 +276,18 @@ def test_a_package_named_otherwise_than_its_repository_or_folder_is_its_files(tm
         verdict, answers = _answer(tmp_path, tmp_path / "history", text)
         assert verdict == "match", (package, answers)
         assert {"location", "release", "line"} <= set(answers[0][2]), (package, answers)
+
+
+def test_a_whole_match_at_the_pasted_line_outranks_a_resemblance_of_the_own_project() -> None:
+    """burn's removed `Unsupported dtype {:?} for empty tensor` (line 240) and burn-onnx's live
+    `... for empty tensor '{}' (data_type={})` (line 244) are both capped at full confidence
+    on a paste of the second at its line: burn's own project went first, on a resemblance."""
+    triage = Triage.of(load_bundled())
+    path = f"{REGISTRY}/onnx-ir-0.21.0/src/proto_conversion.rs:244:9"
+    text = HEADER.format(
+        path=path, message="Unsupported dtype F16 for empty tensor 'w' (data_type=10)"
+    )
+    [panic] = triage.analyse(text).answered
+    best = triage.catalog.get(panic.best.record_id)
+    assert (best.repo, best.line_number) == ("tracel-ai/burn-onnx", 244)
+    assert {"pattern", "line"} <= set(panic.best.evidence)

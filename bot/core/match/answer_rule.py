@@ -16,6 +16,17 @@ def answers(best: Candidate | None) -> bool:
     return best is not None and best.refused is None and best.confidence >= WEIGHTS.threshold
 
 
+def stronger_first(candidate: Candidate, top: float) -> tuple[bool, bool, bool]:
+    """The one order among candidates a stage may reorder: as confident as the best `top`
+    (capped alike), then a message matched whole, then the pasted line. A stage's own
+    preference (a live site, the own project's) comes after it."""
+    return (
+        candidate.confidence < top - 1e-9,
+        "pattern" not in candidate.evidence,
+        "line" not in candidate.evidence,
+    )
+
+
 def revised(match: PanicMatch, candidates: Iterable[Candidate]) -> PanicMatch:
     """`match` with `candidates` (best first), answered by the one rule."""
     ordered = tuple(candidates)

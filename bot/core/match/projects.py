@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from bot.catalog.model import Record, field, replace, value_class
 from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, PanicMatch
-from bot.core.match.answer_rule import revised
+from bot.core.match.answer_rule import revised, stronger_first
 from bot.core.match.releases import (
     ReleaseHistory,
     crate_and_inner,
@@ -147,11 +147,11 @@ class Projects:
             return match
         top = match.candidates[0].confidence
 
-        def key(candidate: Candidate) -> tuple[bool, bool, bool, bool]:
+        def key(candidate: Candidate) -> tuple[bool, ...]:
             record = records.get(candidate.record_id)
             repo = record.repo if record is not None else None
             return (
-                candidate.confidence < top - 1e-9,
+                *stronger_first(candidate, top),
                 candidate.record_id in self.moved,  # answered where the site lives now
                 self.is_dependency(repo),
                 repo != self.own,

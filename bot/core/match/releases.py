@@ -41,7 +41,7 @@ from bot.catalog.model import (
 from bot.catalog.patterns import normalise_message
 from bot.core.analysis import Candidate, Evidence, PanicMatch, with_step
 from bot.core.extract.paths import is_absolute, normalise_path
-from bot.core.match.answer_rule import revised
+from bot.core.match.answer_rule import revised, stronger_first
 from bot.core.match.crates import repo_crate_names
 from bot.core.match.scorer import WEIGHTS
 from bot.core.match.std_messages import is_std_message
@@ -1255,7 +1255,7 @@ def _prefer_existing(
     wanted = set(history.releases_for(version)) if version else {history.newest}
     top = match.candidates[0].confidence
 
-    def key(c: Candidate) -> tuple[bool, bool, bool]:
+    def key(c: Candidate) -> tuple[bool, ...]:
         index = history.by_record.get(c.record_id)
         existed = index is not None and any(
             history.lineages[index].lines[r]
@@ -1264,7 +1264,7 @@ def _prefer_existing(
         )
         record = records.get(c.record_id)
         removed = bool(record is not None and record.removed_at)
-        return (c.confidence < top - 1e-9, not existed, removed)
+        return (*stronger_first(c, top), not existed, removed)
 
     ordered = tuple(sorted(match.candidates, key=key))
     if ordered[0].record_id == match.candidates[0].record_id:
