@@ -19,6 +19,7 @@ from pathlib import Path
 
 from cli_process import run_cli
 from git_project import git
+from test_project_corpora import project_triage
 
 from bot.app import Triage, load_bundled
 
@@ -291,3 +292,17 @@ def test_a_whole_match_at_the_pasted_line_outranks_a_resemblance_of_the_own_proj
     best = triage.catalog.get(panic.best.record_id)
     assert (best.repo, best.line_number) == ("tracel-ai/burn-onnx", 244)
     assert {"pattern", "line"} <= set(panic.best.evidence)
+
+
+def test_two_messages_of_one_file_a_paste_resembles_alike_are_not_answered() -> None:
+    """tokio's park.rs raises `inconsistent park_timeout state; actual = {actual}` (line 153)
+    and `inconsistent park_timeout state: {n}` (line 173); a paste resembling both as much,
+    between their lines, was answered with one of them at 0.99 (the near-tie penalty took a
+    tenth off a score capped at 1.0, which still cleared the bar)."""
+    triage = project_triage("tokio")
+    path = f"{REGISTRY}/tokio-1.0.0/src/runtime/park.rs:165:9"
+    text = HEADER.format(path=path, message="Inconsistent park_timeout state; actual = 42")
+    analysis = triage.analyse(text)
+    assert analysis.verdict == "uncatalogued-panic" and not analysis.answered
+    [panic] = analysis.panics
+    assert any(what == "another message scores about the same" for what, _ in panic.best.steps)

@@ -901,7 +901,9 @@ def _rank(scored: list[tuple[float, Candidate]]) -> list[tuple[float, Candidate]
 
 
 def _settle_ties(ranked: list[tuple[float, Candidate]], index: CatalogIndex) -> list[Candidate]:
-    """Lower the best candidate's confidence when a different message scores about the same."""
+    """Lower the best candidate's confidence below the bar when a different message scores
+    about the same: the evidence does not tell them apart (a score capped at 1.0 a tenth
+    lower still cleared it)."""
     candidates = [c for _, c in ranked]
     if len(ranked) < 2:
         return candidates
@@ -918,7 +920,7 @@ def _settle_ties(ranked: list[tuple[float, Candidate]], index: CatalogIndex) -> 
         lowered = with_step(
             best,
             "another message scores about the same",
-            confidence=round(max(best.confidence - W.tie_penalty, 0.0), 4),
+            confidence=round(max(min(best.confidence, W.threshold) - W.tie_penalty, 0.0), 4),
             refused=None,
         )
         return [lowered, *candidates[1:]]
