@@ -306,3 +306,21 @@ def test_two_messages_of_one_file_a_paste_resembles_alike_are_not_answered() -> 
     assert analysis.verdict == "uncatalogued-panic" and not analysis.answered
     [panic] = analysis.panics
     assert any(what == "another message scores about the same" for what, _ in panic.best.steps)
+
+
+def test_the_pasted_releases_site_at_the_pasted_line_outranks_a_resemblance_in_its_file() -> None:
+    """nushell 0.60.0's engine_state.rs printed `internal error: missing stack frame` at line
+    1226 (the site since reworded); a paste of it there was answered with the file's
+    `internal error: missing span`, which it only resembles, at 0.99."""
+    triage = project_triage("nushell")
+    path = f"{REGISTRY}/nu-protocol-0.60.0/src/engine/engine_state.rs:1226:9"
+    text = HEADER.format(path=path, message="internal error: missing stack frame")
+    [panic] = triage.analyse(text).answered
+    assert {"release", "line"} <= set(panic.best.evidence)
+    history = triage.matcher.history
+    lineage = history.lineages[history.by_record[panic.best.record_id]]
+    assert lineage.spans[0][2:4] == (
+        "crates/nu-protocol/src/engine/engine_state.rs",
+        "internal error: missing stack frame",
+    )
+    assert lineage.lines[0] == 1226

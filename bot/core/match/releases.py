@@ -898,7 +898,12 @@ def _revise_one(
     if location is None or pasted is None:  # (no pasted file without a location)
         return _prefer_existing(history, match, records, version)
     best = match.best
-    if best is not None and match.matched and "location" in best.evidence:
+    if (
+        best is not None
+        and match.matched
+        and "location" in best.evidence
+        and not _release_line_says_otherwise(history, records, match, pasted, version)
+    ):
         # The pasted file is the record's own: the catalog agrees, but on the line only if
         # the pasted release had the site there.
         line_hit = _pasted_line_hit(history, records, best, pasted, location.line, version)
@@ -990,6 +995,33 @@ def _revise_one(
         )
     rest = tuple(c for c in match.candidates if c.record_id != rid)
     return revised(match, (chosen, *rest))
+
+
+def _release_line_says_otherwise(
+    history: ReleaseHistory,
+    records: Mapping[str, Record],
+    match: PanicMatch,
+    pasted: tuple[str, str],
+    version: str | None,
+) -> bool:
+    """The best candidate only resembles the paste (no whole match), and the pasted release had
+    another site at the pasted line printing the pasted wording whole: that site's lineage
+    answers (`internal error: missing stack frame` at nushell 0.60.0's line, since reworded,
+    is not today's `internal error: missing span` of the same file)."""
+    best, location = match.best, match.panic.location
+    if best is None or location is None or location.line is None:
+        return False
+    if "pattern" in best.evidence and "prefix" not in best.evidence:
+        return False
+    message = match.panic.core_message
+    hit = find_hit(history, pasted, location.line, message, version)
+    if hit is None or hit.how != "line":
+        return False
+    state = history.lineages[hit.lineage].state(hit.release)
+    if state is None or message_quality(message, state[2]) < 2:
+        return False
+    rid = history.record_id(history.lineages[hit.lineage], records)
+    return rid is not None and rid != best.record_id
 
 
 _OPENING_KEY_CHARS = 8
