@@ -5,6 +5,7 @@ its confidence; the JSON form is valid against schemas/match.schema.json."""
 from __future__ import annotations
 
 import json
+import re
 
 import jsonschema
 from cli_process import run_cli
@@ -39,7 +40,8 @@ def test_match_explain_prints_the_steps_and_its_json_is_in_the_schema(tmp_path) 
     assert done.returncode == 0, done.stderr
     text = done.stdout
     assert "Why this answer" not in text and "Verdict: match." in text
-    assert "d8b7dcc55397581f confidence 1.00" in text
+    # the fitted model's probability, which the threshold (0.80) is far below
+    assert re.search(r"d8b7dcc55397581f confidence (1\.00|0\.99)", text), text
     assert "pasted at the record's file" in text and "line 0 from the record's" in text
     assert "decided: the best candidate is confident enough to answer with" in text
 

@@ -324,3 +324,45 @@ def test_the_pasted_releases_site_at_the_pasted_line_outranks_a_resemblance_in_i
         "internal error: missing stack frame",
     )
     assert lineage.lines[0] == 1226
+
+
+INFER_LIB = """pub fn definition_type(map: &std::collections::HashMap<u32, u32>, id: u32) -> u32 {
+    *map.get(&id).expect(
+        "definition should belong to this inference region and the builder should have \\
+         inferred a type for it",
+    )
+}
+
+pub fn apply(positions: &[usize], len: usize) {
+    let out_of_bounds: Vec<usize> = positions.iter().copied().filter(|p| *p > len).collect();
+    if !out_of_bounds.is_empty() {
+        panic!("Positions {out_of_bounds:?} are out of range for changeset len {len}!");
+    }
+}
+"""
+
+
+def test_a_paste_that_changes_the_word_a_message_opens_with_is_a_sibling_message(tmp_path) -> None:
+    """`expression should belong to ...` pasted at a file whose site prints `definition should
+    belong to ...` (ty's infer.rs, a real report) was answered with it at 0.99: the subject
+    word differs, so it is another message. An older wording that keeps the opening words'
+    stems (`Position 18 is ...` for `Positions {..} are ...`) is still the site."""
+    crate = tmp_path / "infer"
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text('[package]\nname = "infer"\nversion = "0.2.0"\n')
+    (crate / "src" / "lib.rs").write_text(INFER_LIB)
+    argv = ["catalog", "scan", str(crate), "--repo", "acme/infer", "--commit", "abcdef12"]
+    assert run_cli(tmp_path, *argv, "--out", str(tmp_path / "catalog")).returncode == 0
+    path = f"{REGISTRY}/infer-0.1.0/src/lib.rs"
+    sibling = HEADER.format(
+        path=f"{path}:90:14",
+        message="expression should belong to this inference region and the builder should "
+        "have inferred a type for it",
+    )
+    verdict, answers = _answer(tmp_path, tmp_path / "catalog", sibling)
+    assert verdict == "uncatalogued-panic" and answers == [], answers
+    older = HEADER.format(
+        path=f"{path}:40:9", message="Position 18 is out of range for changeset len 13!"
+    )
+    verdict, answers = _answer(tmp_path, tmp_path / "catalog", older)
+    assert verdict == "match", answers

@@ -8,6 +8,7 @@ confidence down hard.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 from collections.abc import Callable
@@ -354,6 +355,14 @@ class Matcher:
             )
             step("pasted at another file" + (" of the project" if in_project else ""))
             refusal = self._other_file_refusal(location, entry, message, query.text, in_project)
+        if (
+            "line" not in evidence
+            and "pattern" not in message.evidence
+            and _replaces_a_word(query.text, entry)
+        ):
+            # Another word where the message opens (`expression should belong to` for
+            # `definition should belong to`), away from the site's line: a sibling message.
+            refusal = "near-miss"
         if not own_file and (query.std_message or entry.std_message):
             # Any program prints it anywhere: only the record's own file (or the release
             # history, later) says it is this site.
@@ -769,6 +778,35 @@ def _changes_words(query: str, entry: IndexedRecord) -> bool:
         if dropped:
             return True  # a word missing before one that is there: changed, not cut
     return False
+
+
+def _replaces_a_word(query: str, entry: IndexedRecord) -> bool:
+    """Whether the paste puts another word in place of one of the content words the record's
+    message opens with (`expression should belong to` for `definition should belong to`): a
+    sibling message, not an older wording, which keeps its opening words' stems (`Position 18
+    is` for `Positions .. are`) and rewrites, if anything, what follows them."""
+    pasted, recorded = word_tuple(query), word_tuple(entry.literal)
+    blocks = difflib.SequenceMatcher(None, recorded, pasted, autojunk=False).get_opcodes()
+    for tag, r1, r2, p1, p2 in blocks:
+        if tag != "replace" or r1 >= _OPENING_WORDS:
+            continue
+        # (a value printed where the record has a word, `CONST_ARG@1..2` for `SyntaxNodePtr`,
+        # is an older format's placeholder, not another word)
+        words = [w for w in pasted[p1:p2] if len(w) >= _CONTENT_WORD and w.isalpha()]
+        for word in recorded[r1:r2]:
+            if len(word) < _CONTENT_WORD or not word.isalpha() or not words:
+                continue
+            if not any(
+                difflib.SequenceMatcher(None, word, other).ratio() >= _SAME_STEM
+                for other in pasted[p1:p2]
+            ):
+                return True
+    return False
+
+
+_OPENING_WORDS = 3  # the words that say what the message is about
+_CONTENT_WORD = 4  # shorter words (`is`, `are`, `the`) change with the grammar around them
+_SAME_STEM = 0.75  # `Position` / `Positions`; `definition` / `expression` is 0.5
 
 
 def _older_shorter_wording(query: str, entry: IndexedRecord) -> bool:
