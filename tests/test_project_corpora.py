@@ -55,8 +55,8 @@ MISSES = {
     "uv": (0, 0),  # 13 more texts, none catalogued held out
     "polars": (0, 0),  # with its release history and the first-sentence rule
     "rust-analyzer": (2, 1),  # three rounds, each labelled before it ran
-    # ruff (astral-sh/ruff with ty, 2026-12-06): 12 texts labelled before they ran; its two
-    # false answers (a paste replacing the word its message opens with) went with the
+    # ruff (astral-sh/ruff with ty, 2026-12-06): 17 texts labelled before they ran; two of the
+    # first 12 were false answers (a paste replacing the word its message opens with), gone with the
     # sibling-message rule.
     "ruff": (0, 0),
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
