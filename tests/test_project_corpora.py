@@ -59,6 +59,10 @@ MISSES = {
     # first 12 were false answers (a paste replacing the word its message opens with), gone with the
     # sibling-message rule.
     "ruff": (1, 0),  # a title quoting the message with its first letter cut
+    # wgpu (gfx-rs/wgpu, 2026-12-06): 8 texts labelled before they ran, scanned without its
+    # history: the default error handler's 0.7 wording (its two lines swapped since) is missed
+    # twice, and its message alone in a block says too little.
+    "wgpu": (2, 1),
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.
