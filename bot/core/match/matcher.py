@@ -657,13 +657,19 @@ def _pasted(snippet: Snippet) -> bool:
     return not backticked or snippet.wrapper not in (None, "main-error")
 
 
-_QUERY_NOISE = re.compile(r"^(?:\\n)+|`+$")
+_QUERY_NOISE = re.compile(r"^(?:\\n)+")
 
 
 def _clean_query(message: str) -> str:
     """The message as matched: whitespace collapsed, and markdown residue around it dropped
-    (an escaped `\\n` before it, a fence's backticks after it, from pastes in one code span)."""
-    return _QUERY_NOISE.sub("", normalise_message(message)).strip()[:MAX_QUERY_CHARS]
+    (an escaped `\\n` before it, a fence's backticks after it, from pastes in one code span).
+    Backticks that close the message's own code span (`Unexpected Vulkan error: `7``, an even
+    count) are the message's."""
+    text = _QUERY_NOISE.sub("", normalise_message(message))
+    trailing = len(text) - len(text.rstrip("`"))
+    if trailing >= 3 or (trailing and text.count("`") % 2):
+        text = text.rstrip("`")
+    return text.strip()[:MAX_QUERY_CHARS]
 
 
 def _quote_says_enough(query: str, entry: IndexedRecord) -> bool:
