@@ -30,7 +30,8 @@ PASTED: dict[str, str] = {}  # case -> its text, whitespace collapsed
 
 
 def _words(text: str) -> str:
-    return " ".join(text.split())
+    # (a pasted `\n` escape reads as the line break it stands for)
+    return " ".join(text.replace("\\n", " ").split())
 
 
 def _is_raw(title: str, case: str) -> bool:

@@ -366,3 +366,44 @@ def test_a_paste_that_changes_the_word_a_message_opens_with_is_a_sibling_message
     )
     verdict, answers = _answer(tmp_path, tmp_path / "catalog", older)
     assert verdict == "match", answers
+
+
+ASSERTS_LIB = """pub fn check(name: &str, flag: &str, err: &str) {
+    if flag.starts_with('-') {
+        panic!(
+            "Command {}: long_flag {:?} must not start with a `-`, that will be handled by \\
+             the parser",
+            name, flag
+        );
+    }
+    if !err.is_empty() {
+        panic!("Command {}: {}", name, err);
+    }
+}
+"""
+
+
+def test_a_format_mostly_of_placeholders_does_not_outrank_the_message_a_paste_resembles(
+    tmp_path,
+) -> None:
+    """clap's debug_asserts.rs has `Command {}: {}` beside its specific messages: a paste of a
+    specific one in another wording (its full stop added) fitted `Command {}: {}` whole, and a
+    whole fit always went first, so that format was the answer. Its fixed text is a tenth of
+    the paste: it no longer outranks the message the paste resembles."""
+    crate = tmp_path / "cli"
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text('[package]\nname = "cli"\nversion = "0.2.0"\n')
+    (crate / "src" / "lib.rs").write_text(ASSERTS_LIB)
+    argv = ["catalog", "scan", str(crate), "--repo", "acme/cli", "--commit", "abcdef12"]
+    assert run_cli(tmp_path, *argv, "--out", str(tmp_path / "catalog")).returncode == 0
+    records = {
+        r["errorMessage"]: r["id"]
+        for r in map(json.loads, next((tmp_path / "catalog").glob("scan-*.jsonl")).open())
+    }
+    text = HEADER.format(
+        path=f"{REGISTRY}/cli-0.1.0/src/lib.rs:3:9",
+        message='Command app: long_flag "--x" must not start with a `-`, that will be handled '
+        "by the parser.",
+    )
+    verdict, answers = _answer(tmp_path, tmp_path / "catalog", text)
+    assert verdict == "match" and answers[0][0] != records["Command {}: {}"], answers

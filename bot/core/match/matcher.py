@@ -196,7 +196,14 @@ class Matcher:
             found = self._score(panic, prepared, location_path, entry, in_sentence)
             if found is not None:
                 scored.append(found)
-        ranked = _rank(scored)
+        fixed = len(squash(query))
+
+        def covers(candidate: Candidate) -> bool:
+            # the record's fixed text is at least half the paste: not a format of placeholders
+            # (`Command {}: {}`) that any message of its file fits
+            return 2 * len(squash(self.index.entry(candidate.record_id).literal)) >= fixed
+
+        ranked = _rank(scored, covers)
         candidates = _settle_ties(ranked, self.index)[:limit]
         if panic.location is None:  # (a location outside the project is another's code)
             candidates = self._older_wording_first(query, candidates, limit)
@@ -920,12 +927,19 @@ def _values_as_zero(query: str, literal: str) -> str:
     return _NUMBER.sub(lambda found: found[0] if found[0] in own else "0", query)
 
 
-def _rank(scored: list[tuple[float, Candidate]]) -> list[tuple[float, Candidate]]:
+def _rank(
+    scored: list[tuple[float, Candidate]], covers: Callable[[Candidate], bool]
+) -> list[tuple[float, Candidate]]:
     """Best first: by uncapped score, the location breaking ties between records that share a
     message (burn has `{other:?} reduction is not supported` in fifteen files). A record the
-    message only resembles never outranks one whose pattern it matches."""
-    # A placeholder-only record (`{e}`) matches anything and is capped: it is no exact match.
-    exact = any("pattern" in c.evidence and c.confidence >= MATCH_THRESHOLD for _, c in scored)
+    message only resembles never outranks one whose pattern it matches, when that pattern's
+    fixed text `covers` the paste (is at least half of it)."""
+    # A placeholder-only record (`{e}`) matches anything and is capped: it is no exact match;
+    # nor is a format mostly of placeholders (`Command {}: {}`).
+    exact = any(
+        "pattern" in c.evidence and c.confidence >= MATCH_THRESHOLD and covers(c)
+        for _, c in scored
+    )
 
     def key(item: tuple[float, Candidate]) -> tuple[bool, float, bool, bool, float, int, str]:
         raw, c = item
