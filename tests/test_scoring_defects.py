@@ -215,6 +215,11 @@ def _store_project(root: Path) -> None:
         '[package]\nname = "gen"\nversion = "0.3.0"\n'
     )
     (root / "crates" / "tools" / "gen" / "src" / "lib.rs").write_text(GEN_LIB)
+    # a build script, at the package's root, sorts before its `src/`
+    (root / "crates" / "tools" / "gen" / "build.rs").write_text(
+        'fn main() {\n    if std::env::var("GEN_TARGET").is_err() {\n'
+        '        panic!("the generator needs GEN_TARGET set at build time");\n    }\n}\n'
+    )
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "Release 0.3.0")

@@ -37,7 +37,12 @@ def _registry_path(record: Record) -> str | None:
     (NAME the package's when a `crate:` tag names it)."""
     parts = record.file_path.split("/")
     package = next((t.split(":", 1)[1] for t in record.tags if t.startswith("crate:")), None)
-    if len(parts) > 2 and parts[0] == "crates":
+    if package and "src" in parts[1:]:
+        # a package's own folder, however deep (`crates/store/re_chunk/src/..`)
+        crate, inner = package, parts[parts.index("src") :]
+    elif package and parts[-1] == "build.rs":
+        crate, inner = package, parts[-1:]
+    elif len(parts) > 2 and parts[0] == "crates":
         crate, inner = parts[1], parts[2:]
     elif len(parts) > 1 and parts[1] == "src":
         crate, inner = parts[0], parts[1:]

@@ -638,7 +638,8 @@ def package_folders(history: History) -> dict[str, str]:
             if crate is None or canonical_crate(state.package) in told:
                 continue
             parts = inner.split("/")
-            below = "/".join(parts[: parts.index("src")]) if "src" in parts else ""
+            # (a file outside `src/`, `build.rs`, is at the package's root)
+            below = "/".join(parts[: parts.index("src")] if "src" in parts else parts[:-1])
             out.setdefault(state.package, f"{crate}/{below}" if below else crate)
     return out
 
