@@ -22,6 +22,7 @@ from git_project import git
 from test_project_corpora import project_triage
 
 from bot.app import Triage, load_bundled
+from bot.core.match.releases import find_hit, pasted_crate_file
 
 HEADER = "thread 'main' panicked at {path}:\n{message}\n"
 REGISTRY = "/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f"
@@ -412,3 +413,15 @@ def test_a_format_mostly_of_placeholders_does_not_outrank_the_message_a_paste_re
     )
     verdict, answers = _answer(tmp_path, tmp_path / "catalog", text)
     assert verdict == "match" and answers[0][0] != records["Command {}: {}"], answers
+
+
+def test_a_version_no_release_has_places_no_garbled_message_at_a_line() -> None:
+    """With a pasted version the history has, a garbled message (its tail cut) at a line some
+    lineage held in that release is that lineage; with a version no release has, every
+    release's line would do, so only a message fitting whole is placed there."""
+    history = project_triage("nushell").matcher.history
+    cut = "internal error: missing stack fr"
+    for version, placed in (("0.60.0", True), ("9.9.9", False)):
+        path = f"{REGISTRY}/nu-protocol-{version}/src/engine/engine_state.rs"
+        hit = find_hit(history, pasted_crate_file(path, history.by_crate), 1226, cut, version)
+        assert (hit is not None and hit.how == "line") == placed, (version, hit)

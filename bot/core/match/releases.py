@@ -593,6 +593,9 @@ def find_hit(
 ) -> ReleaseHit | None:
     """The lineage a pasted (crate, file, line, message) at a version belongs to, if any."""
     releases = set(history.releases_for(version))
+    # A version no release has (a fork's, a typo) tells no release: a line then is any release's
+    # line, no sign alone that a garbled message was this site.
+    unplaced = bool(version) and len(releases) == len(history.releases) > 1
     crate, inner = pasted
     wanted = normalise_message(message)
     best: tuple[tuple[int, int, int], ReleaseHit] | None = None
@@ -628,7 +631,7 @@ def find_hit(
         if not quality:
             continue
         how: HitKind = "line" if distance <= NEAR_LINES else "file"
-        if how == "file" and quality < 2:
+        if (how == "file" or unplaced) and quality < 2:
             continue  # another line and a garbled message: too little to go on
         if how == "file":
             whole_elsewhere.add(index)
