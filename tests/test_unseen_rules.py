@@ -454,6 +454,13 @@ def test_known_hook_headers_are_extracted() -> None:
     # miette's hook without a location, and its header alone in prose.
     (bare,) = extract_panics("Error:\n  × Main thread panicked.\n  ╰─▶ the lint broke\n")
     assert bare.core_message == "the lint broke" and bare.location is None
+    # a checker's hook when another thread's panic reached it (no location)
+    (relayed,) = extract_panics(
+        "Panicked when checking `src/app.py`: `cancelled because of propagated panic`\n"
+    )
+    assert relayed.core_message == "cancelled because of propagated panic"
+    assert relayed.location is None and relayed.has_header
+    assert extract_panics("It panicked when checking things, see `demo.py`.\n") == []
     assert extract_panics("I saw `Main thread panicked.` once\n") == []
     # human-panic's explanation without its cause line says no message.
     no_cause = "Panic occurred in file 'src/main.rs' at line 5\nmethod = 'Panic'\n"

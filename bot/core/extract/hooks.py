@@ -51,6 +51,9 @@ _PATH = r"(?P<path>[^\s`'\"]{1,500}?\.rs):(?P<line>\d{1,9})(?::(?P<col>\d{1,9}))
 KNOWN_HOOKS = (
     # `Panicked at PATH:L:C when checking `file.py`: `MESSAGE``: capital P, a context clause.
     HookFormat.of(rf"\bPanicked at {_PATH}(?: [^:]{{1,300}}?)?:(?: (?P<message>.*))?$"),
+    # The same hook when the panic's location is unknown (a panic another thread propagated):
+    # `Panicked when checking `file.py`: `MESSAGE``.
+    HookFormat.of(r"\bPanicked when checking `[^`\n]{1,500}`: (?P<message>`.+`)$"),
     # A server's logging hook: `thread 'NAME' panicked 'MESSAGE' at "PATH:LINE"` (the log
     # line's own location, before it, is the hook's).
     HookFormat.of(rf"\bthread '[^'\n]{{0,200}}' panicked '(?P<message>.+)' at \"{_PATH}\""),

@@ -735,6 +735,7 @@ _TRIGGERS = (
     "PanicException: ",  # pyo3's (bot.core.extract.hooks)
     HUMAN_PANIC,
     "equest handler panicked: ",  # a language server's (bot.core.extract.hooks)
+    "anicked when checking `",  # a checker's hook without a location (bot.core.extract.hooks)
 )
 
 
