@@ -6,9 +6,9 @@ catalog (with its release history), every site that says enough alone: a regress
 extraction, path mapping or ranking shows as a site its own paste no longer reaches.
 
 Left out, each for a stated reason: sites whose line Rust does not print (a macro body prints
-the invocation's line; a builder's reason is raised at the `check!` call), messages std
-wraps itself (`not yet implemented: ..` in the source), messages of several paragraphs (a
-blank line ends a pasted message), test code, and messages that say little alone.
+the invocation's line; a builder's reason is raised at the `check!` call), messages of several
+paragraphs (a blank line ends a pasted message), test code, and messages that say little
+alone.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from test_project_corpora import NAMES, project_triage
 
 from bot.app import Triage
 from bot.catalog.model import MACRO_BODY_TAG, RAISED_AT_TAG_PREFIX, Record
-from bot.core.extract.wrappers import split_wrapper
 from bot.core.match.index import specificity
 
 REGISTRY = "/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f"
@@ -60,7 +59,6 @@ def _tried(record: Record) -> bool:
         and not record.removed_at
         and MACRO_BODY_TAG not in record.tags
         and not any(t.startswith(RAISED_AT_TAG_PREFIX) for t in record.tags)
-        and split_wrapper(message)[0] is None
         and "\n\n" not in message
         and "test" not in record.file_path
         and specificity(message) >= SAYS_ENOUGH

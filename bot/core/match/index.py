@@ -26,6 +26,7 @@ from bot.catalog.patterns import (
     normalise_message,
     parse_format,
 )
+from bot.core.extract.wrappers import split_wrapper
 from bot.core.match.crates import canonical_crate, crate_folders
 from bot.core.match.drift import MessageForm
 from bot.core.match.postings import (
@@ -707,6 +708,11 @@ def _message_tokens(message: str) -> set[str]:
 
 def _index_record(record: Record) -> IndexedRecord:
     message = normalise_message(record.error_message)
+    wrapper, core = split_wrapper(message)
+    if wrapper is not None and core:
+        # A site that prints std's wrapper itself (`panic!("not yet implemented: ...")`): a
+        # paste is matched without the wrapper (`Panic.core_message`), so is the record.
+        message = core
     segments = parse_format(message)
     literal_parts = [s.text for s in segments if not s.is_placeholder]
     literal = normalise_message(" ".join(literal_parts))
