@@ -2,7 +2,8 @@
 (bot/core/match/scorer.json), no rule refused it (a refused candidate keeps a capped confidence
 and its reason, `Candidate.refused`) and the panic is not silenced. Every stage that changes a
 panic's candidates goes through `revised`, so the stages' answer follows one rule whatever stage
-changed them last; the model's threshold decides the final one (calibration.py)."""
+changed them last; the model's threshold decides the final one (calibration.py). A stage that
+reorders candidates capped alike keeps one order first (`stronger_first`)."""
 
 from __future__ import annotations
 
