@@ -63,6 +63,7 @@ MISSES = {
     # history: the default error handler's 0.7 wording (its two lines swapped since) is missed
     # twice, and its message alone in a block says too little.
     "wgpu": (2, 1),
+    "egui": (0, 0),  # 5 texts (2026-12-06), labelled before they ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.
