@@ -6,9 +6,8 @@ catalog (with its release history), every site that says enough alone: a regress
 extraction, path mapping or ranking shows as a site its own paste no longer reaches.
 
 Left out, each for a stated reason: sites whose line Rust does not print (a macro body prints
-the invocation's line; a builder's reason is raised at the `check!` call), messages of several
-paragraphs (a blank line ends a pasted message), test code, and messages that say little
-alone.
+the invocation's line; a builder's reason is raised at the `check!` call), test code, and
+messages that say little alone.
 """
 
 from __future__ import annotations
@@ -59,7 +58,6 @@ def _tried(record: Record) -> bool:
         and not record.removed_at
         and MACRO_BODY_TAG not in record.tags
         and not any(t.startswith(RAISED_AT_TAG_PREFIX) for t in record.tags)
-        and "\n\n" not in message
         and "test" not in record.file_path
         and specificity(message) >= SAYS_ENOUGH
     )

@@ -722,6 +722,9 @@ def _score_message(
     if _is_older_wording(query, entry):
         # Only as strong as a full match when a pasted panic backs it (see `_score`).
         return _MessageScore(0.9, ("prefix",))
+    if _first_paragraph(entry) == query:
+        # A message of paragraphs: a paste ends at its first blank line.
+        return _MessageScore(0.95, ("pattern", "prefix"))
     ratio = _fuzzy(query, entry)
     fuzzy = ratio / 100 * 0.95
     # compared on the fixed text, placeholders filled
@@ -748,6 +751,16 @@ def _score_message(
 
 
 _GENERIC_FILES = frozenset({"lib.rs", "mod.rs", "main.rs", "error.rs", "tests.rs", "utils.rs"})
+
+
+def _first_paragraph(entry: IndexedRecord) -> str | None:
+    """The first paragraph of a message of several (a blank line between them), when it holds
+    no placeholder: what a paste of that panic keeps, the blank line ending it."""
+    raw = entry.record.error_message or ""
+    if "\n\n" not in raw:
+        return None
+    head = raw.split("\n\n", 1)[0]
+    return None if "{" in head or not head.strip() else normalise_message(head)
 
 
 def _kept_name(pasted: str, record_file: str) -> bool:
