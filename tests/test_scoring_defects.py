@@ -38,6 +38,27 @@ def _answer(
     return report["verdict"], [(m["id"], m["confidence"], m["evidence"]) for m in report["matches"]]
 
 
+def _scanned_crate(tmp_path: Path, name: str, version: str, source: str, repo: str) -> Path:
+    """A one-crate project (`src/lib.rs` = `source`) scanned with `catalog scan`: its folder."""
+    crate = tmp_path / name
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text(f'[package]\nname = "{name}"\nversion = "{version}"\n')
+    (crate / "src" / "lib.rs").write_text(source)
+    argv = ["catalog", "scan", str(crate), "--repo", repo, "--commit", "abcdef12"]
+    built = run_cli(tmp_path, *argv, "--out", str(tmp_path / "catalog"))
+    assert built.returncode == 0, built.stderr
+    return tmp_path / "catalog"
+
+
+def _release(root: Path, version: str) -> None:
+    """Commit the tree as release `version`, tagged `vVERSION` (the repository made first)."""
+    if not (root / ".git").exists():
+        git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", f"Release {version}")
+    git(root, "tag", f"v{version}")
+
+
 def test_the_pasted_release_line_picks_among_sites_of_one_message_in_one_file() -> None:
     """wgpu-core's `hal_api.rs` raised `called empty api` at four lines; in 22.1.0 line 20 was
     `create_instance_from_hal`'s, in 0.18.0 line 22 was. Its sibling three lines further down
@@ -104,13 +125,7 @@ stack backtrace:
 
 
 def test_a_panic_inside_index_printed_at_the_caller_is_answered_from_its_frame(tmp_path) -> None:
-    crate = tmp_path / "slab"
-    (crate / "src").mkdir(parents=True)
-    (crate / "Cargo.toml").write_text('[package]\nname = "slab"\nversion = "0.4.9"\n')
-    (crate / "src" / "lib.rs").write_text(SLAB)
-    argv = ["catalog", "scan", str(crate), "--repo", "tokio-rs/slab", "--commit", "abcdef12"]
-    built = run_cli(tmp_path, *argv, "--out", str(tmp_path / "catalog"))
-    assert built.returncode == 0, built.stderr
+    _scanned_crate(tmp_path, "slab", "0.4.9", SLAB, "tokio-rs/slab")
     records = {
         r["enclosingFn"]: r
         for r in map(json.loads, next((tmp_path / "catalog").glob("scan-*.jsonl")).open())
@@ -136,10 +151,7 @@ def test_a_package_named_after_the_repository_and_its_folder_is_that_folder(tmp_
         'pub fn spawn(n: usize) {\n    if n == 0 {\n        panic!("a fiber needs a stack of at '
         'least one page");\n    }\n}\n'
     )
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "Release 0.1.0")
-    git(root, "tag", "v0.1.0")
+    _release(root, "0.1.0")
     built = run_cli(
         tmp_path, "catalog", "history", str(root), "--repo", "o/foo", "--out", str(tmp_path / "c")
     )
@@ -156,7 +168,6 @@ def test_a_message_reworded_whole_is_answered_at_todays_site(tmp_path) -> None:
     location, is answered with today's site of the same function and check, not as removed."""
     crate = tmp_path / "widgets"
     (crate / "src").mkdir(parents=True)
-    git(crate, "init", "-q", "-b", "main")
     for version, message in (
         ("0.1.0", "the requested width {} does not fit"),
         ("0.2.0", "width {} is larger than the frame allows"),
@@ -166,9 +177,7 @@ def test_a_message_reworded_whole_is_answered_at_todays_site(tmp_path) -> None:
             f'pub fn set_width(w: usize) {{\n    if w > 100 {{\n        panic!("{message}", w);'
             "\n    }\n}\n"
         )
-        git(crate, "add", "-A")
-        git(crate, "commit", "-q", "-m", f"Release {version}")
-        git(crate, "tag", f"v{version}")
+        _release(crate, version)
     argv = ["catalog", "history", str(crate), "--repo", "o/widgets", "--include-head"]
     built = run_cli(tmp_path, *argv, "--out", str(tmp_path / "c"))
     assert built.returncode == 0, built.stderr
@@ -221,15 +230,11 @@ def _store_project(root: Path) -> None:
         'fn main() {\n    if std::env::var("GEN_TARGET").is_err() {\n'
         '        panic!("the generator needs GEN_TARGET set at build time");\n    }\n}\n'
     )
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "Release 0.3.0")
-    git(root, "tag", "v0.3.0")
+    _release(root, "0.3.0")
     # 0.4.0: every site ten lines further down; a 0.3.0 paste's line is the history's to tell
     for source in (root / "src" / "lib.rs", *root.glob("crates/**/src/lib.rs")):
         source.write_text("// -\n" * 10 + source.read_text())
-    git(root, "commit", "-q", "-am", "Release 0.4.0")
-    git(root, "tag", "v0.4.0")
+    _release(root, "0.4.0")
 
 
 PACKAGE_PASTES = (
@@ -353,12 +358,7 @@ def test_a_paste_that_changes_the_word_a_message_opens_with_is_a_sibling_message
     belong to ...` (ty's infer.rs, a real report) was answered with it at 0.99: the subject
     word differs, so it is another message. An older wording that keeps the opening words'
     stems (`Position 18 is ...` for `Positions {..} are ...`) is still the site."""
-    crate = tmp_path / "infer"
-    (crate / "src").mkdir(parents=True)
-    (crate / "Cargo.toml").write_text('[package]\nname = "infer"\nversion = "0.2.0"\n')
-    (crate / "src" / "lib.rs").write_text(INFER_LIB)
-    argv = ["catalog", "scan", str(crate), "--repo", "acme/infer", "--commit", "abcdef12"]
-    assert run_cli(tmp_path, *argv, "--out", str(tmp_path / "catalog")).returncode == 0
+    _scanned_crate(tmp_path, "infer", "0.2.0", INFER_LIB, "acme/infer")
     path = f"{REGISTRY}/infer-0.1.0/src/lib.rs"
     sibling = HEADER.format(
         path=f"{path}:90:14",
@@ -396,12 +396,7 @@ def test_a_format_mostly_of_placeholders_does_not_outrank_the_message_a_paste_re
     specific one in another wording (its full stop added) fitted `Command {}: {}` whole, and a
     whole fit always went first, so that format was the answer. Its fixed text is a tenth of
     the paste: it no longer outranks the message the paste resembles."""
-    crate = tmp_path / "cli"
-    (crate / "src").mkdir(parents=True)
-    (crate / "Cargo.toml").write_text('[package]\nname = "cli"\nversion = "0.2.0"\n')
-    (crate / "src" / "lib.rs").write_text(ASSERTS_LIB)
-    argv = ["catalog", "scan", str(crate), "--repo", "acme/cli", "--commit", "abcdef12"]
-    assert run_cli(tmp_path, *argv, "--out", str(tmp_path / "catalog")).returncode == 0
+    _scanned_crate(tmp_path, "cli", "0.2.0", ASSERTS_LIB, "acme/cli")
     records = {
         r["errorMessage"]: r["id"]
         for r in map(json.loads, next((tmp_path / "catalog").glob("scan-*.jsonl")).open())

@@ -40,6 +40,7 @@ from bot.catalog.model import CRATE_TAG_PREFIX, REMOVED_TAG_PREFIX
 from bot.catalog.patterns import normalise_message
 from bot.catalog.sites import site_id, skeleton_record, with_enclosing_fn
 from bot.core.match.crates import canonical_crate, crate_folders
+from bot.core.match.index import package_folder
 from bot.core.match.releases import crate_and_inner
 from bot.scan.rust.grammar import RUST_LANGUAGE
 from bot.scan.rust.site_finder import PanicSite
@@ -637,9 +638,8 @@ def package_folders(history: History) -> dict[str, str]:
             told = {name for name, _folder in crate_folders(state.file_path, history.repo)}
             if crate is None or canonical_crate(state.package) in told:
                 continue
-            parts = inner.split("/")
-            # (a file outside `src/`, `build.rs`, is at the package's root)
-            below = "/".join(parts[: parts.index("src")] if "src" in parts else parts[:-1])
+            held_in = state.file_path[: len(state.file_path) - len(inner)]  # the crate's folder
+            below = package_folder(state.file_path)[len(held_in) :].strip("/")
             out.setdefault(state.package, f"{crate}/{below}" if below else crate)
     return out
 

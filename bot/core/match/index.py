@@ -280,7 +280,7 @@ class CatalogIndex:
                         tagged = _crate_tag(catalog.records[by_file[file_path][0]].tags)
                         if tagged:
                             self.crate_files[canonical_crate(tagged)].append(file_path)
-                    elif (package_root := _package_folder(file_path)) not in tags_read:
+                    elif (package_root := package_folder(file_path)) not in tags_read:
                         # A package named otherwise than its folder (`wasmtime-fiber` in
                         # `crates/fiber`, `demo-core` at the root of someone/demo, `gen` in
                         # `crates/tools/gen`): its tag, read once a folder.
@@ -742,7 +742,7 @@ def _table_lookup(table: tuple[Any, Any], key: int) -> list[int]:
     return [int(n) for n in numbers[first:last]]
 
 
-def _package_folder(file_path: str) -> str:
+def package_folder(file_path: str) -> str:
     """The folder of the package a file is in: `crates/tools/gen/src/x.rs` -> `crates/tools/gen`,
     `src/x.rs` -> `` (the repository's root); a file outside `src/` (`build.rs`) is at the
     package's root."""

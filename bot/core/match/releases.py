@@ -901,12 +901,11 @@ def _revise_one(
     if location is None or pasted is None:  # (no pasted file without a location)
         return _prefer_existing(history, match, records, version)
     best = match.best
-    if (
-        best is not None
-        and match.matched
-        and "location" in best.evidence
-        and not _release_line_says_otherwise(history, records, match, pasted, version)
-    ):
+    at_file = best is not None and match.matched and "location" in best.evidence
+    elsewhere = (
+        _release_line_elsewhere(history, records, match, pasted, version) if at_file else None
+    )
+    if best is not None and at_file and elsewhere is None:
         # The pasted file is the record's own: the catalog agrees, but on the line only if
         # the pasted release had the site there.
         line_hit = _pasted_line_hit(history, records, best, pasted, location.line, version)
@@ -932,7 +931,7 @@ def _revise_one(
         return match
     if panic.wrapper in _NO_SITE_MESSAGE:
         return match  # whatever site lived at the pasted line, it did not print this
-    hit = find_hit(history, pasted, location.line, panic.core_message, version)
+    hit = elsewhere or find_hit(history, pasted, location.line, panic.core_message, version)
     if hit is None:
         if (
             best is not None
@@ -1000,31 +999,31 @@ def _revise_one(
     return revised(match, (chosen, *rest))
 
 
-def _release_line_says_otherwise(
+def _release_line_elsewhere(
     history: ReleaseHistory,
     records: Mapping[str, Record],
     match: PanicMatch,
     pasted: tuple[str, str],
     version: str | None,
-) -> bool:
-    """The best candidate only resembles the paste (no whole match), and the pasted release had
-    another site at the pasted line printing the pasted wording whole: that site's lineage
-    answers (`internal error: missing stack frame` at nushell 0.60.0's line, since reworded,
-    is not today's `internal error: missing span` of the same file)."""
+) -> ReleaseHit | None:
+    """When the best candidate only resembles the paste (no whole match) and the pasted release
+    had another site at the pasted line printing the pasted wording whole, that site's hit: its
+    lineage answers (`internal error: missing stack frame` at nushell 0.60.0's line, since
+    reworded, is not today's `internal error: missing span` of the same file)."""
     best, location = match.best, match.panic.location
     if best is None or location is None or location.line is None:
-        return False
+        return None
     if "pattern" in best.evidence and "prefix" not in best.evidence:
-        return False
+        return None
     message = match.panic.core_message
     hit = find_hit(history, pasted, location.line, message, version)
     if hit is None or hit.how != "line":
-        return False
+        return None
     state = history.lineages[hit.lineage].state(hit.release)
     if state is None or message_quality(message, state[2]) < 2:
-        return False
+        return None
     rid = history.record_id(history.lineages[hit.lineage], records)
-    return rid is not None and rid != best.record_id
+    return hit if rid is not None and rid != best.record_id else None
 
 
 _OPENING_KEY_CHARS = 8
