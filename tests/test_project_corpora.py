@@ -64,6 +64,11 @@ MISSES = {
     # twice, and its message alone in a block says too little.
     "wgpu": (2, 1),
     "egui": (0, 0),  # 5 texts (2026-12-06), labelled before they ran
+    # clap (clap-rs/clap with its 3.0-4.6 history, 2026-12-06): 25 texts labelled before they
+    # ran, none tuned on yet: wordings no scanned release has (clap 2's, a cut old header), a
+    # pasted tail of a message at a pre-release's file, a wording that left with a crate split,
+    # a header without its message in a code span.
+    "clap": (4, 2),
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0.
