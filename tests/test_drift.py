@@ -4,7 +4,7 @@ strings."""
 from __future__ import annotations
 
 from bot.catalog.patterns import normalise_message, parse_format
-from bot.core.match.drift import Drift, drift
+from bot.core.match.drift import WHOLE_SCORE, Drift, drift
 
 TILE = "Tile {} overlaps tile {} at row {} and column {} in layer {} of the grid"
 LAYOUT = (
@@ -68,10 +68,16 @@ def test_short_messages_never_drift() -> None:
     assert _drift("index 3 out of range", "index {} out of bounds") is None
 
 
-def test_the_exact_message_is_not_drift_but_a_shared_whole() -> None:
-    # The pattern check answers exact matches first; drift sees the whole message shared.
+def test_the_exact_message_is_a_whole_drift_above_any_sibling() -> None:
+    # The pattern check answers exact matches first; one it misses only for its letters' case
+    # (`command 42: Long option names ...`) is the whole message, and scores above a sibling
+    # message one word apart (it scored as a shared start, 0.9, below the sibling's 0.93).
     query = "Tile 1 overlaps tile 2 at row 3 and column 4 in layer 5 of the grid"
-    assert _drift(query, TILE) == Drift(0.9, "prefix")
+    assert _drift(query, TILE) == Drift(WHOLE_SCORE, "whole")
+    sibling = _drift(query.lower(), TILE.replace("row", "line"))
+    assert sibling is not None and sibling.kind == "whole"
+    assert _drift(query.lower(), TILE) == Drift(WHOLE_SCORE, "whole")
+    assert sibling.score < WHOLE_SCORE
 
 
 NESTED = (

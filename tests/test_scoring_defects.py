@@ -410,6 +410,55 @@ def test_a_format_mostly_of_placeholders_does_not_outrank_the_message_a_paste_re
     assert verdict == "match" and answers[0][0] != records["Command {}: {}"], answers
 
 
+SIBLINGS_LIB = """pub fn check(name: &str, long: &str, short: &str, a: &str, b: &str, err: &str) {
+    if !long.is_empty() {
+        panic!("Command {}: Long option names must be unique for each argument, \\
+                but '--{}' is in use by both '{}' and '{}'", name, long, a, b);
+    }
+    if long == short {
+        return;
+    }
+    if !short.is_empty() {
+        panic!("Command {}: Short option names must be unique for each argument, \\
+                but '-{}' is in use by both '{}' and '{}'", name, short, a, b);
+    }
+    if !err.is_empty() {
+        panic!("Command {}: {}", name, err);
+    }
+}
+"""
+
+
+def test_a_drifted_sibling_pasted_near_the_other_siblings_line_is_not_answered_with_it(
+    tmp_path,
+) -> None:
+    """clap's `Long option names must be unique ..` and `Short option names ..` sites are a
+    few lines apart, beside `Command {}: {}`: the first, its case changed and pasted at a
+    release whose lines had shifted onto the second's, was answered with the second at 0.99
+    (the line outweighed a word of the message; the exact message scored as a shared start,
+    below the sibling), or with the format of placeholders. The line and the message disagree
+    there: no answer but the message's own site."""
+    _scanned_crate(tmp_path, "cli", "0.2.0", SIBLINGS_LIB, "acme/cli")
+    records = {
+        r["errorMessage"].split()[2]: (r["id"], r["lineNumber"])
+        for r in map(json.loads, next((tmp_path / "catalog").glob("scan-*.jsonl")).open())
+    }
+    long_site, long_line = records["Long"]
+    short_line = records["Short"][1]
+    assert short_line - long_line > 3  # (pasted at the second's line, the first's is no evidence)
+    for message in (
+        "command app: Long option names must be unique for each argument, but '--x' is in use "
+        "by both 'a' and 'b'",
+        "Command app: Long option names must be unique for each argument, but '--x' is in use "
+        "by both 'a' and 'b'.",
+    ):
+        text = HEADER.format(
+            path=f"{REGISTRY}/cli-0.1.0/src/lib.rs:{short_line}:9", message=message
+        )
+        verdict, answers = _answer(tmp_path, tmp_path / "catalog", text)
+        assert verdict == "uncatalogued-panic" or answers[0][0] == long_site, (message, answers)
+
+
 def test_a_version_no_release_has_places_no_garbled_message_at_a_line() -> None:
     """With a pasted version the history has, a garbled message (its tail cut) at a line some
     lineage held in that release is that lineage; with a version no release has, every

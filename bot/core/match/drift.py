@@ -134,7 +134,7 @@ def drift_between(pasted: PastedForm, form: MessageForm) -> Drift | None:
     else:
         rows = _align(form.tokens, pasted.tokens, allowed)
         edits = rows[-1][-1] if len(rows) == len(form.tokens) + 1 else allowed + 1
-        if 0 < edits <= allowed:
+        if edits <= allowed:
             return Drift(WHOLE_SCORE - 0.5 * edits / form.fixed_total, "whole")
         if _first_sentences(form.tokens, rows, pasted.tokens) >= MIN_FIXED_TOKENS:
             return Drift(PREFIX_SCORE, "prefix")

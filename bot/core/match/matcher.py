@@ -69,6 +69,12 @@ FUZZY_CUTOFF = 88.0
 # A candidate a rule refused (see `Refusal`) keeps at most this: listed, never answered.
 REFUSED_CAP = W.cap_refused
 MAX_QUERY_CHARS = 1_000
+# A message fitting another site of the pasted file this much better than the site at the
+# pasted line: the two disagree (`_settle_ties`).
+MESSAGE_LEAD = 0.01
+# A message covering the paste and fitting it this well leaves a format of placeholders
+# nothing to say (`_formats_say_less`).
+COVERING_FIT = 0.9
 
 
 @value_class
@@ -203,8 +209,8 @@ class Matcher:
             # (`Command {}: {}`) that any message of its file fits
             return 2 * len(squash(self.index.entry(candidate.record_id).literal)) >= fixed
 
-        ranked = _rank(scored, covers)
-        candidates = _settle_ties(ranked, self.index)[:limit]
+        ranked = _rank(_formats_say_less(scored, covers), covers)
+        candidates = _settle_ties(ranked, self.index, covers)[:limit]
         if panic.location is None:  # (a location outside the project is another's code)
             candidates = self._older_wording_first(query, candidates, limit)
         matched = answers(candidates[0] if candidates else None)
@@ -971,7 +977,11 @@ def _rank(
     return sorted(scored, key=key)
 
 
-def _settle_ties(ranked: list[tuple[float, Candidate]], index: CatalogIndex) -> list[Candidate]:
+def _settle_ties(
+    ranked: list[tuple[float, Candidate]],
+    index: CatalogIndex,
+    covers: Callable[[Candidate], bool],
+) -> list[Candidate]:
     """Lower the best candidate's confidence below the bar when a different message scores
     about the same: the evidence does not tell them apart (a score capped at 1.0 a tenth
     lower still cleared it)."""
@@ -987,15 +997,54 @@ def _settle_ties(ranked: list[tuple[float, Candidate]], index: CatalogIndex) -> 
     whole = "pattern" in best.evidence and "prefix" not in best.evidence
     if whole and "pattern" not in second.evidence:
         return candidates
+    # The pasted line points at one site, the message at another of the file (sibling messages
+    # a word apart, `Long`/`Short option names`, pasted from a release whose lines shifted):
+    # the evidence disagrees, and neither is answered.
+    if "line" in best.evidence:
+        fits_better = {
+            c.record_id
+            for c in candidates[1:]
+            if "location" in c.evidence
+            and "line" not in c.evidence
+            and c.message_score >= best.message_score + MESSAGE_LEAD
+            and covers(c)
+            and index.entry(c.record_id).literal != best_message
+        }
+        if fits_better:
+            why = "the pasted line names one site, the message fits another better"
+            return [
+                _below_the_bar(c, why) if c is best or c.record_id in fits_better else c
+                for c in candidates
+            ]
     if best_message != second_message and best_raw - second_raw < W.tie_margin:
-        lowered = with_step(
-            best,
-            "another message scores about the same",
-            confidence=round(max(min(best.confidence, W.threshold) - W.tie_penalty, 0.0), 4),
-            refused=None,
-        )
-        return [lowered, *candidates[1:]]
+        return [_below_the_bar(best, "another message scores about the same"), *candidates[1:]]
     return candidates
+
+
+def _below_the_bar(candidate: Candidate, why: str) -> Candidate:
+    return with_step(
+        candidate,
+        why,
+        confidence=round(max(min(candidate.confidence, W.threshold) - W.tie_penalty, 0.0), 4),
+        refused=None,
+    )
+
+
+def _formats_say_less(
+    scored: list[tuple[float, Candidate]], covers: Callable[[Candidate], bool]
+) -> list[tuple[float, Candidate]]:
+    """A format mostly of placeholders (`Command {}: {}`), which any message of its file fits,
+    says almost nothing when another record's message covers the paste and fits it nearly
+    whole (a drifted `Command 42: Long option names ..`): capped as a message saying nothing."""
+    if not any(c.message_score >= COVERING_FIT and covers(c) for _, c in scored):
+        return scored
+    cap = W.cap_saying_nothing
+    return [
+        (min(raw, cap), with_step(c, "another message covers the paste", confidence=cap))
+        if "pattern" in c.evidence and c.confidence > cap and not covers(c)
+        else (raw, c)
+        for raw, c in scored
+    ]
 
 
 def _without_cascades(
