@@ -133,8 +133,12 @@ class Finder:
         return commits[low]
 
     def renamed_from(self, commit: str, path: str) -> str | None:
-        """The path `path` had before `commit` renamed it, if it did."""
-        out = git(self.repo_dir, "diff-tree", "-r", "-M", "--name-status", "--root", commit)
+        """The path `path` had before `commit` renamed it, if it did. Only Rust files are
+        compared: rename detection reads every added and deleted blob it is given, and a
+        mirror may lack a large one (a test fixture) that no site is in."""
+        out = git(
+            self.repo_dir, "diff-tree", "-r", "-M", "--name-status", "--root", commit, "--", "*.rs"
+        )
         for line in out.splitlines():
             fields = line.split("\t")
             if len(fields) == 3 and fields[0].startswith("R") and fields[2] == path:
