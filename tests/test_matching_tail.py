@@ -191,6 +191,23 @@ def test_3_a_line_led_by_a_quoted_message_is_answered_with_the_message_alone(
         ], line
 
 
+def test_3_a_message_after_a_lead_in_opening_a_later_sentence_is_answered(
+    scanned: Scanned,
+) -> None:
+    """`The application panics when ... state. It displays this error message : MESSAGE`
+    (tauri's tracker): the lead-in opens the line's second sentence, and a line's lead-in was
+    read only at its start."""
+    triage = scanned("tail_quoted")
+    line = (
+        "Scrolling fast through the whole archive of scanned maps makes the viewer crash. "
+        f"It displays this error message : {DROPPED}\n"
+    )
+    assert answered(triage, line) == [DROPPED]
+    # a sentence that only resembles it stays unanswered
+    changed = line.replace("still being decoded", "still being drawn")
+    assert answered(triage, changed) == []
+
+
 def test_3_a_quote_without_the_closing_full_stop_is_the_message(scanned: Scanned) -> None:
     triage = scanned("tail_quoted")
     said = "Opening the scan stops with\n\n`Tile size 300 is not supported. Use 256 or 512`\n"

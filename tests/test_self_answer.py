@@ -35,7 +35,12 @@ def _registry_path(record: Record) -> str | None:
     (NAME the package's when a `crate:` tag names it)."""
     parts = record.file_path.split("/")
     package = next((t.split(":", 1)[1] for t in record.tags if t.startswith("crate:")), None)
-    if package and "src" in parts[1:]:
+    if package and package in parts[:-1]:
+        # below the package's folder, when named as the package (a template a package ships:
+        # `crates/tauri-cli/templates/app/src-tauri/src/lib.rs`)
+        at = len(parts) - 1 - parts[::-1].index(package)
+        crate, inner = package, parts[at + 1 :]
+    elif package and "src" in parts[1:]:
         # a package's own folder, however deep (`crates/store/re_chunk/src/..`)
         crate, inner = package, parts[parts.index("src") :]
     elif package and parts[-1] == "build.rs":

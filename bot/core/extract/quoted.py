@@ -197,13 +197,32 @@ def quoted_snippets(text: str) -> list[Snippet]:
             add(span.group(2), "span", line)
         for quote in _QUOTED.finditer(stripped):
             add(quote.group(1) or quote.group(2), "span", line)
-        lead = _LEAD_IN.match(line)
-        if lead:
-            tail = line[lead.end() :]
-            add(tail, "tail", line)
-            # `Reason: 1. MESSAGE`: a numbered item after the lead-in (a reason without its banner)
-            add(_MARKERS.sub("", tail, count=1), "tail", line)
+        # a lead-in opening the line or one of its first sentences (`It panics. The error
+        # message : MESSAGE`)
+        for start in _sentence_starts(line):
+            lead = _LEAD_IN.match(line[start:])
+            if lead:
+                tail = line[start + lead.end() :]
+                add(tail, "tail", line)
+                # `Reason: 1. MESSAGE`: a numbered item after the lead-in (a reason without its
+                # banner)
+                add(_MARKERS.sub("", tail, count=1), "tail", line)
+                break
     return out
+
+
+_SENTENCE_START = re.compile(r"(?<=[a-z)][.!?]) +(?=[A-Z])")
+MAX_LEAD_SENTENCES = 3  # sentences of a line a lead-in may open
+
+
+def _sentence_starts(line: str) -> list[int]:
+    """Where the line and its first sentences after it start (a capital after `. `)."""
+    found = [0]
+    for sentence in _SENTENCE_START.finditer(line, 0, MAX_SNIPPET_CHARS):
+        found.append(sentence.end())
+        if len(found) > MAX_LEAD_SENTENCES:
+            break
+    return found
 
 
 # Words that show a message is being discussed, not reported.
