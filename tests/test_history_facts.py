@@ -19,7 +19,7 @@ from bot.cli.match import analyse_input
 from bot.core.match.releases import subject_parts
 from bot.render.answer.build import build_answer
 from bot.render.github import render_comment as render_github
-from bot.scan.history_facts import lineage_events, needle
+from bot.scan.history_facts import first_releases, lineage_events, needle
 from bot.scan.lineages import build_history, release_tags
 
 REPO = "acme/widgets"
@@ -125,6 +125,33 @@ def test_each_change_is_found_with_its_commit_and_first_release(repo):
         ["removed", None, shas["gamma"]],
     ]
     assert subjects[shas["fix"]] == "Fix alpha crash on empty input (#5)"
+
+
+def test_the_first_release_holding_a_commit_is_the_oldest_by_version(tmp_path):
+    """A patch release on a branch (0.1.1) holds its fix before a later minor release does; a
+    commit no release holds yet is left out. One `git rev-list` a tag, the same answer as
+    `git tag --contains` for each commit (which took a big workspace's history minutes)."""
+    repo = Repo(tmp_path / "r")
+    first = repo.commit("first", {A: _src(ALPHA)}, tag="v0.1.0")
+    _git(repo.root, "checkout", "-q", "-b", "release-0.1")
+    patch = repo.commit("Fix on the branch", {A: _src(ALPHA, BETA)}, tag="v0.1.1")
+    _git(repo.root, "checkout", "-q", "main")
+    minor = repo.commit("Next feature", {A: _src(ALPHA, GAMMA)}, tag="v0.2.0")
+    _git(repo.root, "merge", "-q", "--no-edit", "-X", "ours", "release-0.1")
+    merged = _git(repo.root, "rev-parse", "HEAD")
+    later = repo.commit("Unreleased", {A: _src(GAMMA)}, tag="v0.3.0")
+    unreleased = repo.commit("After the last release", {A: _src(DELTA)})
+    found = first_releases(repo.root, {first, patch, minor, merged, later, unreleased})
+    assert found == {
+        first: "0.1.0",
+        patch: "0.1.1",
+        minor: "0.2.0",
+        merged: "0.3.0",
+        later: "0.3.0",
+    }
+    for sha, version in found.items():
+        holding = _git(repo.root, "tag", "--contains", sha).split()
+        assert f"v{version}" == min(holding, key=lambda t: tuple(map(int, t[1:].split("."))))
 
 
 def test_subjects_give_the_pr_and_the_title():

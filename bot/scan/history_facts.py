@@ -252,9 +252,9 @@ def lineage_events(
                     if since is None:
                         early.append(found[lineage.id][-1])
             finder.blobs.forget()
-        first_tag = {sha: first_release_with(repo_dir, sha) for sha in {e[2] for e in early}}
+        first_tag = first_releases(repo_dir, {e[2] for e in early})
         for event in early:
-            event[1] = first_tag[event[2]] or event[1]
+            event[1] = first_tag.get(event[2]) or event[1]
         shas = {e[2] for events in found.values() for e in events} | {s for *_, s in removals}
         titles = commit_subjects(repo_dir, sorted(shas))
         for lineage, r, sha in removals:
@@ -277,11 +277,27 @@ def _version(history: History, r: int) -> str | None:
     return release.version if release.tag is not None else None
 
 
-def first_release_with(repo_dir: str | Path, sha: str) -> str | None:
-    """The oldest release tag (`vX.Y.Z`) holding a commit, as a version."""
-    holding = git(repo_dir, "tag", "--contains", sha).split()
-    tags = sorted((t for t in holding if RELEASE_TAG.search(t)), key=version_key)
-    return version_of(tags[0]) if tags else None
+def first_releases(repo_dir: str | Path, shas: set[str]) -> dict[str, str]:
+    """The oldest release tag (`vX.Y.Z`) holding each commit, as a version (commits no release
+    holds are left out). The release tags are walked oldest first, each listing the commits it
+    is the first to hold: one `git rev-list` a tag, where a `git tag --contains` a commit cost
+    a big workspace's history minutes."""
+    found: dict[str, str] = {}
+    if not shas:
+        return found
+    tags = sorted(
+        (t for t in git(repo_dir, "tag", "--list").split() if RELEASE_TAG.search(t)),
+        key=version_key,
+    )
+    older: list[str] = []
+    for tag in tags:
+        for sha in git(repo_dir, "rev-list", tag, *(f"^{t}" for t in older)).split():
+            if sha in shas:
+                found.setdefault(sha, version_of(tag))
+        if len(found) == len(shas):
+            break
+        older.append(tag)
+    return found
 
 
 def _removal(
