@@ -459,6 +459,19 @@ def test_a_drifted_sibling_pasted_near_the_other_siblings_line_is_not_answered_w
         assert verdict == "uncatalogued-panic" or answers[0][0] == long_site, (message, answers)
 
 
+def test_a_tie_lowers_every_candidate_of_it_so_no_stage_puts_one_first_again() -> None:
+    """burn-train's `weights.rs` raises `Failed to create cache directory` and, ten lines
+    down, `Failed to create cache file`. The first, lower-cased, pasted next to the second's
+    line: the two scored about the same, and the tie lowered the best below the bar; then the
+    release history's stage, which orders candidates capped alike by the pasted line, put the
+    other one first again, at 1.0. Every candidate of a tie is lowered now."""
+    triage = Triage.of(load_bundled())
+    path = f"{REGISTRY}/burn-train-1.0.0/src/metric/vision/dists/weights.rs:39:9"
+    analysis = triage.analyse(HEADER.format(path=path, message="failed to create cache directory"))
+    answered = [triage.catalog.get(m.best.record_id).error_message for m in analysis.answered]
+    assert answered in ([], ["Failed to create cache directory"]), answered
+
+
 def test_a_version_no_release_has_places_no_garbled_message_at_a_line() -> None:
     """With a pasted version the history has, a garbled message (its tail cut) at a line some
     lineage held in that release is that lineage; with a version no release has, every

@@ -956,8 +956,7 @@ def _rank(
     # A placeholder-only record (`{e}`) matches anything and is capped: it is no exact match;
     # nor is a format mostly of placeholders (`Command {}: {}`).
     exact = any(
-        "pattern" in c.evidence and c.confidence >= MATCH_THRESHOLD and covers(c)
-        for _, c in scored
+        "pattern" in c.evidence and c.confidence >= MATCH_THRESHOLD and covers(c) for _, c in scored
     )
 
     def key(item: tuple[float, Candidate]) -> tuple[bool, float, bool, bool, float, int, str]:
@@ -1017,7 +1016,17 @@ def _settle_ties(
                 for c in candidates
             ]
     if best_message != second_message and best_raw - second_raw < W.tie_margin:
-        return [_below_the_bar(best, "another message scores about the same"), *candidates[1:]]
+        # every candidate of the tie, so no later stage reordering candidates capped alike
+        # puts one of them first again
+        tied = {
+            c.record_id
+            for raw, c in ranked[1:]
+            if best_raw - raw < W.tie_margin and index.entry(c.record_id).literal != best_message
+        }
+        why = "another message scores about the same"
+        return [
+            _below_the_bar(c, why) if c is best or c.record_id in tied else c for c in candidates
+        ]
     return candidates
 
 
