@@ -12,6 +12,7 @@ import difflib
 import hashlib
 import re
 from collections.abc import Callable
+from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.catalog.model import TRACK_CALLER_TAG, Record, value_class
@@ -204,10 +205,14 @@ class Matcher:
                 scored.append(found)
         fixed = len(squash(query))
 
-        def covers(candidate: Candidate) -> bool:
+        @cache  # (asked by three steps of the ranking, of the same few records)
+        def covers_record(record_id: str) -> bool:
             # the record's fixed text is at least half the paste: not a format of placeholders
             # (`Command {}: {}`) that any message of its file fits
-            return 2 * len(squash(self.index.entry(candidate.record_id).literal)) >= fixed
+            return 2 * len(squash(self.index.entry(record_id).literal)) >= fixed
+
+        def covers(candidate: Candidate) -> bool:
+            return covers_record(candidate.record_id)
 
         ranked = _rank(_formats_say_less(scored, covers), covers)
         candidates = _settle_ties(ranked, self.index, covers)[:limit]
@@ -981,9 +986,10 @@ def _settle_ties(
     index: CatalogIndex,
     covers: Callable[[Candidate], bool],
 ) -> list[Candidate]:
-    """Lower the best candidate's confidence below the bar when a different message scores
-    about the same: the evidence does not tell them apart (a score capped at 1.0 a tenth
-    lower still cleared it)."""
+    """Lower below the bar the candidates the evidence does not tell apart: the best and every
+    different message scoring about the same (a score capped at 1.0 a tenth lower still
+    cleared it), or the best at the pasted line and the sites of its file whose messages cover
+    the paste and fit it better."""
     candidates = [c for _, c in ranked]
     if len(ranked) < 2:
         return candidates
