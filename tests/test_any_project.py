@@ -253,6 +253,29 @@ def test_a_catalogued_panic_after_an_uncatalogued_unwrap_is_answered(triage: Tri
     assert " ".join(first.split()) in " ".join(rendered.split())
 
 
+@pytest.mark.parametrize(
+    "first",
+    [
+        # str slicing as Rust printed it before 1.9x, and as it prints it since
+        "byte index 9 is out of bounds of `grid`",
+        "end byte index 11 is out of bounds for string of length 8",
+        "start byte index 4 is not a char boundary; it is inside 'é' (bytes 3..5 of string)",
+        "byte range starts at 4 but ends at 3",
+    ],
+)
+def test_a_catalogued_panic_after_a_std_slicing_panic_is_answered(
+    triage: Triage, first: str
+) -> None:
+    """std raises these in any program: nobody catalogues them, so the catalogued panic a
+    debug build printed after one is answered, as after an unwrap."""
+    text = header("src/main.rs", 5, first) + header(
+        f"{REGISTRY}/src/lib.rs",
+        34,
+        "TINY_GRID_CONFIG is not set; point it at a grid file: NotPresent",
+    )
+    assert triage.analyse(text).verdict == "match"
+
+
 def test_a_later_panic_stays_silent_after_another_uncatalogued_first(triage: Triage) -> None:
     text = header("src/main.rs", 5, "my own code broke") + header(
         f"{REGISTRY}/src/lib.rs",

@@ -203,6 +203,38 @@ def test_a_functions_only_reworded_site_is_linked_even_far_from_its_wording():
     assert link_sites(old, new) == []
 
 
+def test_a_functions_only_site_moved_to_another_crate_and_reworded_is_linked():
+    """typst 0.13: `linebreak.rs` left `crates/typst/src/layout/inline/` for
+    `crates/typst-layout/src/inline/` in the release that reworded its one site of
+    `linebreak_optimized_bounded` (`paragraph` to `inline`, ratio 78): one lineage, so a
+    0.12 paste is answered with today's site. A file every crate has (`src/lib.rs`) says
+    nothing of where it went."""
+    old = [
+        SiteAt(
+            "crates/typst/src/layout/inline/linebreak.rs",
+            324,
+            "panic!",
+            "bounded paragraph layout is incomplete",
+            "linebreak_optimized_bounded",
+        )
+    ]
+    new = [
+        SiteAt(
+            "crates/typst-layout/src/inline/linebreak.rs",
+            315,
+            "panic!",
+            "bounded inline layout is incomplete",
+            "linebreak_optimized_bounded",
+        )
+    ]
+    assert link_sites(old, new) == [(0, 0, "moved-edited")]
+    old = [
+        SiteAt("crates/a/src/lib.rs", 9, "panic!", "bounded paragraph layout is incomplete", "f")
+    ]
+    new = [SiteAt("crates/b/src/lib.rs", 9, "panic!", "bounded inline layout is incomplete", "f")]
+    assert link_sites(old, new) == []
+
+
 def test_test_code_and_test_helper_crates_are_left_out(tmp_path):
     repo = TaggedRepo(tmp_path / "r")
     repo.release(

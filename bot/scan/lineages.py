@@ -260,22 +260,42 @@ def link_sites(olds: Sequence[SiteAt], news: Sequence[SiteAt]) -> list[tuple[int
             if affinity > 0 or (score >= FAR_EDIT_CUTOFF and len(keys_old[i]) >= 30):
                 candidates.append((score + 10 * affinity, i, j))
     take(_greedy(candidates), "moved-edited")
+    # 5. a function's only site left, its file moved to another crate in the same release
+    take(_sole_edits_of_functions(olds, news, free_old, free_new, _folder_and_name), "moved-edited")
     return out
 
 
+def _folder_and_name(file_path: str) -> str:
+    """The file's name and its folder's (`inline/linebreak.rs`): what a file moved to another
+    crate or folder keeps. Names every crate has (`src/lib.rs`, `parser/mod.rs`) say nothing of
+    where a file went: those keep their whole path."""
+    parts = PurePosixPath(file_path).parts
+    if len(parts) < 2 or parts[-2] == "src" or parts[-1] in _EVERY_CRATES_FILES:
+        return file_path
+    return "/".join(parts[-2:])
+
+
+_EVERY_CRATES_FILES = frozenset({"lib.rs", "mod.rs", "main.rs", "error.rs", "build.rs"})
+
+
 def _sole_edits_of_functions(
-    olds: Sequence[SiteAt], news: Sequence[SiteAt], free_old: set[int], free_new: set[int]
+    olds: Sequence[SiteAt],
+    news: Sequence[SiteAt],
+    free_old: set[int],
+    free_new: set[int],
+    file_key: Callable[[str], str] = lambda path: path,
 ) -> list[tuple[int, int]]:
     """Pairs of an unpaired old and new site that are the only unpaired ones of one function
-    of one file, and whose messages are still alike (`FUNCTION_EDIT_CUTOFF`)."""
+    of one file (the file as `file_key` names it), and whose messages are still alike
+    (`FUNCTION_EDIT_CUTOFF`)."""
     by_function_old: dict[tuple[str, str], list[int]] = defaultdict(list)
     by_function_new: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i in sorted(free_old):
         if olds[i].function:
-            by_function_old[(olds[i].file_path, olds[i].function or "")].append(i)
+            by_function_old[(file_key(olds[i].file_path), olds[i].function or "")].append(i)
     for j in sorted(free_new):
         if news[j].function:
-            by_function_new[(news[j].file_path, news[j].function or "")].append(j)
+            by_function_new[(file_key(news[j].file_path), news[j].function or "")].append(j)
     pairs = []
     for key, old in by_function_old.items():
         new = by_function_new.get(key, [])

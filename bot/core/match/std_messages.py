@@ -18,8 +18,12 @@ _STD_SHAPES = (
     r"called `Result::unwrap\(\)` on an `Err` value(?:: .*)?",
     r"called `Result::unwrap_err\(\)` on an `Ok` value(?:: .*)?",
     r"no entry found for key",
-    rf"byte index {_V} is (?:out of bounds of|not a char boundary).*",
+    # str slicing: before Rust 1.9x (`byte index 9 is out of bounds of `..``) and since
+    # (`end byte index 11 is out of bounds for string of length 8`, `byte range starts at ..`).
+    rf"(?:(?:start|end) )?byte index {_V} is (?:out of bounds (?:of|for string of length)|"
+    r"not a char boundary).*",
     rf"begin <= end \({_V} <= {_V}\) when slicing .*",
+    rf"byte range starts at {_V} but ends at {_V}",
     rf"range (?:start|end) index {_V} out of range for slice of length {_V}",
     rf"slice index starts at {_V} but ends at {_V}",
     r"already (?:mutably )?borrowed(?:: Borrow(?:Mut)?Error)?",
