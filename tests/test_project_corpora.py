@@ -79,6 +79,10 @@ MISSES = {
     # missed both catalogued ones: a debug build's assertion after Rust's newer str-slicing
     # message (not then known as std's), and a 0.12 wording whose file moved crate as it changed.
     "typst": (0, 0),
+    # leptos (leptos-rs/leptos with its 0.1-0.8 history, 2026-12-06): 10 texts labelled before
+    # they ran, all 7 catalogued panics answered on the first run (a browser console's header,
+    # color-eyre behind compose prefixes, a 0.6 crate's wording, a title).
+    "leptos": (0, 0),
     "winit": (0, 0),  # 20 texts (2026-12-06) with its 0.20-0.30 history, labelled before they ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
