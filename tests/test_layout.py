@@ -20,13 +20,8 @@ BOT = Path(__file__).resolve().parent.parent / "bot"
 # these packages, themselves, and the catalog's record model and pattern helpers.
 PURE_PACKAGES = ("bot.core", "bot.render")
 PURE_THIRD_PARTY = {"rapidfuzz", "numpy", "re2", "orjson"}
-PURE_BOT = (
-    "bot.core",
-    "bot.render",
-    "bot.catalog.model",
-    "bot.catalog.patterns",
-    "bot.catalog.families",
-)
+PURE_BOT = ("bot.core", "bot.render", "bot.catalog.model", "bot.catalog.patterns",
+            "bot.catalog.families")
 # Packages that do I/O against a platform: nothing pure may import them, nor may the catalog.
 PLATFORM_LIBRARIES = {"discord", "github", "aiohttp", "psycopg", "psycopg_pool", "requests"}
 
@@ -84,7 +79,7 @@ def read_imports() -> list[Import]:
             else:
                 continue
             # the reason may stand on the import's lines or just above (a `try:` that holds it)
-            around = " ".join(lines[max(0, node.lineno - 4) : node.end_lineno or node.lineno])
+            around = " ".join(lines[max(0, node.lineno - 4): node.end_lineno or node.lineno])
             why = "#" in around
             for target in dict.fromkeys(targets):
                 found.append(Import(name, target, node.lineno, id(node) in top, why))
@@ -193,18 +188,8 @@ def test_the_catalog_needs_no_matcher_and_no_platform():
         for imp in IMPORTS
         if imp.source.startswith("bot.catalog")
         and (
-            imp.target.startswith(
-                (
-                    "bot.core",
-                    "bot.app",
-                    "bot.cli",
-                    "bot.scan",
-                    "bot.github",
-                    "bot.discord",
-                    "bot.server",
-                    "bot.store",
-                )
-            )
+            imp.target.startswith(("bot.core", "bot.app", "bot.cli", "bot.scan", "bot.github",
+                                   "bot.discord", "bot.server", "bot.store"))
             or imp.target.split(".")[0] in PLATFORM_LIBRARIES
         )
     ]
@@ -218,11 +203,8 @@ def test_function_level_imports_of_bot_modules_say_why():
         if not imp.top_level and imp.target.startswith("bot") and not imp.why
     ]
     assert silent == []
-    lazy = {
-        (imp.source, imp.line)
-        for imp in IMPORTS
-        if not imp.top_level and imp.target.startswith("bot")
-    }
+    lazy = {(imp.source, imp.line) for imp in IMPORTS if not imp.top_level
+            and imp.target.startswith("bot")}
     assert len(lazy) <= 25, sorted(lazy)
 
 
@@ -230,15 +212,8 @@ def test_function_level_imports_of_bot_modules_say_why():
 # (and the CLI, which reports PyGithub's errors, and doctor, which tries the credentials); the
 # pure modules of bot/github never do.
 PLATFORM_OWNERS = {
-    "github": (
-        "bot.github.adapter",
-        "bot.github.auth",
-        "bot.github.gate",
-        "bot.github.worker",
-        "bot.github.poll",
-        "bot.github.backfill",
-        "bot.cli",
-    ),
+    "github": ("bot.github.adapter", "bot.github.auth", "bot.github.gate", "bot.github.worker",
+               "bot.github.poll", "bot.github.backfill", "bot.cli"),
     "discord": ("bot.discord", "bot.cli.doctor"),
     "aiohttp": ("bot.server", "bot.discord", "bot.cli.doctor"),
 }

@@ -343,29 +343,16 @@ def test_shared_message_with_two_write_ups_needs_a_person():
 def test_write_ups_of_one_message_in_different_files_are_their_own_sites():
     # each write-up covers its own site; the pasted file tells them apart
     apart = [
-        rec(
-            id="a",
-            error_message="Could not get cache directory",
-            file_path="mnist.rs",
-            documentation="The MNIST download needs a cache directory.",
-        ),
-        rec(
-            id="b",
-            error_message="Could not get cache directory",
-            file_path="lpips.rs",
-            documentation="The LPIPS weights need a cache directory.",
-        ),
+        rec(id="a", error_message="Could not get cache directory", file_path="mnist.rs",
+            documentation="The MNIST download needs a cache directory."),
+        rec(id="b", error_message="Could not get cache directory", file_path="lpips.rs",
+            documentation="The LPIPS weights need a cache directory."),
     ]
     assert [f.code for f in lint_records(apart)] == ["duplicate-message"]
     # in one file, the same write-up on both lines agrees; different ones need a person
     same = [
-        rec(
-            id="c",
-            error_message="Killed by the user.",
-            file_path="tui.rs",
-            line_number=n,
-            documentation="The user stopped it.",
-        )
+        rec(id="c", error_message="Killed by the user.", file_path="tui.rs", line_number=n,
+            documentation="The user stopped it.")
         for n in (10, 20)
     ]
     assert [f.code for f in lint_records(same)] == ["duplicate-message"]

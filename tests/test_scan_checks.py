@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.scan.rust.site_finder import scan_source
 
-SOURCE = b"""
+SOURCE = b'''
 impl<B: Backend> Tensor<B> {
     pub fn reshape(self, shape: Shape) -> Self {
         if shape.num_elements() != self.shape().num_elements() {
@@ -27,7 +27,7 @@ impl<B: Backend> Tensor<B> {
     }
 }
 impl FloatTensorOps<Self> for Candle { fn float_erf(t: T) -> T { todo!("erf not supported") } }
-"""
+'''
 
 
 def checks() -> dict[str, dict[str, str]]:

@@ -20,17 +20,14 @@ def test_serve_without_credentials_serves_the_pages_and_says_the_adapters_are_of
     tmp_path: Path,
 ) -> None:
     async def scenario() -> tuple[dict, dict, int, str, bytes]:
-        async with (
-            serve_process(
-                tmp_path,
-                github_api_url="http://127.0.0.1:9",
-                webhook_secret="",
-                log_level="INFO",
-                capture_output=True,
-                github=False,
-            ) as served,
-            aiohttp.ClientSession() as session,
-        ):
+        async with serve_process(
+            tmp_path,
+            github_api_url="http://127.0.0.1:9",
+            webhook_secret="",
+            log_level="INFO",
+            capture_output=True,
+            github=False,
+        ) as served, aiohttp.ClientSession() as session:
             async with session.get(served.base_url + "/healthz") as response:
                 assert response.status == 200
                 health = await response.json()
