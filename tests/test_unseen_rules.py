@@ -537,6 +537,22 @@ def test_a_prefix_only_the_header_has_is_left_on_other_lines() -> None:
     assert found.core_message == "Run: it"
 
 
+def test_a_loggers_prefix_before_a_tag_only_the_header_has_is_cut_off_every_line() -> None:
+    """journald relaying a browser console: the header line alone carries the console's
+    `app.js:1 ` after the logger's prefix; the logger's part is what every line shares."""
+    text = (
+        "```\n"
+        "Dec 05 10:00:05 host app[812]: app.js:1 panicked at src/lib.rs:3:9:\n"
+        "Dec 05 10:00:06 host app[812]: the lint broke\n"
+        "Dec 05 10:00:07 host app[812]:\n"
+        "Dec 05 10:00:08 host app[812]: Stack:\n"
+        "```\n"
+    )
+    (found,) = extract_panics(text)
+    assert found.core_message == "the lint broke"
+    assert found.location is not None and found.location.line == 3
+
+
 def test_a_commented_header_after_prose_and_other_headers_is_read_without_its_marker() -> None:
     # the marker is read off the first header line that carries one, whatever comes before it
     text = (

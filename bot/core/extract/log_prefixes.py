@@ -74,7 +74,26 @@ def prefix_shape(prefix: str, following: str) -> re.Pattern[str] | None:
     """A pattern for `prefix` (what a header line holds before `thread '..' panicked at`) when
     the line after the header starts with it too, numbers read as any numbers (a timestamp
     ticks, a process id does not matter); a blank line of the log may have lost the prefix's
-    trailing spaces. None when the prefix is only spaces, too long or not repeated."""
+    trailing spaces. None when the prefix is only spaces, too long or not repeated.
+
+    A logger's prefix may come before the program's own tag on the header line only (a
+    browser console's `app.js:1 `): then the longest leading part of the prefix that ends a
+    logger's field (`:`, `]`, `|`, `>` before a space) and starts the next line is the shape."""
+    shape = _shape(prefix, following)
+    if shape is not None:
+        return shape
+    for cut in reversed([m.end() for m in _FIELD_END.finditer(prefix)]):
+        shape = _shape(prefix[:cut], following)
+        if shape is not None:
+            return shape
+    return None
+
+
+# Where a logger's field ends inside a header line's prefix (`app[812]: `, `[name] `, `web-1 | `).
+_FIELD_END = re.compile(r"[:\]|>][ \t]+")
+
+
+def _shape(prefix: str, following: str) -> re.Pattern[str] | None:
     head = prefix.rstrip()
     if not head or len(prefix) > _SHAPE_MAX:
         return None
