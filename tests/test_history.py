@@ -283,6 +283,9 @@ def test_release_tags_of_a_monorepo_crate_a_calendar_and_a_date_name_their_versi
         "0.7.0",
         "0.40.0",
     ]
+    # release-plz's crate tags put a `v` after the crate's name
+    assert [version_of(t) for t in ("ratatui-v0.30.0", "ratatui-core-v0.1.2")] == ["0.30.0", "0.1.2"]
+    assert version_key("ratatui-v0.30.0") > version_key("v0.29.0")
     assert [version_of(t) for t in ("25.01", "24.07.1", "2024-07-01", "HEAD")] == [
         "25.01",
         "24.07.1",
