@@ -203,6 +203,57 @@ def test_a_functions_only_reworded_site_is_linked_even_far_from_its_wording():
     assert link_sites(old, new) == []
 
 
+def test_a_functions_only_site_reworded_around_the_same_words_is_linked():
+    """ratatui 0.28: `Buffer::index_of`'s check was rewritten from `Trying to access position
+    outside the buffer: ..` to `index outside of buffer: ..` (ratio 43: the words moved) and
+    clap 4.2 reworded `ArgAction::Count is defaulted` as it moved its file to clap_builder:
+    each function's only unpaired sites, sharing their words, are one lineage. Two short
+    messages sharing only `Failed to` are not."""
+    old = [
+        SiteAt(
+            "src/buffer/buffer.rs",
+            138,
+            "debug_assert!",
+            "Trying to access position outside the buffer: x={x}, y={y}, area={:?}",
+            "index_of",
+        )
+    ]
+    new = [
+        SiteAt(
+            "src/buffer/buffer.rs",
+            238,
+            "panic!",
+            "index outside of buffer: the area is {area:?} but index is ({x}, {y})",
+            "index_of",
+        )
+    ]
+    assert link_sites(old, new) == [(0, 0, "edited")]
+    old = [
+        SiteAt(
+            "src/parser/matches/arg_matches.rs",
+            9,
+            "panic!",
+            "ArgAction::Count is defaulted",
+            "get_count",
+        )
+    ]
+    new = [
+        SiteAt(
+            "clap_builder/src/parser/matches/arg_matches.rs",
+            9,
+            "panic!",
+            "arg `{id}`'s `ArgAction` should be `Count` which should provide a default",
+            "get_count",
+        )
+    ]
+    assert link_sites(old, new) == [(0, 0, "moved-edited")]
+    old = [
+        SiteAt("a/src/compute/server.rs", 9, ".expect", "Failed to write to staging buffer.", "get")
+    ]
+    new = [SiteAt("b/src/compute/server.rs", 9, ".expect", "Failed to find resource", "get")]
+    assert link_sites(old, new) == []
+
+
 def test_a_functions_only_site_moved_to_another_crate_and_reworded_is_linked():
     """typst 0.13: `linebreak.rs` left `crates/typst/src/layout/inline/` for
     `crates/typst-layout/src/inline/` in the release that reworded its one site of
@@ -284,7 +335,10 @@ def test_release_tags_of_a_monorepo_crate_a_calendar_and_a_date_name_their_versi
         "0.40.0",
     ]
     # release-plz's crate tags put a `v` after the crate's name
-    assert [version_of(t) for t in ("ratatui-v0.30.0", "ratatui-core-v0.1.2")] == ["0.30.0", "0.1.2"]
+    assert [version_of(t) for t in ("ratatui-v0.30.0", "ratatui-core-v0.1.2")] == [
+        "0.30.0",
+        "0.1.2",
+    ]
     assert version_key("ratatui-v0.30.0") > version_key("v0.29.0")
     assert [version_of(t) for t in ("25.01", "24.07.1", "2024-07-01", "HEAD")] == [
         "25.01",

@@ -485,6 +485,16 @@ def test_known_hook_headers_are_extracted() -> None:
         (raised,) = extract_panics(text)
         assert raised.core_message == "the lint broke" and raised.location is None, text
     assert extract_panics("Does the request handler panic here?\n") == []
+    # A hook logging `PanicInfo`'s Debug form (message and location inside it).
+    logged = (
+        "16:06:42 [ERROR] panic: PanicInfo { payload: Any, message: Some(the lint broke: "
+        'x=1, y=(2)), location: Location { file: "/home/u/.cargo/registry/src/github.com-1ecc6299db'
+        '9ec823/quill-0.9.4/src/lint.rs", line: 245, col: 9 } }\ntrace:\n   0: quill::lint\n'
+    )
+    (raised,) = extract_panics(logged)
+    assert raised.core_message == "the lint broke: x=1, y=(2)"
+    assert raised.location is not None and raised.location.line == 245
+    assert raised.location.path.endswith("quill-0.9.4/src/lint.rs")
 
 
 @pytest.mark.parametrize("marker", ["# ", "// ", "gateway_1   | ", "[gateway]      | "])

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, utils
 from tree_sitter import Parser
 
 from bot.catalog.model import CRATE_TAG_PREFIX, REMOVED_TAG_PREFIX
@@ -60,8 +60,11 @@ MOVE_EDIT_CUTOFF = 85.0
 FAR_EDIT_CUTOFF = 93.0
 # ... in the same file and function, when each is that function's only site left unpaired in
 # the release (a word inserted and a clause dropped in one edit: `Can't find {:?} in AstIdMap:
-# {:?} source text: {}` -> `Can't find SyntaxNodePtr {:?} in AstIdMap: {:?}`).
+# {:?} source text: {}` -> `Can't find SyntaxNodePtr {:?} in AstIdMap: {:?}`) ...
 FUNCTION_EDIT_CUTOFF = 60.0
+# ... or reworded around the same words (`reworded_similarity`, a token-set ratio, which
+# rates a few shared common words higher than a character ratio would).
+REWORDED_CUTOFF = 65.0
 # A message shorter than this moves to another file only with its function or file name.
 SPECIFIC_MESSAGE_CHARS = 20
 # A grown (or shortened) message keeps at least this many leading characters of the other.
@@ -127,6 +130,18 @@ def message_similarity(old: str, new: str, cutoff: float = 0.0) -> float:
     if len(short) >= GROWN_PREFIX_CHARS and long.startswith(short.rstrip(" .:")):
         return max(90.0, fuzz.ratio(old, new, processor=None, score_cutoff=0))
     return fuzz.ratio(old, new, processor=None, score_cutoff=cutoff)
+
+
+def reworded_similarity(old: str, new: str) -> float:
+    """0-100: the rapidfuzz token-set ratio of the two messages' words (case, punctuation and
+    placeholder braces aside), 0 when they share fewer than two words: a rewording that keeps
+    the words but moves them (`Trying to access position outside the buffer: x={x}, y={y},
+    area={:?}` -> `index outside of buffer: the area is {area:?} but index is ({x}, {y})`).
+    Only for a pairing something else backs (one function's only sites)."""
+    a, b = utils.default_process(old), utils.default_process(new)
+    if len(set(a.split()) & set(b.split())) < 2:
+        return 0.0
+    return fuzz.token_set_ratio(a, b, processor=None)
 
 
 def path_affinity(old: str, new: str) -> float:
@@ -300,8 +315,11 @@ def _sole_edits_of_functions(
     for key, old in by_function_old.items():
         new = by_function_new.get(key, [])
         if len(old) == 1 and len(new) == 1:
-            score = message_similarity(olds[old[0]].key, news[new[0]].key, FUNCTION_EDIT_CUTOFF)
-            if score >= FUNCTION_EDIT_CUTOFF:
+            a, b = olds[old[0]].key, news[new[0]].key
+            if (
+                message_similarity(a, b, FUNCTION_EDIT_CUTOFF) >= FUNCTION_EDIT_CUTOFF
+                or reworded_similarity(a, b) >= REWORDED_CUTOFF
+            ):
                 pairs.append((old[0], new[0]))
     return pairs
 

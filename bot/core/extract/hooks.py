@@ -57,6 +57,14 @@ KNOWN_HOOKS = (
     # A server's logging hook: `thread 'NAME' panicked 'MESSAGE' at "PATH:LINE"` (the log
     # line's own location, before it, is the hook's).
     HookFormat.of(rf"\bthread '[^'\n]{{0,200}}' panicked '(?P<message>.+)' at \"{_PATH}\""),
+    # A hook logging its `PanicInfo` with `{:?}`: `PanicInfo { payload: Any, message:
+    # Some(MESSAGE), location: Location { file: "PATH", line: L, col: C } }` (Rust before 1.81;
+    # its successor `PanicHookInfo` prints no message).
+    HookFormat.of(
+        r"\bPanicInfo \{ payload: Any(?: \{ \.\. \})?, message: Some\((?P<message>.+)\), "
+        r"location: Location \{ file: \"(?P<path>[^\"\n]{1,500}?\.rs)\", "
+        r"line: (?P<line>\d{1,9}), col: (?P<col>\d{1,9}) \}"
+    ),
     # pyo3 raises a Rust panic in Python as `PanicException: MESSAGE` (the traceback's last line).
     HookFormat.of(r"(?:^|[\s>#])(?:pyo3_runtime\.)?PanicException: (?P<message>\S.*)$"),
     # A language server answers a request whose handler panicked with an error whose message

@@ -736,6 +736,7 @@ _TRIGGERS = (
     HUMAN_PANIC,
     "equest handler panicked: ",  # a language server's (bot.core.extract.hooks)
     "anicked when checking `",  # a checker's hook without a location (bot.core.extract.hooks)
+    "PanicInfo { ",  # a hook logging its PanicInfo (bot.core.extract.hooks)
 )
 
 
