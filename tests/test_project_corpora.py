@@ -89,6 +89,11 @@ MISSES = {
     # Buffer::index_of's check (a rewording the linker did not follow) and a hook logging
     # PanicInfo's Debug form.
     "ratatui": (0, 2),
+    # pyo3 (PyO3/pyo3 with its 0.5-0.29 history, 2026-12-06): 17 texts labelled before they ran;
+    # first run tuned 2 of 6, held out 0 of 2, 0 false: pull requests naming the message they
+    # fix (not answered by design), a message moved to another file and edited in 0.26, and a
+    # `PanicException` line that is one code span (read since).
+    "pyo3": (3, 2),
     "winit": (0, 0),  # 20 texts (2026-12-06) with its 0.20-0.30 history, labelled before they ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }

@@ -497,6 +497,25 @@ def test_known_hook_headers_are_extracted() -> None:
     assert raised.location.path.endswith("quill-0.9.4/src/lint.rs")
 
 
+def test_a_line_that_is_one_code_span_is_read_verbatim() -> None:
+    """A pull request's `Fixes ```MESSAGE```` or a line quoting a header in backticks: the
+    span's text is read as printed, its backticks are neither a fence nor part of the message,
+    and no line below continues a header that was alone in it."""
+    clone = "Cannot clone pointer into Python heap without the thread being attached."
+    for line in (f"```pyo3_runtime.PanicException: {clone}```", f"`PanicException: {clone}`"):
+        (raised,) = extract_panics(f"Fixes\n{line}\n\nSame as the async client.\n")
+        assert raised.core_message == clone, line
+    (header,) = extract_panics("```thread 'main' panicked at src/a.rs:1:2: the lint broke```\n")
+    assert header.core_message == "the lint broke"
+    # A header alone in a span, its message not pasted: nothing below is its message.
+    text = "it panics with\n`thread 'main' panicked at src/a.rs:4001:29`\n\nReply: build it first\n"
+    (cut,) = extract_panics(text)
+    assert cut.core_message == "" and cut.location is not None and cut.location.line == 4001
+    # A one-line span does not open a code block: the fenced panic after it is read whole.
+    fenced = "`x`\n```\nthread 'main' panicked at src/a.rs:1:2:\nboom\n```\n"
+    assert [p.core_message for p in extract_panics(fenced)] == ["boom"]
+
+
 @pytest.mark.parametrize("marker", ["# ", "// ", "gateway_1   | ", "[gateway]      | "])
 def test_a_marker_on_every_line_is_read_without_it(marker: str) -> None:
     """A script or a pull request quotes the panic with each line commented out; docker

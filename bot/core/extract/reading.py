@@ -56,6 +56,7 @@ class View:
     stripped: str
     column: int  # where `text` starts in the cleaned line
     quoted: bool
+    span: bool = False  # the line is one code span: nothing after it belongs to it
 
 
 class Reader(Protocol):

@@ -155,6 +155,8 @@ _SERVICE_HEADER = re.compile(
 # `MESSAGE Backtrace:    0: ...` printed on one line: the backtrace is no part of the message.
 _GLUED_BACKTRACE = re.compile(r"\s+(?:[Ss]tack )?[Bb]acktrace:\s+0: ")
 _STD_NOTES = ("note: run with `RUST_BACKTRACE", "note: Some details are omitted")
+# A line that is a single code span: one to three backticks, text without any, the same again.
+_WHOLE_LINE_SPAN = re.compile(r"^\s*(`{1,3})(?!\s*$)([^`]+)\1\s*$")
 _BACKTRACE_HEADERS = ("stack backtrace:", "Stack backtrace:", "Backtrace:", "backtrace:")
 _BACKTRACE_AND_NOTE = (*_BACKTRACE_HEADERS, "note:")
 
@@ -201,7 +203,12 @@ class _Scanner:
         if marker is not None and text.lstrip(" ").startswith(marker):
             cut = len(text) - len(text.lstrip(" ")) + len(marker)
             text, column = text[cut:], column + cut
-        result = View(text, text.strip(), column, quoted)
+        span = _WHOLE_LINE_SPAN.match(text)
+        if span is not None:
+            # A line that is one code span (`..`, ```..``` on one line): its text, verbatim;
+            # its backticks are no fence, and no line below continues it.
+            text, column = span.group(2), column + span.start(2)
+        result = View(text, text.strip(), column, quoted, span is not None)
         if len(self.views) > 256:
             self.views.clear()
         self.views[index] = result
@@ -339,7 +346,9 @@ class _Scanner:
         location = parse_location(hooked.location) if hooked.location else None
         message, last = hooked.message, index
         if not message:
-            more, last = self.continuation(index + 1, view.quoted, False)
+            more, last = (
+                ([], index) if view.span else self.continuation(index + 1, view.quoted, False)
+            )
             if not more:
                 return None, index + 1
             message = " ".join(more)
@@ -412,7 +421,11 @@ class _Scanner:
             return None, index + 1
         message_lines: list[str] = [first_line] if first_line else []
         end = (last_index, len(self.lines[last_index]))
-        more, end_index = self.continuation(last_index + 1, view.quoted, bool(message_lines))
+        more, end_index = (
+            ([], last_index)
+            if view.span
+            else self.continuation(last_index + 1, view.quoted, bool(message_lines))
+        )
         gap = bool(more) and not message_lines and not self.view(last_index + 1).stripped
         message_lines.extend(more)
         if more:
