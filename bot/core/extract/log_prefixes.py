@@ -82,7 +82,8 @@ def prefix_shape(prefix: str, following: str) -> re.Pattern[str] | None:
     shape = _shape(prefix, following)
     if shape is not None:
         return shape
-    for cut in reversed([m.end() for m in _FIELD_END.finditer(prefix)]):
+    # (a cut at the prefix's end is the whole prefix, tried above)
+    for cut in reversed([m.end() for m in _FIELD_END.finditer(prefix) if m.end() < len(prefix)]):
         shape = _shape(prefix[:cut], following)
         if shape is not None:
             return shape

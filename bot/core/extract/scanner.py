@@ -346,9 +346,7 @@ class _Scanner:
         location = parse_location(hooked.location) if hooked.location else None
         message, last = hooked.message, index
         if not message:
-            more, last = (
-                ([], index) if view.span else self.continuation(index + 1, view.quoted, False)
-            )
+            more, last = self.message_below(view, index, False)
             if not more:
                 return None, index + 1
             message = " ".join(more)
@@ -421,11 +419,7 @@ class _Scanner:
             return None, index + 1
         message_lines: list[str] = [first_line] if first_line else []
         end = (last_index, len(self.lines[last_index]))
-        more, end_index = (
-            ([], last_index)
-            if view.span
-            else self.continuation(last_index + 1, view.quoted, bool(message_lines))
-        )
+        more, end_index = self.message_below(view, last_index, bool(message_lines))
         gap = bool(more) and not message_lines and not self.view(last_index + 1).stripped
         message_lines.extend(more)
         if more:
@@ -524,6 +518,13 @@ class _Scanner:
         message = collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
         draft = Draft(message, thread, location, True, False, start, (last, len(self.lines[last])))
         return draft, last + 1
+
+    def message_below(self, view: View, index: int, have_first: bool) -> tuple[list[str], int]:
+        """The message lines below header line `index` (`continuation`); none when the header
+        was a code span of its own (nothing below continues a span)."""
+        if view.span:
+            return [], index
+        return self.continuation(index + 1, view.quoted, have_first)
 
     def continuation(self, index: int, quoted: bool, have_first: bool) -> tuple[list[str], int]:
         """Message lines after a header, up to `note:`, a backtrace, a fence, another panic,
