@@ -99,6 +99,12 @@ MISSES = {
     # projects' code); the first run answered all 5 catalogued ones (registry paths of five
     # releases, color-eyre, a title) and none of the 13 others.
     "arrow-rs": (0, 0),
+    # tracing (tokio-rs/tracing at tracing-subscriber-0.3.23 with its subscriber 0.2.25-0.3.23
+    # history, 2026-12-06): 14 texts labelled before they ran; first run tuned 8 of 9, held out 2
+    # of 3, 0 false. The miss: a title quoting the first line of a two-line message in an older
+    # wording (placeholder filled), which no candidate search finds: the record's many hint
+    # words outweigh the quoted ones, and the opening search skips openings with a placeholder.
+    "tracing": (1, 1),
     "winit": (0, 0),  # 20 texts (2026-12-06) with its 0.20-0.30 history, labelled before they ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
