@@ -192,3 +192,43 @@ def test_past_the_cut_a_text_of_common_words_is_searched_as_before(grown_catalog
     arrays = index_module.build_array_postings(capped)
     searched = [w for w in capped.postings if len(capped.postings[w]) <= capped.max_df]
     assert searched and all(len(arrays.words(capped, w)) <= 20 for w in searched)
+
+
+def test_messages_of_several_lines_rank_on_their_first_line_as_the_plain_loop(
+    grown_catalog, tmp_path, monkeypatch
+):
+    """Messages of two lines (a hint of many words after the first): searched on their first
+    line's words, the arrays rank as the plain loop, and each message is found by its own."""
+    rng = random.Random(5)
+    templates = [r.error_message for r in grown_catalog if 20 < len(r.error_message) < 80]
+    hint_words = [*SWAPS, "may", "mean", "that", "was", "called"]
+    hinted = []
+    for n in range(200):
+        first = templates[rng.randrange(len(templates))]
+        hint = " ".join(rng.choice(hint_words) for _ in range(14))
+        record = skeleton_record(
+            repo="test/hinted",
+            file_path=f"src/hint{n}.rs",
+            line=n + 1,
+            kind="panic!",
+            message_format=f"{first}\nHint {n}: {hint}.",
+            commit="0" * 40,
+        )
+        hinted.append(record)
+    path = tmp_path / "hinted.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in hinted) + "\n")
+    catalog = load_catalog([bundled_catalog_path(), path])
+    monkeypatch.setattr(index_module, "ARRAY_POSTINGS_MIN_RECORDS", 10**12)
+    index = CatalogIndex(catalog)
+    found = 0
+    for record in hinted:
+        line = record["errorMessage"].split("\n")[0]
+        counts = {w: len(ids) for w in words(line) if (ids := index.postings.get(w))}
+        rare = frozenset(w for w, n in counts.items() if n <= index.max_df)
+        if not rare:
+            continue
+        for limit in (1, 8):
+            plain = index._rank_candidates(rare, limit, frozenset(counts) - rare)
+            assert rank_with_arrays(index, rare, limit, frozenset(counts) - rare) == plain
+        found += record["id"] in index.candidates(line)
+    assert found >= 150

@@ -13,7 +13,7 @@ import zlib
 from array import array
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -343,7 +343,32 @@ class CatalogIndex:
                 weight = self.idf[token]
                 for number in numbers:
                     weights[number] += weight
+        if not every_word:
+            for number, weight in self.first_line_weights(lambda df: df <= self.max_df).items():
+                weights[number] = weight
         return [weight or 1.0 for weight in weights]
+
+    def first_line_weights(self, searched: Callable[[int], bool]) -> dict[int, float]:
+        """For each message of several lines, the weight of its first line's words (those
+        whose record count `searched` accepts), by record number: a text quoting only that
+        line (a title, a hook that prints one line) covers the record as well as a text
+        quoting the whole of a one-line message, and the coverage a candidate needs is
+        measured on it. Added in word order, as `record_weights` adds them."""
+        firsts: dict[int, float] = {}
+        postings, idf = self.postings, self.idf
+        _ids, messages, _paths, _repos = self.catalog.site_columns()
+        for number, message in enumerate(messages):
+            if "\n" not in message or "\n" not in (message := message.strip()):
+                continue
+            head = message.split("\n", 1)[0]
+            weight = 0.0
+            for token in sorted(_message_tokens(head)):
+                numbers = postings.get(token)
+                if numbers is not None and searched(len(numbers)):
+                    weight += idf[token]
+            if weight:
+                firsts[number] = weight
+        return firsts
 
     def opened_by(self, text: str) -> list[str]:
         """Records whose message opens with the whole of `text` (whitespace collapsed; its first
@@ -562,8 +587,9 @@ class CatalogIndex:
         ids = self.record_ids
         coverage = MIN_COVERAGE
         # A record whose words the text barely covers is not worth verifying.
+        # (a ratio past 1: a text quoting the whole of a message its first line counts for)
         chosen = [
-            (-score / totals[n], -score, n)
+            (-min(score / totals[n], 1.0), -score, n)
             for n, score in scores.items()
             if score >= coverage * totals[n]
         ]

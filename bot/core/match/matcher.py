@@ -53,7 +53,13 @@ from bot.core.match.releases import FILE_HIT_CONFIDENCE, ReleaseHistory, older_w
 from bot.core.match.releases import revise as revise_with_history
 from bot.core.match.scorer import WEIGHTS
 from bot.core.match.std_messages import is_std_message
-from bot.core.match.tail import heading_with_body, older_filled_wording, says_enough, typo_only
+from bot.core.match.tail import (
+    heading_with_body,
+    leading_lines,
+    older_filled_wording,
+    says_enough,
+    typo_only,
+)
 from bot.core.panic import PANIC_WRAPPERS, Location, Panic
 
 if TYPE_CHECKING:
@@ -733,8 +739,9 @@ def _score_message(
     if _is_older_wording(query, entry):
         # Only as strong as a full match when a pasted panic backs it (see `_score`).
         return _MessageScore(0.9, ("prefix",))
-    if _first_paragraph(entry) == query:
-        # A message of paragraphs: a paste ends at its first blank line.
+    if leading_lines(query, entry):
+        # A message of several lines, down to a line break: a paste ends at a blank line, a
+        # title keeps the first line.
         return _MessageScore(0.95, ("pattern", "prefix"))
     ratio = _fuzzy(query, entry)
     fuzzy = ratio / 100 * 0.95
@@ -762,16 +769,6 @@ def _score_message(
 
 
 _GENERIC_FILES = frozenset({"lib.rs", "mod.rs", "main.rs", "error.rs", "tests.rs", "utils.rs"})
-
-
-def _first_paragraph(entry: IndexedRecord) -> str | None:
-    """The first paragraph of a message of several (a blank line between them), when it holds
-    no placeholder: what a paste of that panic keeps, the blank line ending it."""
-    raw = entry.record.error_message or ""
-    if "\n\n" not in raw:
-        return None
-    head = raw.split("\n\n", 1)[0]
-    return None if "{" in head or not head.strip() else normalise_message(head)
 
 
 def _kept_name(pasted: str, record_file: str) -> bool:

@@ -195,8 +195,16 @@ class ArrayPostings:
         # Each record's total word weight: the sum of its words' weights, added in the same
         # order as `CatalogIndex.record_weights` adds them (so the same float), 1 without words;
         # on the searched words, and on every word for the ranking's tie-break.
+        # A message of several lines is measured on its first line, as the plain ranking does.
         self.totals = _weights(searched, idf, count)
-        self.totals_wide = _weights({**searched, **wider}, idf, count) if wider else self.totals
+        for number, weight in index.first_line_weights(lambda df: df <= index.max_df).items():
+            self.totals[number] = weight
+        self.totals_wide = self.totals
+        if wider:
+            self.totals_wide = _weights({**searched, **wider}, idf, count)
+            uncapped = index.first_line_weights(lambda df: df <= index.uncapped_df)
+            for number, weight in uncapped.items():
+                self.totals_wide[number] = weight
         self.totals_all = _weights(index.postings, idf, count)
         self.min_coverage = index.min_coverage
         self.id_ranks = _id_ranks(self.record_ids)
@@ -397,7 +405,7 @@ def rank_with_arrays(
     totals = (arrays.totals_wide if wide else arrays.totals).take(touched)
     keep = values >= arrays.min_coverage * totals
     numbers, scores, totals = touched[keep], values[keep], totals[keep]
-    ratios = scores / totals
+    ratios = np.minimum(scores / totals, 1.0)
     record_ids = arrays.record_ids
     heaviest = [
         record_ids[n]

@@ -4,6 +4,7 @@
   as the heading, then `=> ...` lines): the body's shape backs the short heading up;
 - an older release's leading clause of a message with placeholders (`Requested slot X does
   not exist` for today's `Requested slot {} does not exist in the graph. ...`);
+- a message of several lines pasted or quoted down to a line break (a title keeps the first);
 - a quoted leading clause is evidence only when it says enough on its own;
 - a message quoted without a header and only resembling a record counts only when its words
   differ by typos, not by a changed word (`decoded` for `fetched` is another message).
@@ -15,7 +16,15 @@ import re
 from functools import cache, lru_cache
 from typing import Any
 
-from bot.catalog.patterns import Regex, Segment, compile_safe, format_to_regex, placeholders_fit
+from bot.catalog.patterns import (
+    Regex,
+    Segment,
+    compile_safe,
+    format_to_regex,
+    normalise_message,
+    parse_format,
+    placeholders_fit,
+)
 from bot.core.match.index import IndexedRecord, specificity, word_tuple, words
 
 # The first line of a helper's body: `=> Position 3: ...`, `- cell 3`, `1) ...`, `* ...`.
@@ -85,6 +94,34 @@ def _leading_clauses(segments: tuple[Segment, ...]) -> tuple[tuple[Regex, bool],
         head = [*segments[:last], Segment(text[:cut], False)]
         if says_enough(" ".join(s.text for s in head if not s.is_placeholder)):
             out.append((compile_safe(format_to_regex(head)), False))
+    return tuple(out)
+
+
+def leading_lines(query: str, entry: IndexedRecord) -> bool:
+    """Whether `query` is the record's message of several lines cut at one of its line
+    breaks (placeholders filled, the first letter maybe a title's capital), the part kept
+    saying enough alone and ending in fixed text: a title or a hook keeps the first line, a
+    paste ends at a blank line."""
+    raw = entry.record.error_message or ""
+    if "\n" not in raw.strip() or not entry.derived:
+        return False
+    if query[:1].isupper() and raw.lstrip()[:1] == query[:1].lower():
+        query = query[0].lower() + query[1:]
+    for regex in _line_heads(raw.strip()):
+        found = regex.fullmatch(query.rstrip())
+        if found and placeholders_fit(found):
+            return True
+    return False
+
+
+@lru_cache(maxsize=4096)
+def _line_heads(message: str) -> tuple[Regex, ...]:
+    out = []
+    for cut in (m.start() for m in re.finditer(r"\n", message)):
+        segments = parse_format(normalise_message(message[:cut]))
+        fixed = " ".join(s.text for s in segments if not s.is_placeholder)
+        if segments and not segments[-1].is_placeholder and says_enough(fixed):
+            out.append(compile_safe(format_to_regex(segments)))
     return tuple(out)
 
 
