@@ -289,6 +289,12 @@ class CatalogIndex:
                         if tagged and canonical_crate(tagged) not in dict(folders):
                             self.crate_folders.setdefault(canonical_crate(tagged), package_root)
         postings = builder.finish()
+        # The words of each multi-line message's first line (`first_line_weights`), in order.
+        self.first_lines: dict[int, tuple[str, ...]] = {
+            number: tuple(sorted(_message_tokens(message.strip().split("\n", 1)[0])))
+            for number, message in enumerate(all_messages)
+            if "\n" in message and "\n" in message.strip()
+        }
         total = max(len(record_ids), 1)
         self.record_ids: Sequence[str] = record_ids
         self.project_prefixes = {
@@ -356,13 +362,9 @@ class CatalogIndex:
         measured on it. Added in word order, as `record_weights` adds them."""
         firsts: dict[int, float] = {}
         postings, idf = self.postings, self.idf
-        _ids, messages, _paths, _repos = self.catalog.site_columns()
-        for number, message in enumerate(messages):
-            if "\n" not in message or "\n" not in (message := message.strip()):
-                continue
-            head = message.split("\n", 1)[0]
+        for number, tokens in self.first_lines.items():
             weight = 0.0
-            for token in sorted(_message_tokens(head)):
+            for token in tokens:
                 numbers = postings.get(token)
                 if numbers is not None and searched(len(numbers)):
                     weight += idf[token]
