@@ -513,6 +513,29 @@ def test_track_caller_functions_inside_another_macros_tokens() -> None:
     ]
 
 
+def test_a_traits_track_caller_declaration_tags_its_implementations() -> None:
+    # `#[track_caller]` on a trait's method declaration applies to every implementation: Rust
+    # prints the caller's line for a panic in the impl's body, attribute or not.
+    source = """pub trait OrDie<T> {
+    #[track_caller]
+    fn or_die(self) -> T;
+    fn quietly(self);
+}
+impl<T> OrDie<T> for Option<T> {
+    fn or_die(self) -> T { self.expect("the value was required") }
+    fn quietly(self) { panic!("no attribute on this one") }
+}
+impl Other for Thing {
+    fn or_die(self) { panic!("another trait's method of the same name") }
+}
+"""
+    assert _tagged(source) == [
+        (7, "the value was required", ("track-caller",)),
+        (8, "no attribute on this one", ()),
+        (11, "another trait's method of the same name", ()),
+    ]
+
+
 def test_empty_messages_are_not_sites() -> None:
     assert _one('fn f() { unreachable!(""); panic!("  "); x.expect(""); }') == []
 

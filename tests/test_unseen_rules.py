@@ -441,6 +441,11 @@ def test_known_hook_headers_are_extracted() -> None:
             "crates/x/src/y.rs",
             12,
         ),
+        # A program's own hook rendered by miette: the thread named, other causes (with their
+        # `│` lines) before a capitalised `At` location, text after the header on its line.
+        "  × Thread 'worker' panicked.   10:41:07 AM\n  ├─▶ Originating Thread(s)\n"
+        "  │     1. input_thread: Accept\n  │\n  ├─▶ At crates/x/src/y.rs:12:5\n"
+        "  ╰─▶ the lint broke\n": ("the lint broke", "crates/x/src/y.rs", 12),
     }
     for text, (message, path, line) in cases.items():
         panics = extract_panics(text)
@@ -462,6 +467,8 @@ def test_known_hook_headers_are_extracted() -> None:
     assert relayed.location is None and relayed.has_header
     assert extract_panics("It panicked when checking things, see `demo.py`.\n") == []
     assert extract_panics("I saw `Main thread panicked.` once\n") == []
+    # a tree of causes that never reaches its message is no report
+    assert extract_panics("  × Thread 'worker' panicked.\n  ├─▶ Originating Thread(s)\nok\n") == []
     # human-panic's explanation without its cause line says no message.
     no_cause = "Panic occurred in file 'src/main.rs' at line 5\nmethod = 'Panic'\n"
     assert extract_panics(no_cause) == []

@@ -35,9 +35,14 @@ _HUMAN_PANIC_CAUSE = re.compile(r"""^"?cause"?\s*=\s*(?P<quote>'|")(?P<message>.
 _HUMAN_PANIC_LINES = 8  # the report's lines between its explanation and its cause
 # color-eyre's hook: `The application panicked (crashed).`, `Message:`, `Location:`.
 EYRE_HEADER = "application panicked"
-# miette's panic hook: `× Main thread panicked.`, then `├─▶ at PATH:L:C` and `╰─▶ MESSAGE`.
-MIETTE_HEADER = "Main thread panicked."
+# miette's panic hook: `× Main thread panicked.`, then `├─▶ at PATH:L:C` and `╰─▶ MESSAGE`;
+# a program's own hook rendered by miette names the thread (`× Thread 'screen' panicked.`)
+# and may list other causes (`├─▶ Originating Thread(s)`, `│ ...`) before `├─▶ At PATH:L:C`.
+MIETTE_HEADER = " panicked."
 MIETTE_CAUSE = ("├─▶", "╰─▶")
+_MIETTE_TOP = re.compile(r"(?:^|\s)×\s+(?:\S.{0,80}\s)?thread\b.{0,80}? panicked\.(?:\s|$)", re.I)
+_MIETTE_MORE = "│"  # a cause's further lines
+_MIETTE_CAUSES = 12  # lines between the header and the message
 
 
 def human_panic(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
@@ -142,21 +147,25 @@ def eyre(
 
 def miette(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
     """miette's hook: the header, then its causes, each on a line of its own after a
-    tree glyph: `at PATH:L:C` (when known) and the message, whose further lines are
-    indented under it, up to `help:`, a backtrace frame or a blank line."""
-    limit = min(len(reader.lines), index + 3)
+    tree glyph: `at PATH:L:C` (when known; other causes and their `│` lines are passed over)
+    and the message, last, whose further lines are indented under it, up to `help:`, a
+    backtrace frame or a blank line."""
+    top = _MIETTE_TOP.search(view.stripped)
+    if top is None:
+        return None, index + 1
+    limit = min(len(reader.lines), index + 1 + _MIETTE_CAUSES)
     probe = index + 1
     location = None
     while probe < limit:
         stripped = reader.view(probe).stripped
-        if not stripped.startswith(MIETTE_CAUSE):
+        if stripped.startswith(MIETTE_CAUSE[1]):
+            break
+        if not stripped.startswith((MIETTE_CAUSE[0], _MIETTE_MORE)):
             return None, index + 1
         cause = stripped[len(MIETTE_CAUSE[0]) :].strip()
-        if stripped.startswith(MIETTE_CAUSE[0]) and cause.startswith("at "):
+        if stripped.startswith(MIETTE_CAUSE[0]) and cause[:3].lower() == "at ":
             location = parse_location(cause[3:])
-            probe += 1
-            continue
-        break
+        probe += 1
     if probe >= limit:
         return None, index + 1
     parts = [reader.view(probe).stripped[len(MIETTE_CAUSE[1]) :].strip()]
@@ -174,8 +183,7 @@ def miette(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
         probe += 1
     if not parts[0]:
         return None, index + 1
-    position = view.text.find(MIETTE_HEADER)
-    start = (index, view.column + position)
+    start = (index, view.column + view.text.find(top.group().strip()[1:].lstrip()))
     message = collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
     draft = Draft(message, None, location, True, False, start, (last, len(reader.lines[last])))
     return draft, last + 1

@@ -209,12 +209,46 @@ def _token_tree_owner(block: Node) -> str | None:
 
 
 def _has_track_caller(function: Node) -> bool:
-    sibling = function.prev_sibling
+    return _attributed(function) or _trait_declares_track_caller(function)
+
+
+def _attributed(item: Node) -> bool:
+    sibling = item.prev_sibling
     while sibling is not None and (sibling.type == "attribute_item" or sibling.type in COMMENTS):
         text = sibling.text or b""
         if sibling.type == "attribute_item" and text.replace(b" ", b"") == b"#[track_caller]":
             return True
         sibling = sibling.prev_sibling
+    return False
+
+
+def _trait_declares_track_caller(function: Node) -> bool:
+    """A method of `impl Trait for T` whose declaration in the trait is `#[track_caller]`
+    (the attribute there applies to every implementation), the trait in the same file."""
+    block = function.parent
+    impl = block.parent if block is not None else None
+    name = function.child_by_field_name("name")
+    trait = impl.child_by_field_name("trait") if impl is not None else None
+    if impl is None or impl.type != "impl_item" or trait is None or name is None:
+        return False
+    trait_name = (trait.text or b"").split(b"<", 1)[0].rsplit(b"::", 1)[-1]
+    root = impl
+    while root.parent is not None:
+        root = root.parent
+    for item in root.children:
+        item_name = item.child_by_field_name("name") if item.type == "trait_item" else None
+        body = item.child_by_field_name("body") if item_name is not None else None
+        if item_name is None or body is None or item_name.text != trait_name:
+            continue
+        for method in body.children:
+            method_name = method.child_by_field_name("name")
+            if (
+                method.type in ("function_signature_item", "function_item")
+                and method_name is not None
+                and method_name.text == name.text
+                and _attributed(method)
+            ):
+                return True
     return False
 
 
