@@ -446,6 +446,18 @@ def test_known_hook_headers_are_extracted() -> None:
         "  × Thread 'worker' panicked.   10:41:07 AM\n  ├─▶ Originating Thread(s)\n"
         "  │     1. input_thread: Accept\n  │\n  ├─▶ At crates/x/src/y.rs:12:5\n"
         "  ╰─▶ the lint broke\n": ("the lint broke", "crates/x/src/y.rs", 12),
+        # better-panic's hook: its greeting, the message indented, `in PATH, line N`, the thread.
+        "The application panicked (crashed)\n  the lint\n  broke\nin crates/x/src/y.rs, line 12\n"
+        "thread: main\n": ("the lint broke", "crates/x/src/y.rs", 12),
+        "The application panicked (crashed)\n  the lint broke\nin crates/x/src/y.rs:12\n"
+        "thread: <unnamed>\n": ("the lint broke", "crates/x/src/y.rs", 12),
+        # A log written as JSON: the header's line break escaped inside the string.
+        '{"level":"ERROR","fields":{"message":"thread \'main\' panicked at crates/x/src/y.rs:12:5:'
+        '\\nthe lint \\"x\\" broke"},"target":"panic"}\n{"level":"INFO","fields":{}}\n': (
+            'the lint "x" broke',
+            "crates/x/src/y.rs",
+            12,
+        ),
     }
     for text, (message, path, line) in cases.items():
         panics = extract_panics(text)
@@ -467,6 +479,8 @@ def test_known_hook_headers_are_extracted() -> None:
     assert relayed.location is None and relayed.has_header
     assert extract_panics("It panicked when checking things, see `demo.py`.\n") == []
     assert extract_panics("I saw `Main thread panicked.` once\n") == []
+    # better-panic's greeting followed by prose, not its `in ..` and `thread: ..` lines
+    assert extract_panics("The application panicked (crashed)\n  and then\nit restarted\n") == []
     # a tree of causes that never reaches its message is no report
     assert extract_panics("  × Thread 'worker' panicked.\n  ├─▶ Originating Thread(s)\nok\n") == []
     # human-panic's explanation without its cause line says no message.

@@ -145,6 +145,37 @@ def eyre(
     return Draft(message, None, location, True, False, start, end), last + 1
 
 
+# better-panic's hook: the greeting, the message's lines indented by two spaces, then
+# `in PATH, line N` (or `in PATH:N`, or `in <unknown>`) and `thread: NAME`.
+_BETTER_PANIC_AT = re.compile(
+    r"in (?P<path>\S.*?)(?:, line (?P<line>\d{1,9})|:(?P<suffix>\d{1,9}))?"
+)
+
+
+def better_panic(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
+    """better-panic's report after its greeting (`The application panicked (crashed)`, no
+    `Message:` line): the indented message lines, then `in ..` and `thread: ..`."""
+    parts: list[str] = []
+    probe = index + 1
+    limit = min(len(reader.lines), probe + MAX_MESSAGE_LINES)
+    while probe < limit and reader.view(probe).text.startswith("  "):
+        parts.append(reader.view(probe).stripped)
+        probe += 1
+    if not parts or not parts[0] or probe + 1 >= len(reader.lines):
+        return None, index + 1
+    place = _BETTER_PANIC_AT.fullmatch(reader.view(probe).stripped)
+    if place is None or not reader.view(probe + 1).stripped.startswith("thread: "):
+        return None, index + 1
+    line = place.group("line") or place.group("suffix")
+    location = parse_location(f"{place.group('path')}:{line}") if line else None
+    position = view.text.find(EYRE_HEADER)
+    if view.text.startswith("The ", position - 4):
+        position -= 4
+    message = collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
+    start, end = (index, view.column + position), (probe + 1, len(reader.lines[probe + 1]))
+    return Draft(message, None, location, True, False, start, end), probe + 2
+
+
 def miette(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
     """miette's hook: the header, then its causes, each on a line of its own after a
     tree glyph: `at PATH:L:C` (when known; other causes and their `│` lines are passed over)

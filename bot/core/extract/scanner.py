@@ -9,6 +9,7 @@ binary paste costs linear time.
 
 from __future__ import annotations
 
+import json
 import re
 from bisect import bisect_left
 from itertools import accumulate
@@ -91,6 +92,17 @@ def _unquote(line: str) -> tuple[str, int, bool]:
 _BARE_LOCATION = re.compile(r"[^\s'\"`]{1,1000}\.rs:\d{1,9}:\d{1,9}:")
 # `:LINE:COL` then `:`, whitespace or the end: where a 1.73+ header's location ends.
 _LOC_END = re.compile(r":(\d{1,9}):(\d{1,9})(?::|(?=\s)|$)")
+# After a header inside a JSON string: `\n`, then the message up to the closing quote.
+_ESCAPED_MESSAGE = re.compile(r'\\n((?:[^"\\]|\\.){1,2000})"')
+
+
+def _unescape(body: str) -> str:
+    """A JSON string's escapes decoded (`\n` a space: the message is read as one line)."""
+    try:
+        decoded = json.loads(f'"{body}"')
+    except ValueError:
+        return body
+    return " ".join(decoded.split())
 # `panicked at burn-ir/src/handle.rs:97:` with the column left out (hand-edited pastes).
 _LOC_END_NO_COLUMN = re.compile(r"\.rs:(\d{1,9}):?$")
 _WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
@@ -310,6 +322,8 @@ class _Scanner:
                 return result
         if EYRE_HEADER in stripped:
             result = reports.eyre(self, index, view)
+            if result[0] is None:
+                result = reports.better_panic(self, index, view)
             if result[0] is not None:
                 return result
         if stripped.endswith(":") and _BARE_LOCATION.fullmatch(stripped):
@@ -417,9 +431,17 @@ class _Scanner:
         location, first_line, last_index = self.new_location(index, rest)
         if location is None:
             return None, index + 1
+        escaped = _ESCAPED_MESSAGE.match(first_line)
+        if escaped:
+            # A log written as JSON: the header's line break is `\n` inside a string, and the
+            # message runs to the string's closing quote, escaped.
+            first_line = _unescape(escaped.group(1))
         message_lines: list[str] = [first_line] if first_line else []
         end = (last_index, len(self.lines[last_index]))
-        more, end_index = self.message_below(view, last_index, bool(message_lines))
+        more: list[str] = []
+        end_index = last_index
+        if not escaped:
+            more, end_index = self.message_below(view, last_index, bool(message_lines))
         gap = bool(more) and not message_lines and not self.view(last_index + 1).stripped
         message_lines.extend(more)
         if more:
