@@ -451,6 +451,19 @@ def test_known_hook_headers_are_extracted() -> None:
         "thread: main\n": ("the lint broke", "crates/x/src/y.rs", 12),
         "The application panicked (crashed)\n  the lint broke\nin crates/x/src/y.rs:12\n"
         "thread: <unnamed>\n": ("the lint broke", "crates/x/src/y.rs", 12),
+        # tracing-panic's event, in tracing's text format and as JSON.
+        "2024-01-02T10:00:00Z ERROR tracing_panic: A panic occurred panic.payload=\"the lint "
+        'broke" panic.location="crates/x/src/y.rs:12:5"\n': (
+            "the lint broke",
+            "crates/x/src/y.rs",
+            12,
+        ),
+        '{"fields":{"message":"A panic occurred","panic.payload":"the lint broke",'
+        '"panic.location":"crates/x/src/y.rs:12:5"},"target":"tracing_panic"}\n': (
+            "the lint broke",
+            "crates/x/src/y.rs",
+            12,
+        ),
         # A log written as JSON: the header's line break escaped inside the string.
         '{"level":"ERROR","fields":{"message":"thread \'main\' panicked at crates/x/src/y.rs:12:5:'
         '\\nthe lint \\"x\\" broke"},"target":"panic"}\n{"level":"INFO","fields":{}}\n': (

@@ -70,6 +70,12 @@ KNOWN_HOOKS = (
     # A language server answers a request whose handler panicked with an error whose message
     # is `request handler panicked: MESSAGE` (an editor's log or notification shows it).
     HookFormat.of(r"(?:^|[\s>#:\"])[Rr]equest handler panicked: (?P<message>\S.*)$"),
+    # tracing-panic's event, in tracing's text or JSON format: `panic.payload="MESSAGE"
+    # panic.location="PATH:L:C"` (`"panic.payload":"MESSAGE","panic.location":"PATH:L:C"`).
+    HookFormat.of(
+        r"\bpanic\.payload\"?[=:]\"(?P<message>(?:[^\"\\]|\\.){1,2000})\",? ?"
+        rf"\"?panic\.location\"?[=:]\"{_PATH}\""
+    ),
 )
 
 

@@ -773,6 +773,7 @@ _TRIGGERS = (
     "equest handler panicked: ",  # a language server's (bot.core.extract.hooks)
     "anicked when checking `",  # a checker's hook without a location (bot.core.extract.hooks)
     "PanicInfo { ",  # a hook logging its PanicInfo (bot.core.extract.hooks)
+    "panic.payload",  # tracing-panic's event (bot.core.extract.hooks)
 )
 
 
