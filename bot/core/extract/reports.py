@@ -136,13 +136,17 @@ def eyre(
             return None, index + 2
         index, position = index + 1, len(view.text) - len(view.text.lstrip())
     else:
-        position = view.text.find(EYRE_HEADER)
-        if view.text.startswith("The ", position - 4):
-            position -= 4
+        position = _greeting_column(view)
     start = (index, view.column + position)
     message = collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
     end = (last, len(reader.lines[last]))
     return Draft(message, None, location, True, False, start, end), last + 1
+
+
+def _greeting_column(view: View) -> int:
+    """Where `The application panicked` starts on its line (color-eyre's and better-panic's)."""
+    position = view.text.find(EYRE_HEADER)
+    return position - 4 if view.text.startswith("The ", position - 4) else position
 
 
 # better-panic's hook: the greeting, the message's lines indented by two spaces, then
@@ -168,9 +172,7 @@ def better_panic(reader: Reader, index: int, view: View) -> tuple[Draft | None, 
         return None, index + 1
     line = place.group("line") or place.group("suffix")
     location = parse_location(f"{place.group('path')}:{line}") if line else None
-    position = view.text.find(EYRE_HEADER)
-    if view.text.startswith("The ", position - 4):
-        position -= 4
+    position = _greeting_column(view)
     message = collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
     start, end = (index, view.column + position), (probe + 1, len(reader.lines[probe + 1]))
     return Draft(message, None, location, True, False, start, end), probe + 2
