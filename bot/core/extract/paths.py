@@ -209,7 +209,15 @@ def crate_from_function(function: str) -> str | None:
         text = _strip_type_prefixes(text[1:].lstrip())
     match = _IDENT_PATH.match(text)
     if match:
-        return crate_name(match.group(1))
+        crate = crate_name(match.group(1))
+        if qualified and crate in STD_CRATES:
+            # `<core::result::Result<T,E> as re_log::ResultExt<T,E>>::f`: std's type, another
+            # crate's trait; only the trait's crate may hold that impl (the orphan rule).
+            trait = _trait_of(text)
+            found = _IDENT_PATH.match(trait) if trait else None
+            if found and crate_name(found.group(1)) not in STD_CRATES:
+                return crate_name(found.group(1))
+        return crate
     if qualified:
         # `<T as Trait>`: the self type has no crate path, take the trait's.
         end = text.find(">")
@@ -220,6 +228,22 @@ def crate_from_function(function: str) -> str | None:
             match = _IDENT_PATH.match(trait)
             if match:
                 return crate_name(match.group(1))
+    return None
+
+
+def _trait_of(text: str) -> str | None:
+    """The trait of a qualified path's `TYPE as TRAIT>` (the `<` already cut): the text after
+    the ` as ` outside the type's own generics."""
+    depth = 0
+    for position, char in enumerate(text):
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            if depth == 0:
+                return None
+            depth -= 1
+        elif depth == 0 and text.startswith(" as ", position):
+            return _strip_type_prefixes(text[position + 4 :].lstrip())
     return None
 
 

@@ -90,6 +90,8 @@ def _unquote(line: str) -> tuple[str, int, bool]:
 # --- the scanner ----------------------------------------------------------------------------
 
 _BARE_LOCATION = re.compile(r"[^\s'\"`]{1,1000}\.rs:\d{1,9}:\d{1,9}:")
+# A source location alone on a line, its column optional (`re_viewer/src/app.rs:1308`).
+_LONE_LOCATION = re.compile(r"[^\s'\"`]{1,1000}\.rs:\d{1,9}(?::\d{1,9})?")
 # `:LINE:COL` then `:`, whitespace or the end: where a 1.73+ header's location ends.
 _LOC_END = re.compile(r":(\d{1,9}):(\d{1,9})(?::|(?=\s)|$)")
 # After a header inside a JSON string: `\n`, then the message up to the closing quote.
@@ -521,6 +523,9 @@ class _Scanner:
             last = probe
             probe += 1
         if found is None:
+            below = self.location_below(index, rest[1:], thread, start)
+            if below is not None:
+                return below, below.end[0] + 1
             # No `', PATH:LINE` anywhere near: keep the first line as the message.
             message = parts[0].rstrip()
             if message.endswith("'"):
@@ -540,6 +545,31 @@ class _Scanner:
         message = collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
         draft = Draft(message, thread, location, True, False, start, (last, len(self.lines[last])))
         return draft, last + 1
+
+    def location_below(
+        self, index: int, first: str, thread: str | None, start: tuple[int, int]
+    ) -> Draft | None:
+        """`panicked at 'MESSAGE'` with the location alone on the next line (`PATH:LINE`, as
+        some hooks print it): the message closed by its quote on the header's line or a line
+        below it, the location's line right after."""
+        parts = [first]
+        limit = min(len(self.lines), index + 1 + OLD_FORMAT_LOOKAHEAD)
+        for probe in range(index + 1, limit):
+            stripped = self.view(probe).stripped
+            if parts[-1].rstrip().endswith("'") and _LONE_LOCATION.fullmatch(stripped):
+                location = parse_location(stripped)
+                if location is None or not _is_source_path(location):
+                    return None
+                message = collapse(" ".join(parts).rstrip()[:-1])[:MAX_MESSAGE_CHARS]
+                if not message:
+                    return None
+                end = (probe, len(self.lines[probe]))
+                return Draft(message, thread, location, True, False, start, end)
+            if stripped.startswith(FENCE_PREFIXES) or PANICKED in stripped:
+                return None
+            if stripped:
+                parts.append(stripped)
+        return None
 
     def message_below(self, view: View, index: int, have_first: bool) -> tuple[list[str], int]:
         """The message lines below header line `index` (`continuation`); none when the header

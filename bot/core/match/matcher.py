@@ -48,7 +48,7 @@ from bot.core.match.index import (
     word_tuple,
 )
 from bot.core.match.projects import Projects
-from bot.core.match.raised_in import panicked_in, panicking_frame
+from bot.core.match.raised_in import owner_and_name, panicked_in, panicking_frame
 from bot.core.match.releases import FILE_HIT_CONFIDENCE, ReleaseHistory, older_wording_record
 from bot.core.match.releases import revise as revise_with_history
 from bot.core.match.scorer import WEIGHTS
@@ -202,6 +202,7 @@ class Matcher:
                 if rid not in known:
                     known.add(rid)
                     ids.append(rid)
+        ids.extend(rid for rid in self._raised_in_records(panic) if rid not in ids)
         scored: list[tuple[float, Candidate]] = []
         prepared = _Query.of(query)
         for rid in ids:
@@ -226,6 +227,23 @@ class Matcher:
             candidates = self._older_wording_first(query, candidates, limit)
         matched = answers(candidates[0] if candidates else None)
         return PanicMatch(panic=panic, candidates=tuple(candidates), matched=matched)
+
+    def _raised_in_records(self, panic: Panic) -> list[str]:
+        """The records of the function the backtrace's panicking frame names, in that frame's
+        file: a site whose message is mostly placeholders (`{file}:{line} {err}`) has too few
+        words to be found by them, and a `#[track_caller]` site's header names its caller."""
+        frame = panicking_frame(panic.frames)
+        if frame is None or frame.location is None:
+            return []
+        path = self._repo_path(frame.location)
+        if not path:
+            return []
+        _, name = owner_and_name(frame.function)
+        return [
+            rid
+            for rid in self.index.by_file.get(path, ())
+            if self.index.entry(rid).record.enclosing_fn == name
+        ]
 
     def _older_wording_first(
         self, query: str, candidates: list[Candidate], limit: int
