@@ -11,8 +11,8 @@ import pytest
 from bot.app import Triage
 from bot.catalog.loader import load_catalog
 from bot.catalog.sites import skeleton_record
-from bot.core.extract.scanner import extract_panics
 from bot.core.extract.paths import crate_from_function
+from bot.core.extract.scanner import extract_panics
 
 HOOK_PASTE = """\
 ```
