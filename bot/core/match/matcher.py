@@ -13,6 +13,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from functools import cache
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.catalog.model import TRACK_CALLER_TAG, Record, value_class
@@ -196,13 +197,12 @@ class Matcher:
             # stop or lower-cased): its words cover too little of it.
             ids.extend(rid for rid in self.index.opened_by(query) if rid not in ids)
         location_path = self._repo_path(panic.location)
-        if location_path:
-            known = set(ids)  # a set: thousands of records can share one file
-            for rid in self.index.by_file.get(location_path, ()):
-                if rid not in known:
-                    known.add(rid)
-                    ids.append(rid)
-        ids.extend(rid for rid in self._raised_in_records(panic) if rid not in ids)
+        known = set(ids)  # a set: thousands of records can share one file
+        more = self.index.by_file.get(location_path, ()) if location_path else ()
+        for rid in chain(more, self._raised_in_records(panic)):
+            if rid not in known:
+                known.add(rid)
+                ids.append(rid)
         scored: list[tuple[float, Candidate]] = []
         prepared = _Query.of(query)
         for rid in ids:
@@ -239,11 +239,9 @@ class Matcher:
         if not path:
             return []
         _, name = owner_and_name(frame.function)
-        return [
-            rid
-            for rid in self.index.by_file.get(path, ())
-            if self.index.entry(rid).record.enclosing_fn == name
-        ]
+        records = self.catalog.records  # (the records alone: no index entry built to filter)
+        in_file = self.index.by_file.get(path, ())
+        return [rid for rid in in_file if records[rid].enclosing_fn == name]
 
     def _older_wording_first(
         self, query: str, candidates: list[Candidate], limit: int
