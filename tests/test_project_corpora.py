@@ -95,7 +95,8 @@ MISSES = {
     # first run tuned 2 of 6, held out 0 of 2, 0 false: pull requests naming the message they
     # fix (not answered by design), a message moved to another file and edited in 0.26, and a
     # `PanicException` line that is one code span (read since).
-    "pyo3": (3, 2),
+    # A site new elsewhere in the crate the release its site left answers for it (2026-12-06).
+    "pyo3": (2, 2),
     # arrow-rs (apache/arrow-rs with its 10.0-59.0 history, 2026-12-06): 18 texts labelled
     # before they ran, mostly panics no site prints (std's index checks, bare assertions, other
     # projects' code); the first run answered all 5 catalogued ones (registry paths of five

@@ -374,20 +374,22 @@ class CatalogIndex:
 
     def opened_by(self, text: str) -> list[str]:
         """Records whose message opens with the whole of `text` (whitespace collapsed; its first
-        letter may be a capital there), when `text` holds at least `OPENING_CHARS` characters:
-        a message's first sentence quoted on its own, whose words cover too little of a long
+        letter in either case), when `text` holds at least `OPENING_CHARS` characters: a
+        message's first sentence quoted on its own, whose words cover too little of a long
         record to make it a candidate."""
         query = " ".join(text.split())
         if len(query) < OPENING_CHARS:
             return []
-        capital = query[0].upper() + query[1:]  # a title lower-cases it
-        opened = (query, capital)
+        # (a title capitalises a message, an older release wrote its first letter otherwise)
+        opened = tuple(
+            dict.fromkeys((query, query[0].upper() + query[1:], query[0].lower() + query[1:]))
+        )
         table = self.__dict__.get("_opening_table")
         if table is not None:
             found = [
                 self.record_ids[n]
-                for opening in dict.fromkeys((query[:OPENING_CHARS], capital[:OPENING_CHARS]))
-                for n in _table_lookup(table, _opening_key(opening))
+                for opening in opened
+                for n in _table_lookup(table, _opening_key(opening[:OPENING_CHARS]))
             ]
             read = self.catalog.message  # (near-copies share openings: no record built)
             return [rid for rid in found if " ".join(read(rid).split()).startswith(opened)]
@@ -400,10 +402,7 @@ class CatalogIndex:
                 if len(opening) == OPENING_CHARS and "{" not in opening:
                     openings.setdefault(opening, []).append(rid)
             self._openings = openings
-        found = [
-            *openings.get(query[:OPENING_CHARS], ()),
-            *(openings.get(capital[:OPENING_CHARS], ()) if capital != query else ()),
-        ]
+        found = [rid for opening in opened for rid in openings.get(opening[:OPENING_CHARS], ())]
         read = self.catalog.message
         return [rid for rid in found if " ".join(read(rid).split()).startswith(opened)]
 

@@ -104,6 +104,13 @@ class _Query:
     def of(cls, text: str) -> _Query:
         return cls(text, squash(text))
 
+    def cased_as(self, message: str) -> _Query:
+        """The query with its first letter in `message`'s case."""
+        head, first = message[:1], self.text[:1]
+        if first == head or first.lower() != head.lower():
+            return self
+        return _Query.of(head + self.text[1:])
+
     @property
     def drift_form(self) -> PastedForm:
         if self._drift_form is None:
@@ -723,7 +730,20 @@ def _quote_says_enough(query: str, entry: IndexedRecord) -> bool:
 def _score_message(
     prepared: _Query, entry: IndexedRecord, in_sentence: bool = False
 ) -> _MessageScore:
-    """How well a pasted message matches a record's message, and how we know."""
+    """How well a pasted message matches a record's message, and how we know. The first
+    letter's case counts as little (a title capitalises a message, an older release wrote it
+    otherwise): compared in the record's case, a little below the same fit in the paste's."""
+    recased = prepared.cased_as(entry.message)
+    found = _message_fit(recased, entry, in_sentence)
+    if recased is prepared:
+        return found
+    return _MessageScore(found.score * CASE_CHANGED, found.evidence)
+
+
+CASE_CHANGED = 0.99
+
+
+def _message_fit(prepared: _Query, entry: IndexedRecord, in_sentence: bool) -> _MessageScore:
     query = prepared.text
     if not query:
         return _MessageScore(0.0, ())

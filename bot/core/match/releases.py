@@ -688,7 +688,9 @@ def _shared_start(a: str, b: str) -> int:
 
 def successors(history: ReleaseHistory, index: int) -> list[int]:
     """The lineages that may have taken over a removed lineage's message: the sites new in its
-    file in the next release opening with the most of its words (several when they tie)."""
+    file in the next release opening with the most of its words (several when they tie); when
+    its file has none, those new anywhere else in its crate (the site moved and was reworded
+    in one release: `src/gil.rs` to `src/interpreter_lifecycle.rs`)."""
     lineage = history.lineages[index]
     present = lineage.present()
     if not present or present[-1] >= history.newest:
@@ -697,10 +699,27 @@ def successors(history: ReleaseHistory, index: int) -> list[int]:
     state = lineage.state(last)
     if state is None:
         return []
-    opening = _opening(state[2])
-    scored: list[tuple[int, int]] = []
-    for other, first, _last in history.by_file.get(file_key(history, state[0]), ()):
-        if first != last + 1 or other == index:
+    key = file_key(history, state[0])
+    in_file = history.by_file.get(key, ())
+    in_crate = (entry for entries in history.by_crate.get(key[0], {}).values() for entry in entries)
+    for entries in (in_file, in_crate):
+        found = _opening_alike(history, index, _opening(state[2]), last + 1, entries)
+        if found:
+            return found
+    return []
+
+
+def _opening_alike(
+    history: ReleaseHistory,
+    index: int,
+    opening: str,
+    release: int,
+    entries: Iterable[tuple[int, int, int]],
+) -> list[int]:
+    """Among `entries`' lineages new in `release`, those opening with the most of `opening`."""
+    scored: dict[int, int] = {}
+    for other, first, _last in entries:
+        if first != release or other == index or other in scored:
             continue
         newcomer = history.lineages[other]
         if newcomer.present()[0] != first:
@@ -712,11 +731,11 @@ def successors(history: ReleaseHistory, index: int) -> list[int]:
         shared = _shared_start(opening, theirs)
         least = max(SUCCESSOR_PREFIX_CHARS, SUCCESSOR_PREFIX_SHARE * min(len(opening), len(theirs)))
         if shared >= least:
-            scored.append((shared, other))
+            scored[other] = shared
     if not scored:
         return []
-    most = max(shared for shared, _ in scored)
-    return sorted(other for shared, other in scored if shared == most)
+    most = max(scored.values())
+    return sorted(other for other, shared in scored.items() if shared == most)
 
 
 def successor_record(history: ReleaseHistory, index: int, known: Container[str]) -> str | None:
