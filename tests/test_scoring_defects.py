@@ -309,10 +309,12 @@ def test_two_messages_of_one_file_a_paste_resembles_alike_are_not_answered() -> 
     """tokio's park.rs raises `inconsistent park_timeout state; actual = {actual}` (line 153)
     and `inconsistent park_timeout state: {n}` (line 173); a paste resembling both as much,
     between their lines, was answered with one of them at 0.99 (the near-tie penalty took a
-    tenth off a score capped at 1.0, which still cleared the bar)."""
+    tenth off a score capped at 1.0, which still cleared the bar). (`Inconsistent ..; actual =
+    42` was that paste until a first letter's case stopped counting: it is line 153's message
+    since, and this one resembles both.)"""
     triage = project_triage("tokio")
     path = f"{REGISTRY}/tokio-1.0.0/src/runtime/park.rs:165:9"
-    text = HEADER.format(path=path, message="Inconsistent park_timeout state; actual = 42")
+    text = HEADER.format(path=path, message="Inconsistent park_timeout state, actual 42")
     analysis = triage.analyse(text)
     assert analysis.verdict == "uncatalogued-panic" and not analysis.answered
     [panic] = analysis.panics
