@@ -96,6 +96,14 @@ _LONE_LOCATION = re.compile(r"[^\s'\"`]{1,1000}\.rs:\d{1,9}(?::\d{1,9})?")
 _LOC_END = re.compile(r":(\d{1,9}):(\d{1,9})(?::|(?=\s)|$)")
 # After a header inside a JSON string: `\n`, then the message up to the closing quote.
 _ESCAPED_MESSAGE = re.compile(r'\\n((?:[^"\\]|\\.){1,2000})"')
+# `panicked at burn-ir/src/handle.rs:97:` with the column left out (hand-edited pastes).
+_LOC_END_NO_COLUMN = re.compile(r"\.rs:(\d{1,9}):?$")
+_WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
+_THREAD_ID = re.compile(r" \(\d{1,20}\)$")
+_COMMENTED_HEADER = re.compile(r"[ \t>]{0,8}(#|//) (?:thread '[^'\n]{0,200}' )?panicked at ")
+_PANICKED_AT = "panicked at "
+# The headers looked at for a comment marker: a text is searched this far.
+_MARKER_HEADERS = 64
 
 
 def _unescape(body: str) -> str:
@@ -105,14 +113,6 @@ def _unescape(body: str) -> str:
     except ValueError:
         return body
     return " ".join(decoded.split())
-# `panicked at burn-ir/src/handle.rs:97:` with the column left out (hand-edited pastes).
-_LOC_END_NO_COLUMN = re.compile(r"\.rs:(\d{1,9}):?$")
-_WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
-_THREAD_ID = re.compile(r" \(\d{1,20}\)$")
-_COMMENTED_HEADER = re.compile(r"[ \t>]{0,8}(#|//) (?:thread '[^'\n]{0,200}' )?panicked at ")
-_PANICKED_AT = "panicked at "
-# The headers looked at for a comment marker: a text is searched this far.
-_MARKER_HEADERS = 64
 
 
 def _comment_marker(decoded: str) -> str | None:

@@ -699,11 +699,11 @@ def successors(history: ReleaseHistory, index: int) -> list[int]:
     state = lineage.state(last)
     if state is None:
         return []
-    key = file_key(history, state[0])
+    key, opening = file_key(history, state[0]), _opening(state[2])
     in_file = history.by_file.get(key, ())
     in_crate = (entry for entries in history.by_crate.get(key[0], {}).values() for entry in entries)
     for entries in (in_file, in_crate):
-        found = _opening_alike(history, index, _opening(state[2]), last + 1, entries)
+        found = _opening_alike(history, index, opening, last + 1, entries)
         if found:
             return found
     return []

@@ -99,14 +99,12 @@ def _leading_clauses(segments: tuple[Segment, ...]) -> tuple[tuple[Regex, bool],
 
 def leading_lines(query: str, entry: IndexedRecord) -> bool:
     """Whether `query` is the record's message of several lines cut at one of its line
-    breaks (placeholders filled, the first letter maybe a title's capital), the part kept
-    saying enough alone and ending in fixed text: a title or a hook keeps the first line, a
-    paste ends at a blank line."""
+    breaks (placeholders filled; the matcher compares it in the record's first letter's
+    case), the part kept saying enough alone and ending in fixed text: a title or a hook keeps
+    the first line, a paste ends at a blank line."""
     raw = entry.record.error_message or ""
     if "\n" not in raw.strip() or not entry.derived:
         return False
-    if query[:1].isupper() and raw.lstrip()[:1] == query[:1].lower():
-        query = query[0].lower() + query[1:]
     for regex in _line_heads(raw.strip()):
         found = regex.fullmatch(query.rstrip())
         if found and placeholders_fit(found):
