@@ -45,6 +45,7 @@ from bot.core.match.index import (
     CatalogIndex,
     IndexedRecord,
     SiteCatalog,
+    specificity,
     squash,
     word_tuple,
 )
@@ -325,8 +326,18 @@ class Matcher:
                 and _older_shorter_wording(query.text, entry)
             ):
                 return None
-            # Raised in the record's file, in fewer of its words: an older wording of it.
+            # Raised in the record's file, in fewer of its words: an older wording of it,
+            # unless another message of the file has those words as well (`Unable to find the`
+            # of `.. config directory!` and `.. data directory!`): the paste does not say which.
             message = _MessageScore(0.85, ("fuzzy",))
+            # (it says what its own words say, not what the record's others would)
+            said = min(entry.specificity, specificity(query.text))
+            shortened_alike = any(
+                other.literal != entry.literal and _older_shorter_wording(query.text, other)
+                for other in map(self.index.entry, self.index.by_file[location_path])
+            )
+        else:
+            said, shortened_alike = entry.specificity, False
         if panic.wrapper == "assert" and "pattern" not in message.evidence:
             # `assertion failed: path.is_absolute()` prints the condition's source, not words
             # of a message: resembling a record's prose is no evidence.
@@ -347,18 +358,18 @@ class Matcher:
             # Quoted without a header, a changed word is another message (or a paraphrase).
             message = _MessageScore(0.8, message.evidence)
         evidence = list(message.evidence)
-        confidence = message.score * (W.message_base + W.message_specificity * entry.specificity)
+        confidence = message.score * (W.message_base + W.message_specificity * said)
         steps: list[tuple[str, float]] = []
 
         def step(what: str) -> None:
             steps.append((what, round(confidence, 4)))
 
-        step(f"message {message.score:.2f} x specificity {entry.specificity:.2f}")
+        step(f"message {message.score:.2f} x specificity {said:.2f}")
         record = entry.record
         line_distance = None
         location = panic.location
         own_file = bool(location_path) and location_path == record.file_path
-        refusal: Refusal | None = None
+        refusal: Refusal | None = "near-miss" if shortened_alike else None
         # (a location path comes only from a location: `_repo_path`)
         if location is not None and own_file:
             evidence.append("location")
@@ -888,8 +899,10 @@ def _older_shorter_wording(query: str, entry: IndexedRecord) -> bool:
     pasted, recorded = word_tuple(query), word_tuple(entry.literal)
     if len(pasted) < 4 or 2 * len(pasted) < len(recorded) or len(pasted) >= len(recorded):
         return False
-    if pasted[0] != recorded[0] or pasted[-1] != recorded[-1]:
+    if pasted[0] != recorded[0]:
         return False
+    if pasted[-1] != recorded[-1]:
+        return pasted == recorded[: len(pasted)]  # its leading words: an older, shorter text
     position = 0
     for word in pasted:
         try:
