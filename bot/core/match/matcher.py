@@ -980,11 +980,15 @@ def _fuzzy(query: str, entry: IndexedRecord) -> float:
         return fuzz.partial_ratio(
             target, query, processor=utils.default_process, score_cutoff=FUZZY_CUTOFF
         )
-    # Compare against the same length of query, so an `: err` tail does not count against.
+    # Compare against the same length of query, so an `: err` tail does not count against;
+    # and against the whole query, so a word inserted does not push the message's end out.
     if len(query) < 0.85 * len(target):
         return 0.0
     head = query[: len(target) + 2]
-    return fuzz.ratio(head, target, processor=utils.default_process, score_cutoff=FUZZY_CUTOFF)
+    return max(
+        fuzz.ratio(text, target, processor=utils.default_process, score_cutoff=FUZZY_CUTOFF)
+        for text in ((head, query) if len(query) > len(head) else (head,))
+    )
 
 
 _NUMBER = re.compile(r"\d+")

@@ -1,0 +1,53 @@
+"""A word inserted in a message (an older or newer release's wording, a retyped paste) keeps
+the message's last words in the comparison: pasted at its file, it is the site."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.app import Triage
+from bot.catalog.loader import load_catalog
+from bot.catalog.sites import skeleton_record
+
+RESOLVER = "crates/resolver/src/version_map.rs"
+
+
+@pytest.fixture
+def triage(tmp_path) -> Triage:
+    rows = [
+        skeleton_record(
+            repo="someone/tool",
+            file_path=RESOLVER,
+            line=line,
+            kind="expect",
+            message_format=message,
+            commit="1" * 40,
+        )
+        for line, message in (
+            (40, "Prefix must no change"),
+            (90, "the lazy distribution index is always in range"),
+        )
+    ]
+    path = tmp_path / "catalog.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return Triage(load_catalog([path]))
+
+
+def test_a_word_inserted_at_the_sites_file_is_the_site(triage: Triage) -> None:
+    text = f"thread 'main' panicked at {RESOLVER}:52:9:\nPrefix must now no change\n"
+    (match,) = triage.analyse(text).panics
+    assert match.matched and match.best is not None
+    assert triage.catalog.records[match.best.record_id].line_number == 40
+    assert "fuzzy" in match.best.evidence
+
+
+def test_an_error_tail_after_the_message_still_costs_nothing(triage: Triage) -> None:
+    text = (
+        f"thread 'main' panicked at {RESOLVER}:52:9:\n"
+        "Prefix must no change: Error { kind: InvalidData, at: 4096 }\n"
+    )
+    (match,) = triage.analyse(text).panics
+    assert match.matched and match.best is not None
+    assert triage.catalog.records[match.best.record_id].line_number == 40
