@@ -3,6 +3,7 @@ labelled corpora, and says how it does on projects it was not fitted on.
 
     python benchmarks/fit_scorer.py            # figures only
     python benchmarks/fit_scorer.py --write    # and write bot/core/match/model.json
+    python benchmarks/fit_scorer.py --without score,cleared   # features held at zero (figures only)
 
 Every corpus is analysed once with the matcher's stages alone (no model); each text gives one
 example, the best candidate of its first panic with candidates, right when its label accepts
@@ -109,10 +110,13 @@ def example(text: Text) -> tuple[tuple[float, ...], bool] | None:
     return features(first, 0, text.message_of), text.accept(first.candidates[0].record_id)
 
 
+WITHOUT: frozenset[str] = frozenset()  # features held at zero (`--without`)
+
+
 def fit(examples: list[tuple[tuple[float, ...], bool]]) -> tuple[float, np.ndarray]:
     """Logistic regression, monotone: every feature is evidence for the candidate, so a
     weight that comes out below zero is held at zero and the rest refitted."""
-    kept = np.ones(len(FEATURES), dtype=bool)
+    kept = np.array([name not in WITHOUT for name in FEATURES])
     while True:
         intercept, weights = _fit(examples, kept)
         if (weights >= 0).all():
@@ -228,7 +232,22 @@ def shipped_model(texts: list[Text], threshold: float, version: str) -> Model:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="write bot/core/match/model.json")
+    parser.add_argument(
+        "--without",
+        default="",
+        metavar="NAME[,NAME]",
+        help="fit with these features held at zero, to see what the model does without them",
+    )
     args = parser.parse_args()
+    global WITHOUT
+    WITHOUT = frozenset(n for n in args.without.split(",") if n)
+    unknown = sorted(WITHOUT - set(FEATURES))
+    if unknown:
+        print(f"error: unknown feature(s) {', '.join(unknown)}: one of {', '.join(FEATURES)}")
+        return 2
+    if WITHOUT and args.write:
+        print("error: --without is for figures only; the shipped model uses every feature")
+        return 2
 
     texts = corpora()
     projects = sorted({t.project for t in texts})
