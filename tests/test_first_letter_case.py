@@ -4,12 +4,10 @@ paste's own case is preferred where both fit alike."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from small_catalog import answered_site, triage_of
 
 from bot.app import Triage
-from bot.catalog.loader import load_catalog
 from bot.catalog.sites import skeleton_record
 from bot.core.panic import Panic
 
@@ -38,17 +36,10 @@ def triage(tmp_path) -> Triage:
         _row("crates/gpu/src/queue.rs", 7, "Queue submission failed after the device was lost"),
         _row("crates/gpu/src/queue.rs", 30, "queue submission failed after the device was lost"),
     ]
-    path = tmp_path / "catalog.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return Triage(load_catalog([path]))
+    return triage_of(tmp_path, rows)
 
 
-def _answer(triage: Triage, text: str) -> tuple[str, int] | None:
-    answered = triage.analyse(text).answered
-    if not answered or answered[0].best is None:
-        return None
-    record = triage.catalog.records[answered[0].best.record_id]
-    return record.file_path, record.line_number
+_answer = answered_site
 
 
 def test_a_lower_cased_message_at_its_file_is_its_site(triage: Triage) -> None:

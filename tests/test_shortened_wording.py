@@ -5,12 +5,10 @@ what its own words say, so a site printing the paste whole is not outranked by a
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from small_catalog import answered_site, triage_of
 
 from bot.app import Triage
-from bot.catalog.loader import load_catalog
 from bot.catalog.sites import skeleton_record
 
 REPO = "someone/engine"
@@ -33,17 +31,10 @@ def triage(tmp_path) -> Triage:
         _row(INDEX, 30, "decl should have ident"),
         _row(INDEX, 50, "decl should have ident for redefinition"),
     ]
-    path = tmp_path / "catalog.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return Triage(load_catalog([path]))
+    return triage_of(tmp_path, rows)
 
 
-def _answer(triage: Triage, text: str) -> tuple[str, int] | None:
-    answered = triage.analyse(text).answered
-    if not answered or answered[0].best is None:
-        return None
-    record = triage.catalog.records[answered[0].best.record_id]
-    return record.file_path, record.line_number
+_answer = answered_site
 
 
 def _at(path: str, line: int, message: str) -> str:

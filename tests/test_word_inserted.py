@@ -3,12 +3,10 @@ the message's last words in the comparison: pasted at its file, it is the site."
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from small_catalog import triage_of
 
 from bot.app import Triage
-from bot.catalog.loader import load_catalog
 from bot.catalog.sites import skeleton_record
 
 RESOLVER = "crates/resolver/src/version_map.rs"
@@ -30,9 +28,7 @@ def triage(tmp_path) -> Triage:
             (90, "the lazy distribution index is always in range"),
         )
     ]
-    path = tmp_path / "catalog.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return Triage(load_catalog([path]))
+    return triage_of(tmp_path, rows)
 
 
 def test_a_word_inserted_at_the_sites_file_is_the_site(triage: Triage) -> None:
