@@ -334,7 +334,7 @@ class Matcher:
             said = min(entry.specificity, specificity(query.text))
             shortened_alike = any(
                 other.literal != entry.literal and _older_shorter_wording(query.text, other)
-                for other in map(self.index.entry, self.index.by_file[location_path])
+                for other in map(self.index.entry, self.index.by_file.get(location_path, ()))
             )
         else:
             said, shortened_alike = entry.specificity, False
@@ -893,7 +893,9 @@ _SAME_STEM = 0.75  # `Position` / `Positions`; `definition` / `expression` is 0.
 def _older_shorter_wording(query: str, entry: IndexedRecord) -> bool:
     """Whether the pasted message is the record's words with some left out, its first and
     last kept (`HirDisplay failed when calling Display::fmt!`, today `HirDisplay::hir_fmt
-    failed with DisplaySourceCodeError when calling Display::fmt!`)."""
+    failed with DisplaySourceCodeError when calling Display::fmt!`), or its leading words
+    alone (`Unable to open the shader cache`, today `.. cache for writing`); at least four
+    words and half of the record's."""
     if entry.has_placeholders:
         return False
     pasted, recorded = word_tuple(query), word_tuple(entry.literal)
