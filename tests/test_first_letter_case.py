@@ -39,15 +39,12 @@ def triage(tmp_path) -> Triage:
     return triage_of(tmp_path, rows)
 
 
-_answer = answered_site
-
-
 def test_a_lower_cased_message_at_its_file_is_its_site(triage: Triage) -> None:
     text = (
         "thread 'main' panicked at crates/gpu/src/device.rs:52:9:\n"
         "failed to create the swap chain for Surface(3)\n"
     )
-    assert _answer(triage, text) == ("crates/gpu/src/device.rs", 40)
+    assert answered_site(triage, text) == ("crates/gpu/src/device.rs", 40)
     # matched as its pattern, not as a fuzzy fit of its characters
     (match,) = triage.analyse(text).panics
     assert match.best is not None and "pattern" in match.best.evidence
@@ -56,8 +53,9 @@ def test_a_lower_cased_message_at_its_file_is_its_site(triage: Triage) -> None:
 def test_a_capitalised_message_of_common_words_alone_in_a_block_is_found(triage: Triage) -> None:
     # Its words are every sibling's: only its opening, in either case, finds the site.
     text = f"Got this:\n```\n{COMMON[0].upper() + COMMON[1:]}\n```\n"
-    assert _answer(triage, text) == ("crates/gpu/src/props.rs", 10)
-    assert _answer(triage, f"Got this:\n```\n{COMMON}\n```\n") == ("crates/gpu/src/props.rs", 10)
+    assert answered_site(triage, text) == ("crates/gpu/src/props.rs", 10)
+    lowered = f"Got this:\n```\n{COMMON}\n```\n"
+    assert answered_site(triage, lowered) == ("crates/gpu/src/props.rs", 10)
 
 
 @pytest.mark.parametrize("message", [QUEUE, QUEUE[0].lower() + QUEUE[1:]])

@@ -34,22 +34,19 @@ def triage(tmp_path) -> Triage:
     return triage_of(tmp_path, rows)
 
 
-_answer = answered_site
-
-
 def _at(path: str, line: int, message: str) -> str:
     return f"thread 'main' panicked at {path}:{line}:9:\n{message}\n"
 
 
 def test_a_message_without_its_last_words_at_its_file_is_its_site(triage: Triage) -> None:
     # twelve lines off: the line is no evidence, the file and the opening words are
-    assert _answer(triage, _at(LOADER, 32, "Unable to open the shader cache")) == (LOADER, 20)
+    assert answered_site(triage, _at(LOADER, 32, "Unable to open the shader cache")) == (LOADER, 20)
 
 
 def test_the_same_without_a_header_or_at_another_file_is_not_answered(triage: Triage) -> None:
     cut = "Unable to open the shader cache"
-    assert _answer(triage, f"Got this:\n```\n{cut}\n```\n") is None
-    assert _answer(triage, _at("crates/other/src/lib.rs", 32, cut)) is None
+    assert answered_site(triage, f"Got this:\n```\n{cut}\n```\n") is None
+    assert answered_site(triage, _at("crates/other/src/lib.rs", 32, cut)) is None
 
 
 def test_opening_words_two_messages_of_the_file_share_are_not_answered(triage: Triage) -> None:
@@ -62,4 +59,4 @@ def test_opening_words_two_messages_of_the_file_share_are_not_answered(triage: T
 def test_a_message_printed_whole_outranks_a_longer_one_it_opens(triage: Triage) -> None:
     # `decl should have ident.` is one site's whole message (its full stop aside) and the
     # opening of the other's: the one it says whole is the answer
-    assert _answer(triage, _at(INDEX, 80, "decl should have ident.")) == (INDEX, 30)
+    assert answered_site(triage, _at(INDEX, 80, "decl should have ident.")) == (INDEX, 30)
