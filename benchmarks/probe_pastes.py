@@ -12,7 +12,8 @@ Two probes, each printed per project as right / silent / wrong:
   another project for burn's ONNX crates, counts as wrong here: read those by hand).
 - **drift**: today's sites (those that say enough alone), their message changed the way older
   releases and users change them (the first letter's case, the full stop, one word's last
-  letter, the last two words dropped, a word inserted), pasted at the site's file twelve lines
+  letter, the last two words dropped, a word inserted, the last two words printed as a value),
+  pasted at the site's file twelve lines
   off (so the line is no evidence) and, apart, alone in a code block. Right: the same message
   at the same file (placeholders' names aside); "right, another site" counts the same message
   elsewhere.
@@ -102,11 +103,13 @@ def _drifted(message: str, kind: str, rng: random.Random) -> str | None:
         return " ".join(words)
     if kind == "tail dropped":
         return " ".join(words[:-2]) if len(words) >= 6 else None
+    if kind == "tail a value":  # a newer release prints a value where the last words were
+        return " ".join([*words[:-2], "app_state::Shortcut<u8>"]) if len(words) >= 6 else None
     words.insert(rng.randrange(1, max(2, len(words))), "now")  # a word inserted
     return " ".join(words)
 
 
-DRIFTS = ("case", "full stop", "one letter", "tail dropped", "word inserted")
+DRIFTS = ("case", "full stop", "one letter", "tail dropped", "word inserted", "tail a value")
 
 
 def drift(triage: Triage) -> dict[str, Counter[str]]:

@@ -75,8 +75,9 @@ MISSES = {
     "axum": (0, 0),  # 20 texts (2026-12-06) with its 0.2-0.8 history, labelled before they ran
     # tauri (2026-12-06, 14 texts with its 1.0-2.0 history, labelled before they ran): quotes in
     # prose and titles of a format mostly of placeholders (`Failed to setup app: {e}`), and a
-    # newer wording than the scan's in another program's own panic report.
-    "tauri": (3, 2),
+    # newer wording than the scan's in another program's own panic report. A last word printed
+    # as a value (2026-12-07) lowered its held-out count.
+    "tauri": (3, 1),
     # typst (typst/typst with its 0.1-0.15 history, 2026-12-06): 19 texts labelled before they
     # ran, mostly panics no site prints (std's checks, bare assertions, krilla's); the first run
     # missed both catalogued ones: a debug build's assertion after Rust's newer str-slicing

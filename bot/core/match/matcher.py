@@ -890,6 +890,10 @@ _CONTENT_WORD = 4  # shorter words (`is`, `are`, `the`) change with the grammar 
 _SAME_STEM = 0.75  # `Position` / `Positions`; `definition` / `expression` is 0.5
 
 
+# a token printed from a value (a path, a type, a struct), not prose nor a placeholder's quote
+_VALUE = re.compile(r"::|[<>\[\]{}()=/\\]")
+
+
 def _older_shorter_wording(query: str, entry: IndexedRecord) -> bool:
     """Whether the pasted message is the record's words with some left out, its first and
     last kept (`HirDisplay failed when calling Display::fmt!`, today `HirDisplay::hir_fmt
@@ -899,6 +903,13 @@ def _older_shorter_wording(query: str, entry: IndexedRecord) -> bool:
     if entry.has_placeholders:
         return False
     pasted, recorded = word_tuple(query), word_tuple(entry.literal)
+    head, _, last = query.rstrip().rpartition(" ")
+    if _VALUE.search(last):
+        # its leading words, then a value where the record's last words are: a later release
+        # formats what it names (`.. for given type`, then `.. for app::Shortcut<Wry>`)
+        lead = word_tuple(head)
+        if 4 <= len(lead) < len(recorded) <= 2 * len(lead) and lead == recorded[: len(lead)]:
+            return True
     if len(pasted) < 4 or 2 * len(pasted) < len(recorded) or len(pasted) >= len(recorded):
         return False
     if pasted[0] != recorded[0]:
