@@ -2,7 +2,7 @@
 
     python benchmarks/probe_pastes.py [PROJECT ...]      (default: burn and every labelled project)
 
-Two probes, each printed per project as right / silent / wrong:
+Three probes, each printed per project as right / silent / wrong:
 
 - **older releases**: for every lineage of a project's release history whose site moved to
   another file or was reworded, the site as its first release printed it (that release's
@@ -17,6 +17,8 @@ Two probes, each printed per project as right / silent / wrong:
   off (so the line is no evidence) and, apart, alone in a code block. Right: the same message
   at the same file (placeholders' names aside); "right, another site" counts the same message
   elsewhere.
+- **cut short**: today's sites of eight words or more without placeholders, their message cut
+  at 60% of its characters and quoted alone as a title (a title trimmed to fit).
 
 These are not accuracy figures (no person labelled the pastes, and a drifted paste may well be
 another message): they show where the matcher is silent or wrong on shapes the labelled corpora
@@ -137,6 +139,29 @@ def drift(triage: Triage) -> dict[str, Counter[str]]:
     return out
 
 
+def cut_short(triage: Triage) -> Counter[str]:
+    """Today's sites of eight words or more and no placeholder, their message cut at 60% of
+    its characters (inside a word or not) and quoted alone as an issue's title."""
+    catalog = triage.catalog
+    records = sorted((catalog.get(rid) for rid in list(catalog.records)), key=lambda r: r.id)
+    sites = [
+        r
+        for r in records
+        if r is not None
+        and _tried(r)
+        and _registry_path(r)
+        and len(r.error_message.split()) >= 8
+        and "{" not in r.error_message
+    ]
+    random.Random(2).shuffle(sites)
+    out: Counter[str] = Counter()
+    for record in sites[:DRIFT_SITES]:
+        cut = record.error_message[: int(len(record.error_message) * 0.6)].rstrip()
+        text = f"Title: {cut}\n\nIt crashes when the window opens.\n"
+        out[_verdict(triage, text, record)] += 1
+    return out
+
+
 def _verdict(triage: Triage, text: str, want: Record | None) -> str:
     answered = triage.analyse(text).answered
     if not answered:
@@ -168,6 +193,7 @@ def main() -> int:
         print(f"  older releases: {_cells(older_releases(triage))}")
         for name, counts in sorted(drift(triage).items()):
             print(f"  drift, {name}: {_cells(counts)}")
+        print(f"  cut short, a title: {_cells(cut_short(triage))}")
     return 0
 
 

@@ -42,6 +42,8 @@ from bot.core.match.cascade import (
 from bot.core.match.crates import repo_crate_names
 from bot.core.match.drift import MIN_FIXED_TOKENS, WHOLE_SCORE, PastedForm, drift_between
 from bot.core.match.index import (
+    OPENING_CHARS,
+    STOPWORDS,
     CatalogIndex,
     IndexedRecord,
     SiteCatalog,
@@ -202,8 +204,9 @@ class Matcher:
         ids = list(self.index.candidates(query))
         if query[:1].isalpha():
             # A long message's first sentence(s) alone (in a title, maybe without its full
-            # stop or lower-cased): its words cover too little of it.
-            ids.extend(rid for rid in self.index.opened_by(query) if rid not in ids)
+            # stop or lower-cased, maybe cut short): its words cover too little of it.
+            opening = query.removesuffix("…").removesuffix("...")
+            ids.extend(rid for rid in self.index.opened_by(opening) if rid not in ids)
         location_path = self._repo_path(panic.location)
         known = set(ids)  # a set: thousands of records can share one file
         more = self.index.by_file.get(location_path, ()) if location_path else ()
@@ -733,7 +736,7 @@ def _clean_query(message: str) -> str:
 def _quote_says_enough(query: str, entry: IndexedRecord) -> bool:
     """A quoted leading clause of the message's fixed text that says enough alone (a clause
     with filled placeholders holds values the record cannot vouch for: not from a quote)."""
-    clause = query.rstrip(" .")
+    clause = query.rstrip(" .…")  # (or cut short: `_cut_short`)
     capital = clause[:1].upper() + clause[1:]  # (a title lower-cases it)
     return entry.message.startswith((clause, capital)) and says_enough(query)
 
@@ -783,7 +786,7 @@ def _message_fit(prepared: _Query, entry: IndexedRecord, in_sentence: bool) -> _
         and _fullmatch(entry.regex, query + ".", entry)
     ):
         return _MessageScore(1.0, ("pattern",))  # quoted without its closing full stop
-    if _is_older_wording(query, entry):
+    if _is_older_wording(query, entry) or _cut_short(query, entry.message):
         # Only as strong as a full match when a pasted panic backs it (see `_score`).
         return _MessageScore(0.9, ("prefix",))
     if leading_lines(query, entry):
@@ -949,6 +952,25 @@ def _fullmatch(regex: Regex, query: str, entry: IndexedRecord) -> RegexMatch | N
 
 
 _CLAUSE_ENDS = ("", " ", ",", ")", "(")
+
+
+def _cut_short(query: str, message: str) -> bool:
+    """The message's opening, cut inside a word or where an ellipsis says so (a title trimmed to
+    fit, a log line's width): no release prints half a word."""
+    text = query.removesuffix("…").removesuffix("...")
+    inside_a_word = text == query
+    text = text.rstrip()
+    if len(text) < OPENING_CHARS or len(text) >= len(message) or not message.startswith(text):
+        return False
+    if not inside_a_word:
+        return True
+    # (a stopword may be whole: `.. valid in a` of `.. in a tag name`)
+    partial = re.search(r"[^\W_]+$", text)
+    return (
+        partial is not None
+        and partial.group().lower() not in STOPWORDS
+        and message[len(text)].isalnum()
+    )
 
 
 def _is_older_wording(query: str, entry: IndexedRecord) -> bool:
