@@ -6,29 +6,21 @@ two messages share says neither."""
 from __future__ import annotations
 
 import pytest
-from small_catalog import answered_site, triage_of
+from small_catalog import answered_site, site_row, triage_of
 
 from bot.app import Triage
-from bot.catalog.sites import skeleton_record
 
-REPO = "someone/engine"
 LIGHTS = "crates/render/src/light.rs"
 DOM = "crates/html/src/dom.rs"
-
-
-def _row(path: str, line: int, message: str) -> dict:
-    return skeleton_record(
-        repo=REPO, file_path=path, line=line, kind="panic!", message_format=message, commit="1" * 40
-    )
 
 
 @pytest.fixture
 def triage(tmp_path) -> Triage:
     rows = [
-        _row(LIGHTS, 40, "Failed to get directional light visible entities for the cascade"),
-        _row(LIGHTS, 90, "Shadow map resolution must be a power of two and at most 8192"),
-        _row(DOM, 20, "not all characters are valid in a tag name"),
-        _row(DOM, 30, "not all characters are valid in an attribute name"),
+        site_row(LIGHTS, 40, "Failed to get directional light visible entities for the cascade"),
+        site_row(LIGHTS, 90, "Shadow map resolution must be a power of two and at most 8192"),
+        site_row(DOM, 20, "not all characters are valid in a tag name"),
+        site_row(DOM, 30, "not all characters are valid in an attribute name"),
     ]
     return triage_of(tmp_path, rows)
 

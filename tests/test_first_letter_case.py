@@ -5,36 +5,30 @@ paste's own case is preferred where both fit alike."""
 from __future__ import annotations
 
 import pytest
-from small_catalog import answered_site, triage_of
+from small_catalog import answered_site, site_row, triage_of
 
 from bot.app import Triage
-from bot.catalog.sites import skeleton_record
 from bot.core.panic import Panic
 
-REPO = "someone/engine"
 QUEUE = "Queue submission failed after the device was lost"
 # Words many sites share: the index's words alone do not find the first site below.
 COMMON = "setting properties should never fail on our dictionary objects"
 
 
-def _row(path: str, line: int, message: str, kind: str = "panic!") -> dict:
-    return skeleton_record(
-        repo=REPO, file_path=path, line=line, kind=kind, message_format=message, commit="1" * 40
-    )
-
-
 @pytest.fixture
 def triage(tmp_path) -> Triage:
     rows = [
-        _row("crates/gpu/src/device.rs", 40, "Failed to create the swap chain for {surface}"),
-        _row("crates/gpu/src/props.rs", 10, COMMON),
+        site_row("crates/gpu/src/device.rs", 40, "Failed to create the swap chain for {surface}"),
+        site_row("crates/gpu/src/props.rs", 10, COMMON),
         # sites sharing the common words, so that they are too common for the index
         *(
-            _row(f"crates/gpu/src/other{n}.rs", 5, f"{COMMON} number {n} of many")
+            site_row(f"crates/gpu/src/other{n}.rs", 5, f"{COMMON} number {n} of many")
             for n in range(120)
         ),
-        _row("crates/gpu/src/queue.rs", 7, "Queue submission failed after the device was lost"),
-        _row("crates/gpu/src/queue.rs", 30, "queue submission failed after the device was lost"),
+        site_row("crates/gpu/src/queue.rs", 7, "Queue submission failed after the device was lost"),
+        site_row(
+            "crates/gpu/src/queue.rs", 30, "queue submission failed after the device was lost"
+        ),
     ]
     return triage_of(tmp_path, rows)
 
