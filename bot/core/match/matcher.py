@@ -901,8 +901,9 @@ def _older_shorter_wording(query: str, entry: IndexedRecord) -> bool:
     """Whether the pasted message is the record's words with some left out, its first and
     last kept (`HirDisplay failed when calling Display::fmt!`, today `HirDisplay::hir_fmt
     failed with DisplaySourceCodeError when calling Display::fmt!`), or its leading words
-    alone (`Unable to open the shader cache`, today `.. cache for writing`); at least four
-    words and half of the record's."""
+    alone (`Unable to open the shader cache`, today `.. cache for writing`), maybe followed by
+    a value where the record's last words are (`_VALUE`); at least four words and half of the
+    record's."""
     if entry.has_placeholders:
         return False
     pasted, recorded = word_tuple(query), word_tuple(entry.literal)
