@@ -4,13 +4,10 @@ message is nearly all placeholders."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from small_catalog import site_row, triage_of
 
 from bot.app import Triage
-from bot.catalog.loader import load_catalog
-from bot.catalog.sites import skeleton_record
 from bot.core.extract.paths import crate_from_function
 from bot.core.extract.scanner import extract_panics
 
@@ -73,25 +70,13 @@ PLACEHOLDERS = "{file}:{line} {err}"
 @pytest.fixture
 def triage(tmp_path) -> Triage:
     rows = [
-        skeleton_record(
-            repo="someone/viewer",
-            file_path=path,
-            line=line,
-            kind="panic!",
-            message_format=message,
-            commit="1" * 40,
-        )
-        for path, line, message in (
-            ("crates/logging/src/result_ext.rs", 67, PLACEHOLDERS),
-            ("crates/logging/src/result_ext.rs", 90, "{}: {}"),
-            ("crates/render/src/strips.rs", 12, "strip builder dropped twice"),
-        )
+        site_row("crates/logging/src/result_ext.rs", 67, PLACEHOLDERS),
+        site_row("crates/logging/src/result_ext.rs", 90, "{}: {}"),
+        site_row("crates/render/src/strips.rs", 12, "strip builder dropped twice"),
     ]
     rows[0]["enclosingFn"] = "unwrap_or_panic_in_debug"
     rows[1]["enclosingFn"] = "warn_on_err"
-    path = tmp_path / "catalog.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return Triage(load_catalog([path]))
+    return triage_of(tmp_path, rows)
 
 
 TRACK_CALLER_PASTE = """\

@@ -4,10 +4,9 @@ the message's last words in the comparison: pasted at its file, it is the site."
 from __future__ import annotations
 
 import pytest
-from small_catalog import triage_of
+from small_catalog import site_row, triage_of
 
 from bot.app import Triage
-from bot.catalog.sites import skeleton_record
 
 RESOLVER = "crates/resolver/src/version_map.rs"
 
@@ -15,18 +14,8 @@ RESOLVER = "crates/resolver/src/version_map.rs"
 @pytest.fixture
 def triage(tmp_path) -> Triage:
     rows = [
-        skeleton_record(
-            repo="someone/tool",
-            file_path=RESOLVER,
-            line=line,
-            kind="expect",
-            message_format=message,
-            commit="1" * 40,
-        )
-        for line, message in (
-            (40, "Prefix must no change"),
-            (90, "the lazy distribution index is always in range"),
-        )
+        site_row(RESOLVER, 40, "Prefix must no change", kind="expect"),
+        site_row(RESOLVER, 90, "the lazy distribution index is always in range", kind="expect"),
     ]
     return triage_of(tmp_path, rows)
 

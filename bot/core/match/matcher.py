@@ -205,7 +205,7 @@ class Matcher:
         if query[:1].isalpha():
             # A long message's first sentence(s) alone (in a title, maybe without its full
             # stop or lower-cased, maybe cut short): its words cover too little of it.
-            opening = query.removesuffix("…").removesuffix("...")
+            opening = _before_ellipsis(query)
             ids.extend(rid for rid in self.index.opened_by(opening) if rid not in ids)
         location_path = self._repo_path(panic.location)
         known = set(ids)  # a set: thousands of records can share one file
@@ -958,7 +958,7 @@ _CLAUSE_ENDS = ("", " ", ",", ")", "(")
 def _cut_short(query: str, message: str) -> bool:
     """The message's opening, cut inside a word or where an ellipsis says so (a title trimmed to
     fit, a log line's width): no release prints half a word."""
-    text = query.removesuffix("…").removesuffix("...")
+    text = _before_ellipsis(query)
     inside_a_word = text == query
     text = text.rstrip()
     if len(text) < OPENING_CHARS or len(text) >= len(message) or not message.startswith(text):
@@ -972,6 +972,11 @@ def _cut_short(query: str, message: str) -> bool:
         and partial.group().lower() not in STOPWORDS
         and message[len(text)].isalnum()
     )
+
+
+def _before_ellipsis(text: str) -> str:
+    """`text` without the ellipsis that says it was cut (`…`, `...`)."""
+    return text.removesuffix("…").removesuffix("...")
 
 
 def _is_older_wording(query: str, entry: IndexedRecord) -> bool:
