@@ -120,6 +120,9 @@ MISSES = {
     # (read since); `unwrap_debug_or_log_error`'s all-placeholder `{file}:{line} {err}`,
     # printed at the caller, is found from the backtrace's frame but scores 0.53, unanswered.
     "rerun": (1, 0),
+    # sqlx (launchbadge/sqlx with its 0.5-0.8 history, 2026-12-07): 20 texts labelled before they
+    # ran; first run tuned 4 of 4, held out 1 of 2, 0 false.
+    "sqlx": (0, 1),
     "winit": (0, 0),  # 20 texts (2026-12-06) with its 0.20-0.30 history, labelled before they ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
