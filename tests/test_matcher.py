@@ -6,6 +6,7 @@ import json
 
 from bot.app import Triage
 from bot.catalog.loader import load_catalog
+from bot.core.extract.quoted import quoted_snippets
 from bot.core.match.matcher import MATCH_THRESHOLD
 
 REGISTRY = "/home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f"
@@ -398,6 +399,19 @@ def test_a_titles_message_after_a_few_words_is_read_from_its_capitalised_word(tm
     assert triage.analyse(title).verdict == "match"
     near = title.replace("within a ledger", "within a journal")
     assert triage.analyse(near).verdict != "match"
+
+
+def test_a_message_in_single_quotes_is_read_as_quoted_apostrophes_are_not_quotes(tmp_path):
+    """`panic 'MESSAGE' in fn`: single quotes around a message, as std's old header printed it,
+    mark it as quoted like double ones; an apostrophe inside or after a word opens nothing."""
+    triage = one_record_triage(tmp_path, "Grid cell index out of bounds.", "src/grid/ops.rs")
+    title = "Title: panic 'Grid cell index out of bounds.' in check_invariants\n\nRepro below.\n"
+    assert triage.analyse(title).verdict == "match"
+    line = "Hello,\n\nCalling resize gives 'Grid cell index out of bounds.' every time.\n"
+    assert triage.analyse(line).verdict == "match"
+    apostrophes = "Title: it's the users' Grid cell index out of bounds. thing\n\nno panic here\n"
+    assert quoted_snippets(apostrophes)[0].source == "title"
+    assert all(s.text != "Grid cell index out of bounds." for s in quoted_snippets(apostrophes))
 
 
 def test_a_backticked_fragment_in_prose_is_answered_only_exactly() -> None:

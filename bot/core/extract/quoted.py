@@ -39,7 +39,11 @@ _MARKERS = re.compile(r"^\s{0,8}(?:>\s?){0,8}(?:[-*+]\s+|\d{1,3}[.)]\s+|#{1,6}\s
 _SPAN = re.compile(r"(`{1,3})([^`\n]{1,500})\1")
 # A span opened by two or three backticks may hold single ones (```Failed to make `Name` ..```).
 _LONG_SPAN = re.compile(r"(?<!`)(`{2,3})(?!`)([^\n]{1,500}?)(?<!`)\1(?!`)")
-_QUOTED = re.compile(r"\"([^\"\n]{12,500})\"|“([^”\n]{12,500})”")
+# Single quotes as well (`panic 'MESSAGE' in ..`, as std's old header quoted it), when they
+# stand apart from words: an apostrophe (`don't`, `users'`) never opens nor closes one.
+_QUOTED = re.compile(
+    r"\"([^\"\n]{12,500})\"|“([^”\n]{12,500})”|(?<![\w'])'([^'\n]{12,500})'(?![\w'])"
+)
 # `getting this when training: MESSAGE` -> MESSAGE; the lead-in is short and ends with a colon.
 _LEAD_IN = re.compile(r"^[^:`\"]{3,80}?(?::|->|—|=>)\s+")
 # Source code quoted in a review: a message inside a macro call is not a report.
@@ -54,6 +58,10 @@ _FLAT_LOCATION = re.compile(r"[\w./\\-]{1,200}\.rs:\d{1,7}:\d{1,5}:\s+(?=\S)")
 _TITLE_WORD = re.compile(r"(?<=\s)[A-Z][a-z]")
 MAX_TITLE_LEAD = 40
 _FORMAT_PLACEHOLDER = re.compile(r"\{[A-Za-z0-9_]*(?::[^{}\s]*)?\}")
+
+
+def _quoted(found: re.Match[str]) -> str:
+    return found.group(1) or found.group(2) or found.group(3)
 
 
 def _strip_line(line: str) -> str:
@@ -168,7 +176,7 @@ def quoted_snippets(text: str) -> list[Snippet]:
                 for span in _spans(title_text):
                     add(span.group(2), "title", title_text)
                 for quote in _QUOTED.finditer(title_text):  # `panics with "MESSAGE"`
-                    add(quote.group(1) or quote.group(2), "title", title_text)
+                    add(_quoted(quote), "title", title_text)
                 lead = _LEAD_IN.match(title_text)
                 if lead:
                     add(title_text[lead.end() :], "title", title_text)
@@ -196,7 +204,7 @@ def quoted_snippets(text: str) -> list[Snippet]:
         for span in _spans(stripped):
             add(span.group(2), "span", line)
         for quote in _QUOTED.finditer(stripped):
-            add(quote.group(1) or quote.group(2), "span", line)
+            add(_quoted(quote), "span", line)
         # a lead-in opening the line or one of its first sentences (`It panics. The error
         # message : MESSAGE`)
         for start in _sentence_starts(line):

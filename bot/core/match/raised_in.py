@@ -21,6 +21,7 @@ from bot.core.panic import Frame
 # Frames of the panic machinery looked past, at most.
 _MACHINERY_FRAMES = 12
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_MSVC_IMPL = re.compile(r"impl\$\d+")
 
 
 def impl_type(impl: str | None) -> str | None:
@@ -46,7 +47,9 @@ def panicking_frame(frames: tuple[Frame, ...]) -> Frame | None:
 def owner_and_name(function: str) -> tuple[str | None, str]:
     """(the type, the function) a frame names: `nu_protocol::StateWorkingSet::get_block_mut`
     -> (`StateWorkingSet`, `get_block_mut`); a trait method `<slab::Slab<T> as
-    core::ops::index::Index<usize>>::index` -> (`Slab`, `index`)."""
+    core::ops::index::Index<usize>>::index` -> (`Slab`, `index`). Windows backtraces (MSVC
+    symbols) name an impl block by its number, `nalgebra::base::ops::impl$3::index_mut`: the
+    type is not known, (None, `index_mut`)."""
     function = strip_symbol_hash(function)
     if function.startswith("<") and " as " in function and ">::" in function:
         head, _, name = function.rpartition(">::")
@@ -54,14 +57,16 @@ def owner_and_name(function: str) -> tuple[str | None, str]:
         found = _IDENT.findall(self_type.split("<", 1)[0].rsplit("::", 1)[-1])
         return (found[0] if found else None), name
     segments = function.split("::")
-    return (segments[-2] if len(segments) > 1 else None), segments[-1]
+    owner = segments[-2] if len(segments) > 1 else None
+    return (None if owner is not None and _MSVC_IMPL.fullmatch(owner) else owner), segments[-1]
 
 
 def panicked_in(
     record: Record, frames: tuple[Frame, ...], project_crate: Callable[[str], bool]
 ) -> bool:
     """Whether the first frame of code that is not std's is the record's function (its type's
-    method when the record is in an impl), in a crate `project_crate` says is the project's."""
+    method when the record is in an impl, unless the frame does not say the type), in a crate
+    `project_crate` says is the project's."""
     name = record.enclosing_fn
     frame = panicking_frame(frames) if name else None
     if frame is None or frame.crate is None:
@@ -70,4 +75,4 @@ def panicked_in(
     if function != name or not project_crate(canonical_crate(frame.crate)):
         return False
     wanted = impl_type(record.site_check.get("impl"))
-    return wanted is None or owner == wanted
+    return wanted is None or owner is None or owner == wanted
