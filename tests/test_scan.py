@@ -489,7 +489,7 @@ cfg_rt! { fn wrapped() { panic!("a function inside another macro's tokens") } }
         (7, "plain site", ()),
         (8, "from a macro body", ("macro-body",)),
         (9, "in a generated fn", ("macro-body",)),
-        (10, "generated into the user's crate", ("macro-body",)),
+        (10, "generated into the user's crate", ("macro-body", "proc-macro-output")),
         (11, "defined inside another macro's tokens", ("macro-body",)),
         (12, "a function inside another macro's tokens", ()),
     ]

@@ -492,3 +492,55 @@ def test_a_version_no_release_has_places_no_garbled_message_at_a_line() -> None:
         path = f"{REGISTRY}/nu-protocol-{version}/src/engine/engine_state.rs"
         hit = find_hit(history, pasted_crate_file(path, history.by_crate), 1226, cut, version)
         assert (hit is not None and hit.how == "line") == placed, (version, hit)
+
+
+SHIM_MACRO = """pub fn expand(name: &str) -> TokenStream {
+    quote! {
+        fn call() {
+            panic!("cannot call shim functions outside the host target");
+        }
+    }
+}
+"""
+SHIM_RULES = """macro_rules! guard {
+    ($v:expr) => {
+        if $v > 8 { panic!("guarded value exceeds the table width of the shim"); }
+    };
+}
+"""
+
+
+def test_a_quote_body_is_answered_in_any_crate_a_macro_rules_body_in_its_own(tmp_path) -> None:
+    """A `quote!` body is a proc macro's output, compiled into each crate that uses the macro:
+    pasted at a file of another crate of the repository (one the release history scanned and
+    that never held the message) it is still the site. A `macro_rules!` body is invoked in its
+    own crate: pasted in another crate that never held it, it is not answered."""
+    root = tmp_path / "shim"
+    for folder, name, source in (
+        ("macro", "shim-macro", SHIM_MACRO + SHIM_RULES),
+        ("sys", "shim-sys", 'pub fn now() -> u64 {\n    panic!("no clock on this host")\n}\n'),
+    ):
+        (root / "crates" / folder / "src").mkdir(parents=True)
+        (root / "crates" / folder / "Cargo.toml").write_text(
+            f'[package]\nname = "{name}"\nversion = "0.2.0"\n'
+        )
+        (root / "crates" / folder / "src" / "lib.rs").write_text(source)
+    (root / "Cargo.toml").write_text('[workspace]\nmembers = ["crates/*"]\n')
+    _release(root, "0.2.0")
+    argv = ["catalog", "history", str(root), "--repo", "acme/shim", "--include-head"]
+    built = run_cli(tmp_path, *argv, "--out", str(tmp_path / "c"))
+    assert built.returncode == 0, built.stderr
+    sites = {
+        r["errorMessage"]: r for r in map(json.loads, (tmp_path / "c" / "panic_sites.jsonl").open())
+    }
+    quoted = sites["cannot call shim functions outside the host target"]
+    assert "proc-macro-output" in quoted["tags"]
+    at_sys = f"{REGISTRY}/shim-sys-0.2.0/src/lib.rs:2:5"
+    verdict, answers = _answer(
+        tmp_path, tmp_path / "c", HEADER.format(path=at_sys, message=quoted["errorMessage"])
+    )
+    assert verdict == "match" and answers[0][0] == quoted["id"], answers
+    rules = "guarded value exceeds the table width of the shim"
+    assert "proc-macro-output" not in sites[rules]["tags"]
+    verdict, answers = _answer(tmp_path, tmp_path / "c", HEADER.format(path=at_sys, message=rules))
+    assert verdict != "match", answers

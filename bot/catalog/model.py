@@ -268,6 +268,8 @@ REMOVED_TAG_PREFIX = "removed-at:"
 UNREVIEWED_TAG = "unreviewed-draft"
 TRACK_CALLER_TAG = "track-caller"  # in a #[track_caller] function: Rust prints the caller's line
 MACRO_BODY_TAG = "macro-body"  # in a macro_rules!/quote! body: Rust prints the invocation's line
+# ... and in a `quote!` body: a proc macro's output, compiled into whichever crate uses the macro
+PROC_MACRO_OUTPUT_TAG = "proc-macro-output"
 RAISED_AT_TAG_PREFIX = "raised-at:"  # a builder's reason: the site that panics with it
 CRATE_TAG_PREFIX = "crate:"  # the crate a scanned site is in: `crate:burn-tensor`
 

@@ -32,6 +32,7 @@ from typing import Any, Literal, TypeVar, overload
 from bot.catalog.model import (
     CRATE_TAG_PREFIX,
     MACRO_BODY_TAG,
+    PROC_MACRO_OUTPUT_TAG,
     TRACK_CALLER_TAG,
     Record,
     field,
@@ -876,10 +877,13 @@ def revise_at(
 def _printed_elsewhere(record: Record, pasted_crate: str) -> bool:
     """Rust prints this record's panic at another place that may be the pasted one: any caller
     for `#[track_caller]`; for a macro body, an invocation, which is in the macro's own crate
-    (burn-tensor's `check!` reasons, printed at the tensor op that called `check!`)."""
-    if TRACK_CALLER_TAG in record.tags:
+    (burn-tensor's `check!` reasons, printed at the tensor op that called `check!`), or for a
+    `quote!` body (a proc macro's output, compiled into each crate that uses the macro) in any
+    crate."""
+    tags = record.tags
+    if TRACK_CALLER_TAG in tags or PROC_MACRO_OUTPUT_TAG in tags:
         return True
-    return MACRO_BODY_TAG in record.tags and f"{CRATE_TAG_PREFIX}{pasted_crate}" in record.tags
+    return MACRO_BODY_TAG in tags and f"{CRATE_TAG_PREFIX}{pasted_crate}" in tags
 
 
 def _candidate(

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node, Parser, Query, QueryCursor
 
-from bot.catalog.model import MACRO_BODY_TAG, TRACK_CALLER_TAG
+from bot.catalog.model import MACRO_BODY_TAG, PROC_MACRO_OUTPUT_TAG, TRACK_CALLER_TAG
 from bot.scan.builders import Builder
 from bot.scan.rust.bindings import constants_at
 from bot.scan.rust.cfg import TestContext, inner_attributes_mark_test, test_module_paths
@@ -153,28 +153,40 @@ def caller_reported(node: Node) -> str | None:
 
 
 def _in_macro_body(node: Node) -> bool:
+    return _macro_body(node) is not None
+
+
+def in_quote_body(node: Node) -> bool:
+    """Inside a `quote!` (or `quote_spanned!`, `parse_quote!`) body, the innermost macro body
+    around `node`: a proc macro's output, compiled into the crate that uses the macro."""
+    return _macro_body(node) == "quote"
+
+
+def _macro_body(node: Node) -> str | None:
+    """"rules" inside a `macro_rules!` body, "quote" inside a `quote!`, the innermost one
+    around `node`; None outside both."""
     current = node.parent
     while current is not None:
         kind = current.type
         if kind == "macro_definition":
-            return True
+            return "rules"
         if kind == "macro_invocation":
             name = current.child_by_field_name("macro")
             if name is not None and macro_name(name) in _QUOTE_MACROS:
-                return True
+                return "quote"
         if kind == "token_tree":
             head = current.prev_sibling
             name = head.prev_sibling if head is not None and head.type == "!" else None
             if name is not None and name.text is not None and name.text.decode() in _QUOTE_MACROS:
-                return True
+                return "quote"
             # `macro_rules! name { .. }` inside another macro's tokens (`doc! { macro_rules!
             # select { .. } }`): the grammar sees tokens, not a macro definition.
             bang = head.prev_sibling if head is not None else None
             keyword = bang.prev_sibling if bang is not None and bang.type == "!" else None
             if keyword is not None and keyword.text == b"macro_rules":
-                return True
+                return "rules"
         current = current.parent
-    return False
+    return None
 
 
 _BLOCK_BOUNDARIES = frozenset({b";", b"=>", b"="})
@@ -325,6 +337,8 @@ def scan_source(
             return  # `unreachable!("")` says nothing; a record needs a message
         point = anchor.start_point
         reported = caller_reported(anchor)
+        if reported == MACRO_BODY_TAG and in_quote_body(anchor):
+            extra_tags = (PROC_MACRO_OUTPUT_TAG, *extra_tags)
         tags = tuple(dict.fromkeys(((reported,) if reported else ()) + extra_tags))
         check = site_check(anchor, kind, args, source, reparser)
         if error:
