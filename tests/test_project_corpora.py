@@ -127,6 +127,11 @@ MISSES = {
     # before they ran; first run tuned 1 of 4, held out 1 of 2, 0 false. Read since: a Windows
     # backtrace's `impl$N` frame (the type unnamed) and a title's single-quoted message.
     "nalgebra": (1, 1),
+    # wasm-bindgen (with its 0.2.50-0.2.127 history, 2026-12-07): 18 texts labelled before they
+    # ran; first run tuned 3 of 6, held out 0 of 4, 0 false: its extern shims are a `quote!`
+    # body printed in js-sys and web-sys, capped as crates that never printed the message. A
+    # proc macro's output is known since (`proc-macro-output`), held out 4 of 4.
+    "wasm-bindgen": (0, 0),
     "winit": (0, 0),  # 20 texts (2026-12-06) with its 0.20-0.30 history, labelled before they ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
