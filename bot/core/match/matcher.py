@@ -499,8 +499,6 @@ class Matcher:
         file of the project is another site, unless the release history places it there
         (`revise`, later); a wording that only resembles the record's is another message.
         """
-        if location.kind == "std":
-            return None
         record = entry.record
         if _kept_name(location.path, record.file_path or ""):
             return None

@@ -1001,8 +1001,6 @@ def _revise_one(
         "file": FILE_HIT_CONFIDENCE,
         "crate": CRATE_HIT_CONFIDENCE,
     }[hit.how]
-    if successor:
-        floor, distance = FILE_HIT_CONFIDENCE, None
     if existing is not None:
         merged = tuple(dict.fromkeys((*existing.evidence, *evidence)))
         chosen = with_step(
