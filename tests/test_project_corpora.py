@@ -132,6 +132,11 @@ MISSES = {
     # body printed in js-sys and web-sys, capped as crates that never printed the message. A
     # proc macro's output is known since (`proc-macro-output`), held out 4 of 4.
     "wasm-bindgen": (0, 0),
+    # alacritty (with its 0.1.1-0.17.0 history, 2026-12-07): 18 texts labelled before they ran,
+    # every catalogued one a site removed since (history/ holds the removed sites `catalog
+    # history` writes, as a maintainer's catalog does); first run tuned 4 of 4, held out 2 of 2,
+    # 0 false.
+    "alacritty": (0, 0),
     "winit": (0, 0),  # 20 texts (2026-12-06) with its 0.20-0.30 history, labelled before they ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
@@ -153,7 +158,9 @@ def project_triage(project: str) -> Triage:
 
 @pytest.mark.parametrize("project", NAMES)
 def test_every_accepted_site_is_in_the_projects_catalog(project: str) -> None:
-    catalog = load_catalog([PROJECTS / project / "catalog.jsonl"])
+    # (the catalog the project is scored against: its history's removed sites, when `history/`
+    # holds them, are sites of it)
+    catalog = project_triage(project).catalog
     sites = {(r.file_path, r.error_message) for r in catalog}
     missing = [
         (case["case"], site)
