@@ -988,7 +988,9 @@ def _revise_one(
     if weak and (is_std_message(panic.core_message) or (existing and existing.refused)):
         return match
     state = lineage.state(hit.release)
-    distance = abs(state[1] - location.line) if state and location.line is not None else None
+    # (a successor is another site: the removed one's line says nothing of its distance)
+    line = None if successor else location.line
+    distance = abs(state[1] - line) if state and line is not None else None
     evidence: list[Evidence] = (
         ["release", "location"] if hit.how != "crate" else ["release", "crate"]
     )
