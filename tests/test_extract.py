@@ -1190,6 +1190,32 @@ def test_color_eyre_report() -> None:
     assert panic.location.column is None
 
 
+def test_a_hooks_labelled_lines_in_either_order() -> None:
+    # A program's own hook: the location first, under another label, a thread line between.
+    text = (
+        "Source Location: D:\\a\\tool\\tool\\crates\\tool_ast\\src\\ast\\mod.rs:651:41\n"
+        "Thread Name: tool::worker_5\n"
+        "Message: Malformed list, node expected but found token COMMA@446..447 instead.\n"
+        "Stack Trace: Re-run with `RUST_BACKTRACE=1` to capture the stack trace\n"
+    )
+    panic = only(text)
+    assert panic.message == "Malformed list, node expected but found token COMMA@446..447 instead."
+    assert panic.has_header
+    assert panic.location is not None
+    assert (panic.location.path.endswith("mod.rs"), panic.location.line) == (True, 651)
+    # A user's hook printing each value in brackets, a timestamp first.
+    text = (
+        "Time: [2025-07-23-17-03-23]\n"
+        f"Location: [{REG}/tauri-2.5.1/src/lib.rs:742:7]\n"
+        "Message: [state() called before manage() for Foo]\n"
+    )
+    panic = only(text)
+    assert panic.message == "state() called before manage() for Foo"
+    assert panic.location is not None and panic.location.crate == "tauri"
+    # A `Message:` line without a location nearby is no such report (a log's, an error's).
+    assert all(p.location is None for p in extract_panics("Message: connection reset by peer\n"))
+
+
 def _change_description_by_regex(text: str) -> bool:
     """looks_like_change_description without its word check: the pattern on every text."""
     from bot.core.extract import quoted

@@ -353,6 +353,24 @@ def test_release_tags_of_a_monorepo_crate_a_calendar_and_a_date_name_their_versi
     assert version_key("tokio-1.9.0") < version_key("tokio-1.10.0")
 
 
+def test_release_tags_behind_a_folder_or_a_package_name_name_their_version() -> None:
+    # a tool's own tags in a monorepo (`cli/v1.9.4`) and changesets' package tags
+    tags = ["@acme/tool@2.3.10", "cli/v1.9.4", "@acme/tool@2.3.2", "cli/v1.10.0", "tool@0.4.0"]
+    assert [version_of(t) for t in tags] == ["2.3.10", "1.9.4", "2.3.2", "1.10.0", "0.4.0"]
+    assert sorted(tags, key=version_key) == [
+        "tool@0.4.0",
+        "cli/v1.9.4",
+        "cli/v1.10.0",
+        "@acme/tool@2.3.2",
+        "@acme/tool@2.3.10",
+    ]
+    # a folder or a name alone is no version
+    assert [version_of(t) for t in ("release/next", "tool@latest")] == [
+        "release/next",
+        "tool@latest",
+    ]
+
+
 def test_history_command_writes_lineages_and_records_that_validate(tmp_path, capsys):
     repo = TaggedRepo(tmp_path / "r")
     first = repo.release(

@@ -77,7 +77,9 @@ MISSES = {
     # prose and titles of a format mostly of placeholders (`Failed to setup app: {e}`), and a
     # newer wording than the scan's in another program's own panic report. A last word printed
     # as a value (2026-12-07) lowered its held-out count.
-    "tauri": (3, 1),
+    # A hook's labelled `Location: [..]` / `Message: [..]` lines read (2026-12-07) lowered its tuned
+    # count (a user's own hook printing them, brackets and all).
+    "tauri": (2, 1),
     # typst (typst/typst with its 0.1-0.15 history, 2026-12-06): 19 texts labelled before they
     # ran, mostly panics no site prints (std's checks, bare assertions, krilla's); the first run
     # missed both catalogued ones: a debug build's assertion after Rust's newer str-slicing
@@ -137,6 +139,13 @@ MISSES = {
     # history` writes, as a maintainer's catalog does); first run tuned 4 of 4, held out 2 of 2,
     # 0 false.
     "alacritty": (0, 0),
+    # biome (biomejs/biome with its 1.x `cli/v` and 2.x `@biomejs/biome@` tags, 2026-12-07): 18
+    # texts labelled before they ran; first run tuned 7 of 7, held out 2 of 2, 0 false, on a
+    # history built once the history's tags behind a folder or a package name were read as their
+    # versions (found building it: those tags sorted by name). Its hook's `Source Location:` /
+    # `Thread Name:` / `Message:` lines are read since (the location was not: answers came from
+    # the message alone, and a std message there was taken for prose).
+    "biome": (0, 0),
     "winit": (0, 0),  # 20 texts (2026-12-06) with its 0.20-0.30 history, labelled before they ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }

@@ -439,9 +439,11 @@ def release_tags(repo_dir: str | Path, pattern: str | None = None) -> list[str]:
 
 # A release tag's version: `v0.18.0`, `0.5.1`, one crate's tag in a monorepo (`tokio-1.38.0`,
 # `rs-0.40.0`, release-plz's `ratatui-core-v0.1.0`), a calendar release (`25.01`, `24.07.1`), a
-# dated one (`2024-07-01`).
+# dated one (`2024-07-01`), behind folders (`cli/v1.9.4`) or a package's name and `@`
+# (changesets' `@scope/name@2.3.10`, `name@0.4.0`).
 _TAG_VERSION = re.compile(
-    r"^(?:v|[A-Za-z][A-Za-z0-9_.]*(?:-[A-Za-z][A-Za-z0-9_.]*)*-v?)?"
+    r"^(?:[^/\s]{1,200}/){0,8}"
+    r"(?:v|[A-Za-z][A-Za-z0-9_.]*(?:-[A-Za-z][A-Za-z0-9_.]*)*-v?|[A-Za-z0-9_.-]{1,200}@v?)?"
     r"(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?|\d{4}-\d{2}-\d{2})$"
 )
 # (a `+build` suffix sorts as its version, as it always did)

@@ -103,12 +103,9 @@ def banner(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
     return Draft(message, None, location, True, False, start, end), last + 1
 
 
-def eyre(
-    reader: Reader, index: int, view: View, *, headerless: bool = False
-) -> tuple[Draft | None, int]:
+def eyre(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
     """color-eyre's hook: `The application panicked (crashed).`, `Message:  ...`,
-    `Location: PATH:LINE`; or its `Message:` and `Location:` lines alone (`headerless`,
-    `index` the line above `Message:`), which need the location."""
+    `Location: PATH:LINE` (its two lines alone are read by `fields`)."""
     limit = min(len(reader.lines), index + 4)
     probe = index + 1
     while probe < limit and not reader.view(probe).stripped.startswith("Message:"):
@@ -131,16 +128,58 @@ def eyre(
         parts.append(stripped)
         last = probe
         probe += 1
-    if headerless:
-        if location is None:
-            return None, index + 2
-        index, position = index + 1, len(view.text) - len(view.text.lstrip())
-    else:
-        position = _greeting_column(view)
-    start = (index, view.column + position)
+    start = (index, view.column + _greeting_column(view))
     message = collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
     end = (last, len(reader.lines[last]))
     return Draft(message, None, location, True, False, start, end), last + 1
+
+
+# A hook's labelled lines without a header line: `Message: MESSAGE` and a location labelled
+# `Location:` (color-eyre's two lines, a program's own `Source Location:` / `Panic Location:`)
+# within a few lines of each other, in either order, other labelled lines between them (`Thread
+# Name: main`, `Time: ..`); a value may be bracketed (`Location: [PATH:L:C]`).
+LOCATION_FIELD = re.compile(r"^(?:[A-Z][a-z]+ )?Location:\s*(?P<value>\S.*)$")
+MESSAGE_FIELD = "Message:"
+_FIELD = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?:(?:\s|$)")  # `Thread Name:`, `Stack Trace:`
+_FIELDS_APART = 4  # lines between the location and the message, at most
+
+
+def fields(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
+    """A hook's `Message:` and `..Location:` lines (`index` is either): the message, its lines
+    down to a blank line or another labelled line, and the location."""
+    first = index - _FIELDS_APART if view.stripped.startswith(MESSAGE_FIELD) else index
+    lines = range(max(first, 0), min(len(reader.lines), index + _FIELDS_APART + 1))
+    labelled = [(probe, reader.view(probe).stripped) for probe in lines]
+    at = next((p for p, text in labelled if text.startswith(MESSAGE_FIELD)), None)
+    place = next(
+        (found for _, text in labelled if (found := LOCATION_FIELD.match(text)) is not None),
+        None,
+    )
+    location = parse_location(_unbracketed(place["value"]).replace(" ", "")) if place else None
+    if at is None or location is None or not location.path.endswith(".rs"):
+        return None, index + 1
+    parts = [reader.view(at).stripped[len(MESSAGE_FIELD) :].strip()]
+    last = probe = at
+    limit = min(len(reader.lines), at + MAX_MESSAGE_LINES)
+    while (probe := probe + 1) < limit:
+        stripped = reader.view(probe).stripped
+        if not stripped or stripped.startswith(FENCE_PREFIXES) or _FIELD.match(stripped):
+            break
+        parts.append(stripped)
+        last = probe
+    message = _unbracketed(collapse(" ".join(parts)))[:MAX_MESSAGE_CHARS]
+    if not message:
+        return None, index + 1
+    top = min(index, at)
+    start = (top, reader.view(top).column)
+    end = (max(last, index), len(reader.lines[max(last, index)]))
+    return Draft(message, None, location, True, False, start, end), max(last, index) + 1
+
+
+def _unbracketed(value: str) -> str:
+    """A field's value without the brackets a hook put around it (`[src/lib.rs:742:7]`)."""
+    value = value.strip()
+    return value[1:-1].strip() if value[:1] == "[" and value[-1:] == "]" else value
 
 
 def _greeting_column(view: View) -> int:

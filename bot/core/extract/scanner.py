@@ -310,8 +310,8 @@ class _Scanner:
             result = reports.banner(self, index, view)
             if result[0] is not None:
                 return result
-        if stripped.startswith("Message:"):
-            result = reports.eyre(self, index - 1, view, headerless=True)
+        if stripped.startswith(reports.MESSAGE_FIELD) or reports.LOCATION_FIELD.match(stripped):
+            result = reports.fields(self, index, view)
             if result[0] is not None:
                 return result
         if MIETTE_HEADER in stripped:
@@ -796,7 +796,8 @@ _TRIGGERS = (
     EYRE_HEADER,
     MIETTE_HEADER,
     ".rs:",  # a location left alone on its line (and hook headers: `Panicked at P.rs:1:2`)
-    "Message:",
+    "Message:",  # a hook's labelled lines (bot.core.extract.reports.fields)
+    "Location:",
     BANNER,
     "PanicException: ",  # pyo3's (bot.core.extract.hooks)
     HUMAN_PANIC,
