@@ -1212,6 +1212,18 @@ def test_a_hooks_labelled_lines_in_either_order() -> None:
     panic = only(text)
     assert panic.message == "state() called before manage() for Foo"
     assert panic.location is not None and panic.location.crate == "tauri"
+    # Two reports one after the other, each message with the location nearest to it, once each.
+    text = (
+        "Message: first failure here\n"
+        "Location: src/alpha.rs:10:5\n\n"
+        "Message: second failure here\n"
+        "Location: src/beta.rs:20:7\n"
+    )
+    found = extract_panics(text)
+    assert [(p.message, p.location and p.location.line) for p in found] == [
+        ("first failure here", 10),
+        ("second failure here", 20),
+    ]
     # A `Message:` line without a location nearby is no such report (a log's, an error's).
     assert all(p.location is None for p in extract_panics("Message: connection reset by peer\n"))
 

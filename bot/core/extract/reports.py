@@ -146,17 +146,25 @@ _FIELDS_APART = 4  # lines between the location and the message, at most
 
 def fields(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
     """A hook's `Message:` and `..Location:` lines (`index` is either): the message, its lines
-    down to a blank line or another labelled line, and the location."""
-    first = index - _FIELDS_APART if view.stripped.startswith(MESSAGE_FIELD) else index
-    lines = range(max(first, 0), min(len(reader.lines), index + _FIELDS_APART + 1))
-    labelled = [(probe, reader.view(probe).stripped) for probe in lines]
-    at = next((p for p, text in labelled if text.startswith(MESSAGE_FIELD)), None)
-    place = next(
-        (found for _, text in labelled if (found := LOCATION_FIELD.match(text)) is not None),
-        None,
+    down to a blank line or another labelled line, and the location nearest to it."""
+    on_message = view.stripped.startswith(MESSAGE_FIELD)
+    first = max(index - _FIELDS_APART, 0) if on_message else index
+    window = range(first, min(len(reader.lines), index + _FIELDS_APART + 1))
+    at = (
+        index
+        if on_message
+        else next((p for p in window if reader.view(p).stripped.startswith(MESSAGE_FIELD)), None)
     )
-    location = parse_location(_unbracketed(place["value"]).replace(" ", "")) if place else None
-    if at is None or location is None or not location.path.endswith(".rs"):
+    places = [
+        (abs(p - at), p, found["value"])
+        for p in window
+        if at is not None and (found := LOCATION_FIELD.match(reader.view(p).stripped))
+    ]
+    if at is None or not places:
+        return None, index + 1
+    _, place, value = min(places)
+    location = parse_location(_unbracketed(value).replace(" ", ""))
+    if location is None or not location.path.endswith(".rs"):
         return None, index + 1
     parts = [reader.view(at).stripped[len(MESSAGE_FIELD) :].strip()]
     last = probe = at
@@ -170,10 +178,9 @@ def fields(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
     message = _unbracketed(collapse(" ".join(parts)))[:MAX_MESSAGE_CHARS]
     if not message:
         return None, index + 1
-    top = min(index, at)
-    start = (top, reader.view(top).column)
-    end = (max(last, index), len(reader.lines[max(last, index)]))
-    return Draft(message, None, location, True, False, start, end), max(last, index) + 1
+    top, bottom = min(at, place), max(last, place)
+    start, end = (top, reader.view(top).column), (bottom, len(reader.lines[bottom]))
+    return Draft(message, None, location, True, False, start, end), bottom + 1
 
 
 def _unbracketed(value: str) -> str:
