@@ -155,12 +155,14 @@ def fields(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
         if on_message
         else next((p for p in window if reader.view(p).stripped.startswith(MESSAGE_FIELD)), None)
     )
+    if at is None:
+        return None, index + 1
     places = [
         (abs(p - at), p, found["value"])
         for p in window
-        if at is not None and (found := LOCATION_FIELD.match(reader.view(p).stripped))
+        if (found := LOCATION_FIELD.match(reader.view(p).stripped))
     ]
-    if at is None or not places:
+    if not places:
         return None, index + 1
     _, place, value = min(places)
     location = parse_location(_unbracketed(value).replace(" ", ""))

@@ -125,46 +125,42 @@ def deeper_than(root: Node, limit: int) -> bool:
             depth -= 1
 
 
-def caller_reported(node: Node) -> str | None:
-    """Whether Rust prints another place than `node`'s line for a panic there, and why.
+def caller_reported(node: Node) -> tuple[str, ...]:
+    """Whether Rust prints another place than `node`'s line for a panic there, and why (the
+    site's tags saying so, none when it prints its own line).
 
     `macro-body`: inside a `macro_rules!` body or a `quote!` (at any depth, a function there
-    included), printed at the macro's invocation; `track-caller`: the enclosing function is
+    included), printed at the macro's invocation; a `quote!` body is also `proc-macro-output`
+    (compiled into whichever crate uses the macro); `track-caller`: the enclosing function is
     `#[track_caller]` (a closure in between has its own location).
     """
-    if _in_macro_body(node):
-        return MACRO_BODY_TAG
+    body = _macro_body(node)
+    if body is not None:
+        return (MACRO_BODY_TAG, PROC_MACRO_OUTPUT_TAG) if body == "quote" else (MACRO_BODY_TAG,)
+    return (TRACK_CALLER_TAG,) if _reported_at_caller(node) else ()
+
+
+def _reported_at_caller(node: Node) -> bool:
+    """The function around `node` is `#[track_caller]`, no closure in between."""
     current = node.parent
     while current is not None:
         kind = current.type
         if kind == "token_tree":
             # A function inside another macro's tokens (`cfg_rt! { .. fn f() { .. } }`).
             owner = _token_tree_owner(current)
-            if owner == "closure":
-                return None
             if owner is not None:
-                return TRACK_CALLER_TAG if owner == "track_caller" else None
+                return owner == "track_caller"
         if kind == "closure_expression":
-            return None
+            return False
         if kind == "function_item":
-            return TRACK_CALLER_TAG if _has_track_caller(current) else None
+            return _has_track_caller(current)
         current = current.parent
-    return None
-
-
-def _in_macro_body(node: Node) -> bool:
-    return _macro_body(node) is not None
-
-
-def in_quote_body(node: Node) -> bool:
-    """Inside a `quote!` (or `quote_spanned!`, `parse_quote!`) body, the innermost macro body
-    around `node`: a proc macro's output, compiled into the crate that uses the macro."""
-    return _macro_body(node) == "quote"
+    return False
 
 
 def _macro_body(node: Node) -> str | None:
-    """"rules" inside a `macro_rules!` body, "quote" inside a `quote!`, the innermost one
-    around `node`; None outside both."""
+    """ "rules" inside a `macro_rules!` body, "quote" inside a `quote!` (or `quote_spanned!`,
+    `parse_quote!`), the innermost one around `node`; None outside both."""
     current = node.parent
     while current is not None:
         kind = current.type
@@ -336,10 +332,7 @@ def scan_source(
         if not message.strip():
             return  # `unreachable!("")` says nothing; a record needs a message
         point = anchor.start_point
-        reported = caller_reported(anchor)
-        if reported == MACRO_BODY_TAG and in_quote_body(anchor):
-            extra_tags = (PROC_MACRO_OUTPUT_TAG, *extra_tags)
-        tags = tuple(dict.fromkeys(((reported,) if reported else ()) + extra_tags))
+        tags = tuple(dict.fromkeys(caller_reported(anchor) + extra_tags))
         check = site_check(anchor, kind, args, source, reparser)
         if error:
             check["error"] = error  # the variant whose text this message is
