@@ -460,6 +460,16 @@ def pasted_repo_file(path: str, by_file: Container[tuple[str, str]]) -> tuple[st
     return next(((REPO_FILE, t) for t in tails if (REPO_FILE, t) in by_file), None)
 
 
+def pasted_root_file(path: str, history: ReleaseHistory) -> tuple[str, str] | None:
+    """The `by_file` key of a relative pasted path into the repository's root package
+    (`src/core/resolver.rs`): rustc prints the root package's files from `src/`, with no crate
+    folder before it to name the crate (`file_key`)."""
+    if is_absolute(path):
+        return None
+    key = file_key(history, normalise_path(path).removeprefix("./"))
+    return key if key[0] != REPO_FILE and key in history.by_file else None
+
+
 def message_quality(pasted: str, message: str) -> int:
     """How well a pasted (possibly garbled: cut, wrapped, values filled in) message fits the
     output of the format `message`: 2 when every literal part is there in order, 1 when a
@@ -913,8 +923,10 @@ def _revise_one(
     location = panic.location
     pasted = None
     if location is not None and location.kind != "std":
-        pasted = pasted_crate_file(location.path, history.by_crate) or pasted_repo_file(
-            location.path, history.by_file
+        pasted = (
+            pasted_crate_file(location.path, history.by_crate)
+            or pasted_repo_file(location.path, history.by_file)
+            or pasted_root_file(location.path, history)
         )
     version = (location.crate_version if location else None) or text_version
     if location is None and match.matched and match.best is not None:
@@ -1242,11 +1254,32 @@ def _pasted_line_hit(
     version: str | None,
 ) -> ReleaseHit | None:
     """The site the pasted release had exactly at the pasted line with the best candidate's
-    message, if any (read once for `_release_line_sibling` and `_line_confirmed`)."""
-    if line is None or not version:
+    message, if any (read once for `_release_line_sibling` and `_line_confirmed`). Without a
+    pasted version, the one site of the message that any release had exactly there."""
+    if line is None:
         return None
-    hit = find_hit(history, pasted, line, records[best.record_id].error_message, version)
+    message = records[best.record_id].error_message
+    if not version:
+        return _unversioned_line_hit(history, pasted, line, message)
+    hit = find_hit(history, pasted, line, message, version)
     return hit if hit is not None and hit.how == "line" else None
+
+
+def _unversioned_line_hit(
+    history: ReleaseHistory, pasted: tuple[str, str], line: int, message: str
+) -> ReleaseHit | None:
+    """The lineage printing `message` whole that some release had exactly at the pasted file
+    and line, when no other lineage of it ever was there (its newest such release): with no
+    version pasted, the line alone names the site only when it names one."""
+    found: dict[int, int] = {}
+    for index, release in _expand(history.by_file.get(pasted, ())):
+        state = history.lineages[index].state(release)
+        if state is not None and state[1] == line and message_quality(message, state[2]) == 2:
+            found[index] = max(release, found.get(index, release))
+    if len(found) != 1:
+        return None
+    ((index, release),) = found.items()
+    return ReleaseHit(index, release, "line")
 
 
 def _line_confirmed(
