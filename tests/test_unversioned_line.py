@@ -68,6 +68,10 @@ def test_the_line_a_release_had_the_live_site_at_answers_with_it_today(tmp_path)
     assert _answered(triage, 22) == ("src/resolver.rs", 32)
     # release 1's `activate` line, the same
     assert _answered(triage, 2) == ("src/resolver.rs", 32)
+    # `match --explain` says no version was pasted: some release, not the pasted one
+    text = f"thread 'main' panicked at src/core/resolver.rs:22:7:\n{MESSAGE}\n"
+    steps = [what for what, _ in triage.analyse(text).answered[0].best.steps]
+    assert "a release had this site at the pasted line" in steps, steps
 
 
 def test_a_line_both_sites_had_names_neither(tmp_path) -> None:

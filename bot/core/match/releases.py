@@ -944,7 +944,8 @@ def _revise_one(
         # The pasted file is the record's own: the catalog agrees, but on the line only if
         # the pasted release had the site there.
         line_hit = _pasted_line_hit(history, records, best, pasted, location.line, version)
-        sibling = _release_line_sibling(history, records, match, line_hit, location.line)
+        which = "the pasted release" if version else "a release"
+        sibling = _release_line_sibling(history, records, match, line_hit, location.line, which)
         if sibling is not None:
             return sibling
         if "line" in best.evidence and line_contradicted(
@@ -960,7 +961,7 @@ def _revise_one(
             return revised(match, (unlined, *match.candidates[1:]))
         if "line" not in best.evidence:
             # The site moved since: the pasted release may have had it at the pasted line.
-            confirmed = _line_confirmed(history, records, best, line_hit)
+            confirmed = _line_confirmed(history, records, best, line_hit, which)
             if confirmed is not None:
                 return revised(match, (confirmed, *match.candidates[1:]))
         return match
@@ -1287,6 +1288,7 @@ def _line_confirmed(
     records: Mapping[str, Record],
     best: Candidate,
     hit: ReleaseHit | None,
+    which: str = "the pasted release",
 ) -> Candidate | None:
     """`best` with `release` and `line` evidence when the pasted release had its site exactly at
     the pasted line (burn-autodiff 0.18.0 `server.rs:34`, today line 69)."""
@@ -1295,7 +1297,7 @@ def _line_confirmed(
     evidence = tuple(dict.fromkeys((*best.evidence, "release", "line")))
     return with_step(
         best,
-        "the pasted release had the site at the pasted line",
+        f"{which} had the site at the pasted line",
         confidence=max(best.confidence, RELEASE_HIT_CONFIDENCE),
         evidence=evidence,
     )
@@ -1307,6 +1309,7 @@ def _release_line_sibling(
     match: PanicMatch,
     hit: ReleaseHit | None,
     line: int | None,
+    which: str = "the pasted release",
 ) -> PanicMatch | None:
     """One message raised at several sites of one file: the pasted release's own lines say
     which site printed it. When that release had another candidate's site exactly at the
@@ -1325,7 +1328,7 @@ def _release_line_sibling(
     state = history.lineages[hit.lineage].state(hit.release)
     promoted = with_step(
         chosen,
-        "the pasted release had this site at the pasted line",
+        f"{which} had this site at the pasted line",
         refused=None,
         confidence=max(chosen.confidence, best.confidence),
         evidence=tuple(dict.fromkeys((*chosen.evidence, "release", "line"))),
