@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from bot.cli import main as main_cli
+
 ENV = {
     "GIT_AUTHOR_NAME": "t",
     "GIT_AUTHOR_EMAIL": "t@example.com",
@@ -59,3 +61,21 @@ class Project:
         git(self.work, "push", "-q", *(["--force"] if force else []), "origin", "main", "--tags")
         if not self.mirror.exists():
             git(self.work, "clone", "-q", "--bare", str(self.upstream), str(self.mirror))
+
+
+def catalog_history(project: Project, repo: str, out: Path) -> Path:
+    """`out`, holding what `catalog history` writes for the project's tags."""
+    argv = ["catalog", "history", str(project.work), "--repo", repo, "--out", str(out), "-q"]
+    assert main_cli(argv) == 0
+    return out
+
+
+def tagged_history(
+    root: Path, repo: str, releases: list[dict[str, str | None]], common: dict[str, str]
+) -> Path:
+    """A project of `releases` (each with the `common` files, committed and tagged v0.N.0) and
+    root/catalog, holding what `catalog history` writes for it."""
+    project = Project(root / repo.rsplit("/", 1)[-1])
+    for number, files in enumerate(releases, 1):
+        project.commit(f"release {number}", {**common, **files}, tag=f"v0.{number}.0")
+    return catalog_history(project, repo, root / "catalog")

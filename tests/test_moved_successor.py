@@ -8,11 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from fixture_scan import NOTE, REGISTRY
-from git_project import Project
+from git_project import tagged_history
 
 from bot.app import Triage
 from bot.catalog.loader import load_catalog
-from bot.cli import main as main_cli
 
 OPENING = "The interpreter is not initialized and the `auto-start` feature is off.\\n\\n"
 OLD = OPENING + "Consider calling `interp::prepare_threaded_runtime()` before using its APIs."
@@ -25,12 +24,7 @@ def _site(message: str, function: str, check: str = "ready()") -> str:
 
 
 def _catalog(tmp_path: Path, releases: list[dict[str, str | None]]) -> Triage:
-    project = Project(tmp_path / "interp")
-    for number, files in enumerate(releases, 1):
-        project.commit(f"release {number}", {"Cargo.toml": CARGO, **files}, tag=f"v0.{number}.0")
-    out = tmp_path / "catalog"
-    argv = ["catalog", "history", str(project.work), "--repo", "acme/interp", "--out", str(out)]
-    assert main_cli([*argv, "-q"]) == 0
+    out = tagged_history(tmp_path, "acme/interp", releases, {"Cargo.toml": CARGO})
     # Today's sites and the history (no removed site's own record), as a project loads them.
     live = tmp_path / "live"
     live.mkdir()

@@ -452,7 +452,7 @@ def test_known_hook_headers_are_extracted() -> None:
         "The application panicked (crashed)\n  the lint broke\nin crates/x/src/y.rs:12\n"
         "thread: <unnamed>\n": ("the lint broke", "crates/x/src/y.rs", 12),
         # tracing-panic's event, in tracing's text format and as JSON.
-        "2024-01-02T10:00:00Z ERROR tracing_panic: A panic occurred panic.payload=\"the lint "
+        '2024-01-02T10:00:00Z ERROR tracing_panic: A panic occurred panic.payload="the lint '
         'broke" panic.location="crates/x/src/y.rs:12:5"\n': (
             "the lint broke",
             "crates/x/src/y.rs",
@@ -851,7 +851,8 @@ def test_a_crates_history_does_not_place_code_or_brackets_at_a_placeholder_site(
 def _tagged_history(fixture_name: str, repo: str, tmp_path: Path) -> Path:
     """tests/fixtures/NAME's release folders, each committed and tagged, and the catalog
     `catalog history` writes for them."""
-    from git_project import Project  # why: these tests alone build a tagged repository
+    # why: these tests alone build a tagged repository
+    from git_project import Project, catalog_history
 
     fixture = ROOT / "tests" / "fixtures" / fixture_name
     project = Project(tmp_path / repo.rsplit("/", 1)[-1])
@@ -866,10 +867,7 @@ def _tagged_history(fixture_name: str, repo: str, tmp_path: Path) -> Path:
             if str(p.relative_to(project.work)) not in files
         ]
         project.commit(release, {**files, **dict.fromkeys(gone)}, tag=release)
-    out = tmp_path / "catalog"
-    argv = ["catalog", "history", str(project.work), "--repo", repo, "--out", str(out)]
-    assert main_cli([*argv, "-q"]) == 0
-    return out
+    return catalog_history(project, repo, tmp_path / "catalog")
 
 
 def _src_less_history(tmp_path: Path) -> Path:
@@ -926,7 +924,8 @@ def test_an_unwrap_or_a_bare_assertion_is_no_site_of_the_release_history(tmp_pat
     where it is pasted: a release history whose crate once printed those words elsewhere (a
     `debug_assert!`) does not make it that site; nor does a site that lived at the line of a
     bare assertion."""
-    from git_project import Project  # why: this test alone builds a tagged repository
+    # why: this test alone builds a tagged repository
+    from git_project import Project, catalog_history
 
     project = Project(tmp_path / "frames")
     checked = (
@@ -941,9 +940,7 @@ def test_an_unwrap_or_a_bare_assertion_is_no_site_of_the_release_history(tmp_pat
     files = {"crates/arrow/src/utf8.rs": checked, "crates/arrow/src/compose.rs": compose}
     project.commit("one", files, tag="v0.1.0")
     project.commit("two", {"crates/arrow/src/lib.rs": "pub mod utf8;\n"}, tag="v0.2.0")
-    out = tmp_path / "catalog"
-    argv = ["catalog", "history", str(project.work), "--repo", "acme/frames", "--out", str(out)]
-    assert main_cli([*argv, "-q"]) == 0
+    out = catalog_history(project, "acme/frames", tmp_path / "catalog")
     triage = Triage(load_catalog([out]))
     words = "validity mask length must match the number of values"
     unwrapped = f'called `Result::unwrap()` on an `Err` value: ComputeError(ErrString("{words}"))'

@@ -8,11 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from fixture_scan import NOTE
-from git_project import Project
+from git_project import tagged_history
 
 from bot.app import Triage
 from bot.catalog.loader import load_catalog
-from bot.cli import main as main_cli
 
 MESSAGE = "not currently active!?"
 CARGO = '[package]\nname = "solver"\nversion = "0.1.0"\n'
@@ -29,13 +28,9 @@ def _file(*parts: str | int) -> str:
 
 
 def _catalog(tmp_path: Path, releases: list[dict[str, str | None]]) -> Triage:
-    project = Project(tmp_path / "solver")
-    for number, files in enumerate(releases, 1):
-        project.commit(f"release {number}", {"Cargo.toml": CARGO, **files}, tag=f"v0.{number}.0")
-    out = tmp_path / "catalog"
-    argv = ["catalog", "history", str(project.work), "--repo", "acme/solver", "--out", str(out)]
-    assert main_cli([*argv, "-q"]) == 0
-    return Triage(load_catalog([out]))
+    return Triage(
+        load_catalog([tagged_history(tmp_path, "acme/solver", releases, {"Cargo.toml": CARGO})])
+    )
 
 
 def _answered(triage: Triage, line: int) -> tuple[str, int] | None:
