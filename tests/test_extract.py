@@ -917,6 +917,27 @@ def test_old_format_without_terminator_stops_at_note() -> None:
     assert second.location.path == "src/x.rs"
 
 
+def test_old_format_cut_before_its_location_reads_to_the_closing_quote() -> None:
+    # A multi-line old header whose `', PATH:LINE:COL` the paste left out: the message runs to
+    # the quote that closes it, not only its first line; the prose after a blank line is not
+    # part of it, nor is a quote further down.
+    text = (
+        "thread 'worker' panicked at 'assertion failed: `(left == right)`\n"
+        "  left: `4`,\n"
+        " right: `3`: Nodes must match the count declared up front'\n"
+        "\n"
+        "It only happens with some payloads, the 'big' ones.\n"
+    )
+    panic = only(text)
+    assert panic.wrapper == "assert-eq"
+    assert panic.core_message == "Nodes must match the count declared up front"
+    assert panic.location is None
+    assert text[: panic.end].endswith("declared up front'")
+    # No closing quote before the blank line: the first line alone, as before.
+    cut = "thread 'main' panicked at 'Unable to find\n  a device\n\nthe 'x' one'\n"
+    assert only(cut).message == "Unable to find"
+
+
 def test_omitted_frames_marker_and_windows_frames() -> None:
     text = (
         "thread 'main' panicked at src\\main.rs:12:10:\r\n"

@@ -158,6 +158,11 @@ MISSES = {
     # 0.2.10-1.10.0 history with the removed sites; first run tuned 6 of 6, held out 4 of 5,
     # 0 false; no rule added.
     "rustfmt": (0, 1),
+    # gitoxide (GitoxideLabs/gitoxide, 2026-12-07): 18 texts labelled before they ran, its
+    # git-repository/gix history (crates renamed git-* to gix-*, each crate versioned apart)
+    # with the removed sites; first run tuned 3 of 4, held out 2 of 2, 0 false. An old
+    # header cut before its location is read to its closing quote since (assert_eq's lines).
+    "gitoxide": (0, 0),
     "winit": (0, 0),  # 20 texts (2026-12-06) with its 0.20-0.30 history, labelled before they ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }

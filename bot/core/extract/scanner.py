@@ -526,8 +526,12 @@ class _Scanner:
             below = self.location_below(index, rest[1:], thread, start)
             if below is not None:
                 return below, below.end[0] + 1
-            # No `', PATH:LINE` anywhere near: keep the first line as the message.
-            message = parts[0].rstrip()
+            # No `', PATH:LINE` anywhere near (the paste was cut before it): the message runs
+            # to its closing quote, on the header's line or one of the lines right below it
+            # (`assertion failed: `(left == right)`, then `left:`/`right: .. MSG'`); without a
+            # closing quote, the first line is the message.
+            closing = _closing_quote(parts)
+            message = " ".join(parts[: closing + 1]).rstrip()
             if message.endswith("'"):
                 message = message[:-1]
             draft = Draft(
@@ -537,9 +541,9 @@ class _Scanner:
                 True,
                 False,
                 start,
-                (index, len(self.lines[index])),
+                (index + closing, len(self.lines[index + closing])),
             )
-            return draft, index + 1
+            return draft, index + closing + 1
         cut, location = found
         parts[-1] = parts[-1][:cut]
         message = collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
@@ -768,6 +772,19 @@ def _old_terminator(line: str) -> tuple[int, Location] | None:
             return position, location
         end = position
     return None
+
+
+def _closing_quote(parts: list[str]) -> int:
+    """Which of an old header's message lines (`parts`: its first, then the lines below it)
+    closes the message with its quote: the first line ending in `'` before a blank line, or
+    the first line (0) when none does."""
+    for position, line in enumerate(parts):
+        text = line.rstrip()
+        if not text:
+            break
+        if text.endswith("'"):
+            return position
+    return 0
 
 
 def _trim_quoted(stripped: str, position: int, fixed: bool) -> str:
