@@ -154,6 +154,10 @@ def test_the_answer_to_a_removed_site_says_when_it_left():
         ("no version here", None),
         ("I am on tokio 1.38 with burn", None),  # another project's version
         ("aburn 0.18 is not burn", None),
+        # a registry path in a frame or a crash report's payload, Unix or Windows
+        ('"filename": "/root/.cargo/registry/src/x/burn-core-0.16.1/src/lib.rs"', "0.16.1"),
+        (r"at C:\Users\me\.cargo\registry\src\x\burn-0.17.0\src\lib.rs:3", "0.17.0"),
+        ("/cargo/registry/src/x/aburn-0.18.0/src/lib.rs", None),
     ],
 )
 def test_version_in_text(text, version):

@@ -64,9 +64,10 @@ _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 
 @lru_cache(maxsize=64)
-def _version_patterns(name: str) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+def _version_patterns(name: str) -> tuple[re.Pattern, ...]:
     """How a text names a version of the project `name` (`burn`, `tokio`) or of one of its
-    crates (`burn-core`): a Cargo.lock entry, a Cargo.toml table, prose.
+    crates (`burn-core`): a Cargo.lock entry, a Cargo.toml table, prose, a registry path
+    (`hyper-0.12.36/src/..` in a frame or a crash report's payload).
 
     The patterns start with the literal name and check the word boundary behind it
     (`(?<!\\wburn)`): a leading `\\b` would make the engine try every position of a long paste.
@@ -86,7 +87,9 @@ def _version_patterns(name: str) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
         rf"{word}(?<!\w{word})(?:[-_][a-z]+)?\s*(?:=\s*)?[\"']?\s*(?:version\s*)?v?{version}\b",
         re.IGNORECASE,
     )
-    return lock, toml, prose
+    # .cargo/registry/src/index/burn-core-0.16.0/src/..: the folder cargo unpacks a release to
+    registry = re.compile(rf"[/\\]{word}(?:[-_][a-z]+)?-(\d+\.\d+\.\d+)[/\\]src[/\\]")
+    return lock, toml, prose, registry
 
 
 @value_class(frozen=True)
@@ -411,9 +414,9 @@ def _expand(entries: Iterable[tuple[int, int, int]]) -> Iterator[tuple[int, int]
 def version_in_text(text: str, names: Iterable[str]) -> str | None:
     """A version of the project the text names (`names`: what its crates are called, see
     `project_names`): a Cargo.lock entry first, then a Cargo.toml table, then prose such as
-    `burn 0.18`."""
+    `burn 0.18`, then a registry path."""
     patterns = [_version_patterns(name) for name in sorted(names)]
-    for kind in range(3):
+    for kind in range(4):
         for pattern in patterns:
             found = pattern[kind].search(text)
             if found:
