@@ -79,3 +79,34 @@ def test_two_sites_new_elsewhere_that_open_alike_leave_it_unanswered(tmp_path) -
         ],
     )
     assert _answered_file(triage, _pasted()) is None
+
+
+DROPPED = "dispatch dropped without returning error"
+
+
+def test_a_quoted_message_goes_to_the_file_the_text_names_among_its_sites(tmp_path) -> None:
+    # One message at a site removed with its file and at two live sites of files added before
+    # it left; the text quotes it in its title and names the old file: the later stage that
+    # prefers live sites keeps the named one first (its `named` evidence is in the one order).
+    out = tagged_history(
+        tmp_path,
+        "acme/wire",
+        [
+            {"src/client/conn.rs": _site(DROPPED, "retryable"), "src/lib.rs": "pub mod client;\n"},
+            {
+                "src/client/conn.rs": _site(DROPPED, "retryable"),
+                "src/client/conn/http1.rs": _site(DROPPED, "send"),
+                "src/client/conn/http2.rs": _site(DROPPED, "send", "open()"),
+            },
+            {"src/client/conn.rs": None},
+        ],
+        {"Cargo.toml": CARGO.replace("interp", "wire")},
+    )
+    triage = Triage(load_catalog([out]))
+    text = f'Title: "{DROPPED}"\n\nIt comes from conn.rs now and then in our service.\n'
+    assert _answered_file(triage, text) == "src/client/conn.rs"
+    # Without the file named, a live site is answered.
+    assert _answered_file(triage, text.replace("conn.rs", "the client")) in {
+        "src/client/conn/http1.rs",
+        "src/client/conn/http2.rs",
+    }

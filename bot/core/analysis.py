@@ -21,6 +21,7 @@ Evidence = Literal[
     "wrapper",  # no header, but a wrapper only a panic prints (`assertion ... failed`)
     "release",  # the release history places the pasted crate/version/file at the record's site
     "function",  # the backtrace's panicking frame is the record's function (the file moved)
+    "named",  # no location, but the text names the record's file (`at state.rs:903`, a link)
 ]
 
 # Why a candidate whose score reached the threshold was not answered with, in the JSON's words.

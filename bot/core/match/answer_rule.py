@@ -17,14 +17,15 @@ def answers(best: Candidate | None) -> bool:
     return best is not None and best.refused is None and best.confidence >= WEIGHTS.threshold
 
 
-def stronger_first(candidate: Candidate, top: float) -> tuple[bool, bool, bool]:
+def stronger_first(candidate: Candidate, top: float) -> tuple[bool, bool, bool, bool]:
     """The one order among candidates a stage may reorder: as confident as the best `top`
-    (capped alike), then a message matched whole, then the pasted line. A stage's own
-    preference (a live site, the own project's) comes after it."""
+    (capped alike), then a message matched whole, then the pasted line, then the file the text
+    names. A stage's own preference (a live site, the own project's) comes after it."""
     return (
         candidate.confidence < top - 1e-9,
         "pattern" not in candidate.evidence,
         "line" not in candidate.evidence,
+        "named" not in candidate.evidence,
     )
 
 

@@ -625,7 +625,6 @@ class Matcher:
                 continue
             panic = Panic.mentioned(query, snippet.wrapper)
             result = self.match_panic(panic, in_sentence=snippet.source in _SENTENCE_SOURCES)
-            result = self._named_file_first(result, named_files)
             best = result.best
             if best is not None and (
                 (best.evidence == ("prefix",) and strict)
@@ -636,6 +635,9 @@ class Matcher:
                 # clause named in a change description).
                 result = silenced(result)
                 best = None
+            else:
+                result = self._named_file_first(result, named_files)
+                best = result.best
             if best is None or best.confidence < MATCH_THRESHOLD or best.record_id in found_ids:
                 if snippet.wrapper not in (None, "main-error") and not found:
                     # `assertion failed: ...` quoted in a title: a std panic, uncatalogued.
@@ -669,7 +671,8 @@ class Matcher:
         return out
 
     def _named_file_first(self, result: PanicMatch, named: frozenset[str]) -> PanicMatch:
-        """Among sites of one message, the one whose file the text names (`at state.rs:903`)."""
+        """Among sites of one message, the one whose file the text names (`at state.rs:903`),
+        first and marked `named`, which the stages that reorder later keep (`stronger_first`)."""
         best = result.best
         if best is None or not named:
             return result
@@ -678,17 +681,20 @@ class Matcher:
             path = self.index.entry(candidate.record_id).record.file_path or ""
             return path.rsplit("/", 1)[-1] in named
 
-        if file_named(best):
-            return result
         literal = self.index.entry(best.record_id).literal
-        for position, other in enumerate(result.candidates[1:], 1):
+        for position, other in enumerate(result.candidates):
             if (
                 other.confidence >= best.confidence
                 and self.index.entry(other.record_id).literal == literal
                 and file_named(other)
             ):
+                marked = with_step(
+                    other,
+                    "the text names its file",
+                    evidence=tuple(dict.fromkeys((*other.evidence, "named"))),
+                )
                 rest = [c for i, c in enumerate(result.candidates) if i != position]
-                return revised(result, (other, *rest))
+                return revised(result, (marked, *rest))
         return result
 
 
