@@ -1297,3 +1297,19 @@ def test_interleaved_old_headers_on_one_line_give_the_last_ones_message() -> Non
     assert only(text).core_message == "Resource does not exist"
     quoted = "thread 'main' panicked at 'it said panicked at noon', src/a.rs:1:2\n"
     assert only(quoted).core_message == "it said panicked at noon"
+
+
+@pytest.mark.parametrize("elided", ["...", "…", "...:"])
+def test_a_header_whose_location_was_cut_reads_the_message_below(elided: str) -> None:
+    # `thread 'main' panicked at ...` (the reporter cut the path), the message on the next line:
+    # a header without a location, behind a logger's prefix too.
+    body = (
+        f"thread 'main' panicked at {elided}\n"
+        "The pool was started twice: PoolError { kind: AlreadyStarted }\n"
+        "stack backtrace:\n"
+    )
+    for text in (body, "".join(f"web-1  | {line}\n" for line in body.splitlines())):
+        panic = only(text)
+        assert panic.has_header
+        assert panic.location is None
+        assert panic.core_message.startswith("The pool was started twice: PoolError {")

@@ -102,6 +102,9 @@ _WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
 _THREAD_ID = re.compile(r" \(\d{1,20}\)$")
 _COMMENTED_HEADER = re.compile(r"[ \t>]{0,8}(#|//) (?:thread '[^'\n]{0,200}' )?panicked at ")
 _PANICKED_AT = "panicked at "
+# A 1.73+ header whose location the reporter cut (`thread 'main' panicked at ...`, the message
+# on the next line): a header without a location.
+_ELIDED_LOCATIONS = frozenset({"...", "\u2026", "[...]", "<redacted>"})
 # The headers looked at for a comment marker: a text is searched this far.
 _MARKER_HEADERS = 64
 
@@ -431,7 +434,7 @@ class _Scanner:
                 rest = rest[again + len(PANICKED) :].strip()
             return self.old_header(index, view, rest, thread, start)
         location, first_line, last_index = self.new_location(index, rest)
-        if location is None:
+        if location is None and rest.rstrip(":").strip() not in _ELIDED_LOCATIONS:
             return None, index + 1
         escaped = _ESCAPED_MESSAGE.match(first_line)
         if escaped:
