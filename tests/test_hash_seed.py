@@ -6,8 +6,10 @@ order)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from cli_process import console, env_for
@@ -23,9 +25,16 @@ def _with_seed(seed: str, argv: list[str], tmp_path: Path) -> str:
     return done.stdout
 
 
+def _under_every_seed(argv: list[str], tmp_path: Path) -> dict[str, str]:
+    """`argv`'s output under each seed, as many processes at a time as there are cores."""
+    with ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 1)) as pool:
+        outputs = pool.map(lambda seed: _with_seed(seed, argv, tmp_path), SEEDS)
+        return dict(zip(SEEDS, outputs, strict=True))
+
+
 def test_every_corpus_answers_alike_under_ten_hash_seeds(tmp_path: Path) -> None:
     script = [sys.executable, str(HERE / "hash_seed_digest.py")]
-    digests = {seed: _with_seed(seed, script, tmp_path) for seed in SEEDS}
+    digests = _under_every_seed(script, tmp_path)
     assert len(set(digests.values())) == 1, digests
     assert int(next(iter(digests.values())).split()[0]) > 1500  # every corpus was read
 
@@ -54,7 +63,7 @@ def test_a_crate_name_two_folders_share_is_one_folder_under_any_seed(tmp_path: P
         f"thread 'main' panicked at {registry}/fiber-0.3.0/src/lib.rs:10:5:\n{message}\n"
     )
     argv = console("match", "--json", "--catalog", str(catalog), str(paste))
-    outputs = {seed: _with_seed(seed, argv, tmp_path) for seed in SEEDS}
+    outputs = _under_every_seed(argv, tmp_path)
     assert len(set(outputs.values())) == 1, {s: o[:300] for s, o in outputs.items()}
     first = json.loads(next(iter(outputs.values())).splitlines()[0])
     assert first["panics"][0]["file"] is not None  # the registry path was placed in a folder
