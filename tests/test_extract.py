@@ -1299,7 +1299,7 @@ def test_interleaved_old_headers_on_one_line_give_the_last_ones_message() -> Non
     assert only(quoted).core_message == "it said panicked at noon"
 
 
-@pytest.mark.parametrize("elided", ["...", "…", "...:"])
+@pytest.mark.parametrize("elided", ["...", "…", "...:", "[...]", "<redacted>"])
 def test_a_header_whose_location_was_cut_reads_the_message_below(elided: str) -> None:
     # `thread 'main' panicked at ...` (the reporter cut the path), the message on the next line:
     # a header without a location, behind a logger's prefix too.

@@ -27,7 +27,7 @@ def _with_seed(seed: str, argv: list[str], tmp_path: Path) -> str:
 
 def _under_every_seed(argv: list[str], tmp_path: Path) -> dict[str, str]:
     """`argv`'s output under each seed, as many processes at a time as there are cores."""
-    with ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 1)) as pool:
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         outputs = pool.map(lambda seed: _with_seed(seed, argv, tmp_path), SEEDS)
         return dict(zip(SEEDS, outputs, strict=True))
 

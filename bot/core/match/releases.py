@@ -88,7 +88,7 @@ def _version_patterns(name: str) -> tuple[re.Pattern, ...]:
         re.IGNORECASE,
     )
     # .cargo/registry/src/index/burn-core-0.16.0/src/..: the folder cargo unpacks a release to
-    registry = re.compile(rf"[/\\]{word}(?:[-_][a-z]+)?-(\d+\.\d+\.\d+)[/\\]src[/\\]")
+    registry = re.compile(rf"{word}(?<=[/\\]{word})(?:[-_][a-z]+)?-(\d+\.\d+\.\d+)[/\\]src[/\\]")
     return lock, toml, prose, registry
 
 
@@ -416,9 +416,10 @@ def version_in_text(text: str, names: Iterable[str]) -> str | None:
     `project_names`): a Cargo.lock entry first, then a Cargo.toml table, then prose such as
     `burn 0.18`, then a registry path."""
     patterns = [_version_patterns(name) for name in sorted(names)]
-    for kind in range(4):
-        for pattern in patterns:
-            found = pattern[kind].search(text)
+    # every name's Cargo.lock entry first, then every name's next form
+    for kind in zip(*patterns, strict=True):
+        for pattern in kind:
+            found = pattern.search(text)
             if found:
                 return found.group(1)
     return None
