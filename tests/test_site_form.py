@@ -226,10 +226,12 @@ async def test_webhooks_are_answered_as_fast_while_the_form_is_flooded(harness, 
     assert 429 in statuses and 200 in statuses  # the queue was full: the flood was real
     # measured while pastes were being matched: one answered paste spans the deliveries
     assert any(s < busy_to and e > busy_from and st == 200 for s, e, st in pastes), pastes
-    # Webhooks never wait for a paste's match (that would be seconds: the pastes' sum); they do
-    # share the GIL with the pages' thread: ~10 ms quiet, up to ~0.7 s under this sustained
-    # flood on a loaded 2-core machine (measured 2026-12-03).
-    assert max(busy) < max(1.5, 20 * max(quiet)), (quiet, busy)
+    # Webhooks never wait for a paste's match (that would be the queued pastes' sum); they do
+    # share the GIL with the pages' thread: ~10 ms quiet, 0.7 s to 1.6 s under this sustained
+    # flood on a loaded 2-core machine (2026-12-03, 2026-12-07). The bound follows the machine:
+    # less than one match, the quickest paste answered (sent to answer) in the same flood.
+    one_match = min(end - sent for sent, end, status in pastes if status == 200)
+    assert max(busy) < max(1.5, 20 * max(quiet), one_match), (quiet, busy, one_match)
 
 
 async def test_the_bot_comment_links_the_page_with_triage_public_url(fake, tmp_path, triage):
