@@ -1313,3 +1313,80 @@ def test_a_header_whose_location_was_cut_reads_the_message_below(elided: str) ->
         assert panic.has_header
         assert panic.location is None
         assert panic.core_message.startswith("The pool was started twice: PoolError {")
+
+
+def test_a_report_inside_a_json_log_record_is_read_as_a_paste_of_its_own() -> None:
+    # A logger writing JSON escapes the report's line breaks, quotes and backslashes inside a
+    # string value: the value is decoded and read, in any of std's formats, with its backtrace.
+    old = (
+        '{"level":"ERROR","target":"panic","message":"thread \'main\' panicked at \'internal '
+        "error: missing block', crates\\\\nu-protocol\\\\src\\\\engine\\\\state.rs:525:14\\n"
+        'stack backtrace:\\n   0: std::panicking::begin_panic\\n   1: nu_protocol::get_block\\n"}'
+    )
+    panic = only(old)
+    assert panic.message == "internal error: missing block"
+    assert panic.location is not None
+    assert panic.location.path == "crates/nu-protocol/src/engine/state.rs"
+    assert [frame.function for frame in panic.frames] == [
+        "std::panicking::begin_panic",
+        "nu_protocol::get_block",
+    ]
+    new = (
+        '2024-01-02 {"fields":{"message":"thread \'main\' panicked at src/main.rs:5:5:\\n'
+        'the lint \\"x\\" broke\\nnote: run with `RUST_BACKTRACE=1`"},"target":"app"}'
+    )
+    assert only(new).message == 'the lint "x" broke'
+    # a value without escapes ends at its closing quote, not at the line's end
+    plain = '{"message":"thread \'main\' panicked at src/main.rs:5:5: boom","level":"ERROR"}'
+    assert only(plain).message == "boom"
+    # the report's place is the string's, within the record's line
+    assert old[only(old).start] == "t" and old[only(old).end] == '"'
+    # a message quoted in prose, and a Debug value, are no log records: read as they stand
+    prose = "It said: \"thread 'main' panicked at 'x', src/a.rs:1:2\""
+    panic = only(prose)
+    assert panic.message == "x" and panic.location is not None and panic.location.line == 1
+
+
+def test_a_loggers_prefix_is_read_off_every_formats_report() -> None:
+    # env_logger's prefix before each line of a miette report: the shape is learned from the
+    # report's header line as from std's, so the location under it is read.
+    body = (
+        "  × Main thread panicked.\n"
+        "  ├─▶ at crates/nu-cmd-lang/src/core_commands/if_.rs:71:14\n"
+        "  ╰─▶ internal error: missing block\n"
+    )
+    text = "".join(f"[2024-01-02T03:04:05Z ERROR app] {line}\n" for line in body.splitlines())
+    panic = only(text)
+    assert panic.message == "internal error: missing block"
+    assert panic.location is not None and panic.location.line == 71
+
+
+def test_a_paste_indented_as_a_whole_ends_its_message_at_a_blank_line() -> None:
+    # A code block inside a list item is indented as a whole: a line after a blank one goes on
+    # with the message only when indented deeper than the header.
+    text = (
+        "1. Open the app:\n\n"
+        "   ```\n"
+        "   app.js:1 panicked at src/traits.rs:394:39:\n"
+        "   Tried to access a value that has already been disposed.\n"
+        "\n"
+        "   Stack:\n"
+        "\n"
+        "   Error\n"
+        "       at https://example.test/app.wasm:1:2\n"
+        "   ```\n"
+    )
+    assert only(text).message == "Tried to access a value that has already been disposed."
+    deeper = text.replace("   Stack:", "     details follow").replace("   Error", "     more")
+    assert only(deeper).message.endswith("disposed. details follow more")
+
+
+def test_a_text_escaped_for_html_is_read_unescaped() -> None:
+    text = (
+        "thread 'main' panicked at src/query.rs:10:5:\n"
+        "$state_name&lt;Vol&gt; conflicts with &quot;a&quot; &amp;&#39;b&#39;\n"
+    )
+    assert only(text).message == "$state_name<Vol> conflicts with \"a\" &'b'"
+    # without an escaped `<`, `>` or `"`, an `&` is text (`&{}`, a URL's `&amp`-like parameter)
+    kept = "thread 'main' panicked at src/query.rs:10:5:\n&{} conflicts, see ?a=1&amp=2\n"
+    assert only(kept).message == "&{} conflicts, see ?a=1&amp=2"

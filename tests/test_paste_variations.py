@@ -1,11 +1,13 @@
 """The same real pastes as users' tools print them: every tuned text of the other projects'
 corpora whose code block holds a panic header, re-printed with each line of that block behind
 a logger's prefix (a plugin host's `[name] `, journald's ticking clock, docker compose's
-service, a CI runner's stamp) or in a blockquote, must keep its right answer; and no tuned text,
-negatives included, may gain a wrong one. Held-out parts are never read here."""
+service, a CI runner's stamp, env_logger's), the block as one JSON log record, the text in a
+blockquote, indented as a list item's or escaped for HTML, must keep its right answer; and no
+tuned text, negatives included, may gain a wrong one. Held-out parts are never read here."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from functools import cache
@@ -36,12 +38,31 @@ def _in_blocks(prefix: Callable[[int], str]) -> Callable[[str], str]:
     return apply
 
 
+def _json_record(text: str) -> str:
+    """Each code block's text as the `message` of one JSON log record (a panic hook logging
+    through a JSON formatter: line breaks and quotes escaped)."""
+
+    def record(block: re.Match[str]) -> str:
+        message = json.dumps(block.group(2).strip("\n"))
+        return f'{block.group(1)}{{"level":"ERROR","target":"panic","message":{message}}}\n```'
+
+    return re.sub(r"(```[^\n`]*\n)(.*?)```", record, text, flags=re.S)
+
+
+def _escaped(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 VARIATIONS: dict[str, Callable[[str], str]] = {
     "plugin host": _in_blocks(lambda n: "[denops] "),
     "journald": _in_blocks(lambda n: f"Dec 05 10:{n // 60:02d}:{n % 60:02d} host app[812]: "),
     "docker compose": _in_blocks(lambda n: "web-1  | "),
     "CI stamp": _in_blocks(lambda n: f"2025-01-02T05:12:{n % 60:02d}.6961234Z "),
+    "env_logger": _in_blocks(lambda n: "[2025-01-02T05:12:56Z ERROR app] "),
+    "JSON log": _json_record,
     "blockquote": lambda text: "\n".join("> " + line for line in text.split("\n")),
+    "list item": lambda text: "\n".join(("   " + line).rstrip(" ") for line in text.split("\n")),
+    "HTML escaped": _escaped,
 }
 
 

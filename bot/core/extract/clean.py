@@ -1,7 +1,8 @@
 """Text cleaning: what a paste holds besides its text, removed before the scanner reads it.
 
 ANSI escapes (also with the ESC lost or shown as a glyph), C0 and C1 controls, zero-width
-characters, odd spaces, CRLF and CR line ends, `<details>`/`<summary>` and similar tags. The
+characters, odd spaces, CRLF and CR line ends, `<details>`/`<summary>` and similar tags, the
+entities of a text that went through HTML escaping (`&lt;`, `&gt;`, `&quot;`, `&amp;`). The
 result keeps one line per line of the input, so positions found in it map back to the paste.
 """
 
@@ -42,6 +43,14 @@ _INVISIBLE = tuple(
 _SPACE_LIKE = tuple(
     (char, char.encode()) for char in ("\xa0", "\u2028", "\u2029", "\u202f", "\u3000")
 )
+_ESCAPED = (
+    (b"&lt;", b"<"),
+    (b"&gt;", b">"),
+    (b"&quot;", b'"'),
+    (b"&#39;", b"'"),
+    (b"&#x27;", b"'"),
+    (b"&amp;", b"&"),
+)
 _HTML_TAG = re.compile(rb"</?(?:details|summary|pre|code|br|kbd)\b[^<>\n]{0,200}>", re.IGNORECASE)
 
 
@@ -73,12 +82,13 @@ def clean(text: str) -> Cleaned:
     last = _last_cleaned
     if last is not None and last[0] is text:
         return last[1]
-    cleaned = _clean_uncached(text)
+    cleaned = clean_uncached(text)
     _last_cleaned = (text, cleaned)
     return cleaned
 
 
-def _clean_uncached(text: str) -> Cleaned:
+def clean_uncached(text: str) -> Cleaned:
+    """`text` cleaned, leaving `clean`'s last text as it was."""
     data = text.encode("utf-8", "surrogatepass")
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
@@ -105,6 +115,11 @@ def _clean_uncached(text: str) -> Cleaned:
         space_like = [char for char, seq in _SPACE_LIKE if seq in high]
     if b"<" in data:
         data = _HTML_TAG.sub(b"", data)
+    if b"&lt;" in data or b"&gt;" in data or b"&quot;" in data:
+        # A text escaped for HTML (a mail, a web page's source): `&` stands for itself
+        # elsewhere (`&{}`, a URL's `&param`), so only these entities are decoded, `&amp;` last.
+        for entity, unescaped in _ESCAPED:
+            data = data.replace(entity, unescaped)
     # "ignore" drops the surrogates and anything an escape sequence cut in half.
     decoded = data.decode("utf-8", "ignore")
     for char in invisible:

@@ -16,7 +16,7 @@ from itertools import accumulate
 
 from bot.catalog.model import replace
 from bot.core.extract import reports
-from bot.core.extract.clean import Cleaned, clean
+from bot.core.extract.clean import Cleaned, clean, clean_uncached
 from bot.core.extract.frames import (
     OMITTED,
     is_inlined_frame,
@@ -94,8 +94,11 @@ _BARE_LOCATION = re.compile(r"[^\s'\"`]{1,1000}\.rs:\d{1,9}:\d{1,9}:")
 _LONE_LOCATION = re.compile(r"[^\s'\"`]{1,1000}\.rs:\d{1,9}(?::\d{1,9})?")
 # `:LINE:COL` then `:`, whitespace or the end: where a 1.73+ header's location ends.
 _LOC_END = re.compile(r":(\d{1,9}):(\d{1,9})(?::|(?=\s)|$)")
-# After a header inside a JSON string: `\n`, then the message up to the closing quote.
-_ESCAPED_MESSAGE = re.compile(r'\\n((?:[^"\\]|\\.){1,2000})"')
+# A JSON string value (`"message":"..."`, `["..."`) of a log line's object: a logger that writes
+# JSON escapes a report's line breaks and quotes inside it (a value ends at its first unescaped
+# quote, so a line costs linear time).
+_JSON_VALUE = re.compile(r'[:\[,][ \t]{0,8}"((?:[^"\\\n]|\\.){1,100000})"')
+_JSON_LINE = 200_000  # characters of a log line read for JSON strings
 # `panicked at burn-ir/src/handle.rs:97:` with the column left out (hand-edited pastes).
 _LOC_END_NO_COLUMN = re.compile(r"\.rs:(\d{1,9}):?$")
 _WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
@@ -105,17 +108,16 @@ _PANICKED_AT = "panicked at "
 # A 1.73+ header whose location the reporter cut (`thread 'main' panicked at ...`, the message
 # on the next line): a header without a location.
 _ELIDED_LOCATIONS = frozenset({"...", "\u2026", "[...]", "<redacted>"})
+# A literal each output format's header line holds, and the text its report starts with there
+# (looked for up to the literal): what a line holds before it is a logger's prefix.
+_REPORT_STARTS = (
+    (_PANICKED_AT, "thread '"),  # std: `thread 'main' panicked at`, or `panicked at` alone
+    (MIETTE_HEADER, "×"),  # miette: `× Main thread panicked.`
+    (EYRE_HEADER, "The "),  # color-eyre, better-panic: `The application panicked (crashed).`
+    (BANNER, BANNER),
+)
 # The headers looked at for a comment marker: a text is searched this far.
 _MARKER_HEADERS = 64
-
-
-def _unescape(body: str) -> str:
-    """A JSON string's escapes decoded (`\n` a space: the message is read as one line)."""
-    try:
-        decoded = json.loads(f'"{body}"')
-    except ValueError:
-        return body
-    return " ".join(decoded.split())
 
 
 def _comment_marker(decoded: str) -> str | None:
@@ -136,26 +138,29 @@ def _comment_marker(decoded: str) -> str | None:
 
 
 def _repeated_prefixes(decoded: str) -> tuple[re.Pattern[str], ...]:
-    """The shapes of the prefixes a header line shares with the line after it (`[app] `,
-    journald's `Dec 05 10:00:00 host app[812]: `): a logger put them before every line."""
+    """The shapes of the prefixes a report's header line shares with the line after it (`[app] `,
+    journald's `Dec 05 10:00:00 host app[812]: `): a logger put them before every line. The
+    prefix is what the header's line holds before the report starts (`_REPORT_STARTS`)."""
     shapes: dict[str, re.Pattern[str]] = {}
-    position = decoded.find(_PANICKED_AT)
-    for _ in range(_MARKER_HEADERS):
-        if position < 0:
-            break
-        start = decoded.rfind("\n", 0, position) + 1
-        end = decoded.find("\n", position)
-        end = len(decoded) if end < 0 else end
-        line = _without_stamp(_unquote(decoded[start:end])[0])
-        thread = line.rfind("thread '", 0, line.find(_PANICKED_AT))
-        prefix = line[: thread if thread >= 0 else line.find(_PANICKED_AT)]
-        if prefix.strip() and prefix not in shapes:
-            following_end = decoded.find("\n", end + 1)
-            following = decoded[end + 1 : following_end if following_end >= 0 else None]
-            shape = prefix_shape(prefix, _without_stamp(_unquote(following)[0]))
-            if shape is not None:
-                shapes[prefix] = shape
-        position = decoded.find(_PANICKED_AT, end)
+    for needle, opener in _REPORT_STARTS:
+        position = decoded.find(needle)
+        for _ in range(_MARKER_HEADERS):
+            if position < 0:
+                break
+            start = decoded.rfind("\n", 0, position) + 1
+            end = decoded.find("\n", position)
+            end = len(decoded) if end < 0 else end
+            line = _without_stamp(_unquote(decoded[start:end])[0])
+            at = line.find(needle)
+            opened = line.rfind(opener, 0, at + len(opener))
+            prefix = line[: opened if opened >= 0 else at]
+            if prefix.strip() and prefix not in shapes:
+                following_end = decoded.find("\n", end + 1)
+                following = decoded[end + 1 : following_end if following_end >= 0 else None]
+                shape = prefix_shape(prefix, _without_stamp(_unquote(following)[0]))
+                if shape is not None:
+                    shapes[prefix] = shape
+            position = decoded.find(needle, end)
     return tuple(shapes.values())
 
 
@@ -179,9 +184,12 @@ _BACKTRACE_AND_NOTE = (*_BACKTRACE_HEADERS, "note:")
 
 
 class _Scanner:
-    def __init__(self, cleaned: Cleaned, hooks: tuple[HookFormat, ...] = KNOWN_HOOKS) -> None:
+    def __init__(
+        self, cleaned: Cleaned, hooks: tuple[HookFormat, ...] = KNOWN_HOOKS, nested: bool = False
+    ) -> None:
         self.cleaned = cleaned
         self.hooks = hooks
+        self.nested = nested  # reading a JSON string of another text's line
         self.lines = cleaned.raw_lines  # for counts and line ends (clamped later)
         self.views: dict[int, View] = {}
         self.drafts: list[Draft] = []
@@ -242,6 +250,14 @@ class _Scanner:
                 continue  # inside a message or backtrace already read
             index = trigger + 1
             view = self.view(trigger)
+            if not self.nested and '{"' in self.lines[trigger][:MAX_LINE]:
+                inside = self.json_strings(trigger, max_panics)
+                if inside:
+                    self.drafts.extend(inside)
+                    keys.update(_key(draft) for draft in inside)
+                    if len(keys) >= 2 * max_panics:
+                        break
+                    continue
             if view.stripped.startswith(_BACKTRACE_HEADERS):
                 target = self.drafts[-1] if self.drafts else None
                 if target is not None and not target.frames:
@@ -256,6 +272,32 @@ class _Scanner:
             if len(keys) >= 2 * max_panics:
                 break  # enough distinct panics even if some turn out to repeat the title
         return self.drafts
+
+    def json_strings(self, index: int, max_panics: int) -> list[Draft]:
+        """The panics inside the JSON string values of line `index`, a logger's JSON object
+        (`{"message":"thread 'main' panicked at ..\\n..\\nstack backtrace:.."}`): each
+        string decoded (line breaks and quotes were escaped) and read as a paste of its own,
+        its panics placed at the string."""
+        line = self.cleaned.line(index, _JSON_LINE)
+        if not any(trigger in line for trigger in _JSON_TRIGGERS):
+            return []
+        declared = tuple(hook for hook in self.hooks if hook.source != "known")
+        found: list[Draft] = []
+        opening = line.find('{"')
+        for value in _JSON_VALUE.finditer(line, opening + 1):
+            body = value.group(1)
+            if not any(trigger in body for trigger in _JSON_TRIGGERS):
+                continue  # (`"level":"ERROR"`: most values hold no report)
+            try:
+                decoded = json.loads(f'"{body}"')
+            except ValueError:
+                continue
+            cleaned = clean_uncached(decoded)
+            inner = _Scanner(cleaned, self.hooks, nested=True)
+            for draft in inner.run(_trigger_lines(cleaned.decoded, declared), max_panics):
+                draft.start, draft.end = (index, value.start(1)), (index, value.end(1))
+                found.append(draft)
+        return found
 
     def walk_backtrace(self, target: Draft, index: int) -> int:
         """Read the backtrace lines after `index` into `target`; the first line after them."""
@@ -436,17 +478,9 @@ class _Scanner:
         location, first_line, last_index = self.new_location(index, rest)
         if location is None and rest.rstrip(":").strip() not in _ELIDED_LOCATIONS:
             return None, index + 1
-        escaped = _ESCAPED_MESSAGE.match(first_line)
-        if escaped:
-            # A log written as JSON: the header's line break is `\n` inside a string, and the
-            # message runs to the string's closing quote, escaped.
-            first_line = _unescape(escaped.group(1))
         message_lines: list[str] = [first_line] if first_line else []
         end = (last_index, len(self.lines[last_index]))
-        more: list[str] = []
-        end_index = last_index
-        if not escaped:
-            more, end_index = self.message_below(view, last_index, bool(message_lines))
+        more, end_index = self.message_below(view, last_index, bool(message_lines))
         gap = bool(more) and not message_lines and not self.view(last_index + 1).stripped
         message_lines.extend(more)
         if more:
@@ -592,6 +626,8 @@ class _Scanner:
         last = index - 1
         count = len(self.lines)
         chars = 0
+        above = self.view(last).text if last >= 0 else ""
+        indent = len(above) - len(above.lstrip())  # the header's (the line above the message)
         while index < count and len(lines) < MAX_MESSAGE_LINES and chars < MAX_MESSAGE_CHARS:
             view = self.view(index)
             if quoted and not view.quoted and view.stripped:
@@ -608,7 +644,7 @@ class _Scanner:
                     index = following
                     continue
                 if not (
-                    self.continues_after_blank(self.view(following))
+                    self.continues_after_blank(self.view(following), indent)
                     or (self.in_code_block(index) and self.trailer_follows(following, quoted))
                 ):
                     break
@@ -663,11 +699,13 @@ class _Scanner:
             index += 1
         return False
 
-    def continues_after_blank(self, view: View) -> bool:
+    def continues_after_blank(self, view: View, indent: int) -> bool:
+        """Whether a line after a blank one goes on with the message: `Caused by:`, or a line
+        indented deeper than the header's (`indent`; a list item indents a whole paste)."""
         text = view.text
         if view.stripped.startswith("Caused by:"):
             return True
-        if not text[:1].isspace():
+        if len(text) - len(text.lstrip()) <= indent:
             return False
         return not self.ends_message(view, True)
 
@@ -826,6 +864,10 @@ _TRIGGERS = (
     "PanicInfo { ",  # a hook logging its PanicInfo (bot.core.extract.hooks)
     "panic.payload",  # tracing-panic's event (bot.core.extract.hooks)
 )
+
+
+# What a JSON value holding a report holds (a location alone is a log record's own field).
+_JSON_TRIGGERS = tuple(trigger for trigger in _TRIGGERS if trigger != ".rs:")
 
 
 def _trigger_lines(decoded: str, hooks: tuple[HookFormat, ...] = ()) -> list[int]:
