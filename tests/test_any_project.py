@@ -360,3 +360,23 @@ def test_a_multi_line_old_format_fragment_without_its_header(triage: Triage) -> 
 def test_a_quoted_word_then_a_location_is_not_a_fragment(triage: Triage) -> None:
     text = "I said 'hello' to the grid and\nthen 'bye', see src/grid.rs:1:2\n"
     assert triage.analyse(text).panics == ()
+
+
+def test_the_prefix_alone_names_no_crate_of_the_project_unless_it_has_it() -> None:
+    # actix-net's crates are `actix-rt`, `actix-server`: `actix-web` is named like them, but
+    # `actix` (the actor crate, another repository) is not one of them; a project whose
+    # crates include the bare name (burn's `burn`) keeps it.
+    def index_of(repo: str, *paths: str) -> CatalogIndex:
+        records = {
+            str(n): record_from_dict(
+                {"id": str(n), "repo": repo, "errorMessage": f"m{n}", "filePath": path}
+            )
+            for n, path in enumerate(paths)
+        }
+        return CatalogIndex(Catalog(records))
+
+    net = index_of("actix/actix-net", "actix-rt/src/system.rs", "actix-server/src/worker.rs")
+    assert net.in_project("actix-rt") and net.in_project("actix_web")
+    assert not net.in_project("actix")
+    burn = index_of("tracel-ai/burn", "crates/burn/src/lib.rs", "crates/burn-core/src/x.rs")
+    assert burn.in_project("burn") and burn.in_project("burn-wgpu")

@@ -1390,3 +1390,13 @@ def test_a_text_escaped_for_html_is_read_unescaped() -> None:
     # without an escaped `<`, `>` or `"`, an `&` is text (`&{}`, a URL's `&amp`-like parameter)
     kept = "thread 'main' panicked at src/query.rs:10:5:\n&{} conflicts, see ?a=1&amp=2\n"
     assert only(kept).message == "&{} conflicts, see ?a=1&amp=2"
+
+
+def test_old_rusts_location_inside_a_std_macro_ends_the_message() -> None:
+    # Before 1.42 a panic in a std macro's expansion was placed in the macro: the message ends
+    # at `', <...macros>:L:C` and the location is std's (it says nothing of the caller's file).
+    for place in ("<::std::macros::panic macros>:2:4", "<::core::macros::panic macros>:3:10"):
+        panic = only(f"thread 'main' panicked at 'System is not running', {place}\n")
+        assert panic.message == "System is not running"
+        assert panic.location is not None and panic.location.kind == "std"
+    assert only("thread 'x' panicked at 'boom', <std macros>:1:33\n").message == "boom"

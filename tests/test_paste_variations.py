@@ -3,7 +3,8 @@ corpora whose code block holds a panic header, re-printed with each line of that
 a logger's prefix (a plugin host's `[name] `, journald's ticking clock, docker compose's
 service, a CI runner's stamp, env_logger's), the block as one JSON log record, the text in a
 blockquote, indented as a list item's or escaped for HTML, must keep its right answer; and no
-tuned text, negatives included, may gain a wrong one. Held-out parts are never read here."""
+tuned text, negatives included, may gain a wrong one (test_project_corpora's TUNED_FALSE are
+wrong as pasted). Held-out parts are never read here."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from functools import cache
 
 import pytest
 from corpus_scoring import PROJECTS, accepted, read_cases, score
-from test_project_corpora import NAMES, project_triage
+from test_project_corpora import NAMES, TUNED_FALSE, project_triage
 
 from bot.app import Triage
 
@@ -88,9 +89,12 @@ def test_a_paste_printed_by_a_logger_keeps_its_answer(project: str, variation: s
         if r["expect"] == "match" and r["accepted"] and _FENCED_HEADER.search(r["text"])
     ]
     lost = [r["case"] for r in right if not accepted(r, _top(triage, vary(r["text"])))]
+    known = TUNED_FALSE.get(project, set())  # wrong as pasted already
     wrong = [
         r["case"]
         for r in results
-        if (top := _top(triage, vary(r["text"]))) is not None and not accepted(r, top)
+        if r["case"] not in known
+        and (top := _top(triage, vary(r["text"]))) is not None
+        and not accepted(r, top)
     ]
     assert (lost, wrong) == ([], [])

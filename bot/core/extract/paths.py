@@ -44,6 +44,9 @@ _STD_LIBRARY = re.compile(
 _STD_OLD = re.compile(
     r"^(?:/rustc/[0-9a-f]{6,64}/|\.\./)?(?:src/)?lib(core|std|alloc|proc_macro|test|panic_unwind)/(.+)$"
 )
+# Before 1.42 a panic inside a std macro's expansion was placed in the macro, not the caller:
+# `<::std::macros::panic macros>:2:4`, `<::core::macros::panic macros>:3:10`, `<std macros>:1:33`.
+_STD_MACROS = re.compile(r"^<(?:::)?(core|std|alloc)\b[^<>\n]{0,120} macros>$")
 _SLASHES = re.compile(r"/{2,}")
 _DRIVE = re.compile(r"[A-Za-z]:/")
 # `~/.cargo/registry/src/INDEX-DIR/NAME-VERSION/REST`, whatever CARGO_HOME is.
@@ -137,6 +140,9 @@ def classify_path(path: str) -> tuple[PathKind, str | None, str | None, str | No
     match = _STD_OLD.match(path)
     if match:
         return "std", match.group(1), None, match.group(2)
+    match = _STD_MACROS.match(path)
+    if match:
+        return "std", match.group(1), None, None
     match = _REGISTRY.search(path)
     if match:
         name, version = _split_name_version(match.group(1))

@@ -809,7 +809,9 @@ def _old_terminator(line: str) -> tuple[int, Location] | None:
         location = parse_location(line[position + 3 :])
         if location is not None and " " not in location.path.strip():
             return position, location
-        if location is not None and ("/" in location.path or location.path.endswith(".rs")):
+        if location is not None and (
+            "/" in location.path or location.path.endswith(".rs") or location.kind == "std"
+        ):
             return position, location
         end = position
     return None

@@ -499,13 +499,16 @@ class CatalogIndex:
         """A crate of the catalog's project: a known crate, or one named like them.
 
         burn's catalog has no site in burn-wgpu, yet burn-wgpu is burn's: crates share the
-        project's name prefix (`burn-`).
+        project's name prefix (`burn-`). The prefix alone names no crate of the project unless
+        the project has it (actix-net's `actix-rt`, `actix-server`: `actix` is another
+        repository's crate).
         """
         crate = canonical_crate(crate)
+        head, dash, _ = crate.partition("-")
         return (
             crate in self.crate_folders
             or crate in self.crate_files
-            or crate.split("-", 1)[0] in self.project_prefixes
+            or (bool(dash) and head in self.project_prefixes)
         )
 
     def candidates(self, text: str, limit: int = 8) -> list[str]:
