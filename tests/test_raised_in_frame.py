@@ -107,3 +107,17 @@ def test_without_the_frame_a_format_of_placeholders_is_no_candidate(triage: Tria
     (match,) = triage.analyse(text).panics
     messages = [triage.catalog.records[c.record_id].error_message for c in match.candidates]
     assert PLACEHOLDERS not in messages
+
+
+@pytest.mark.parametrize("inner", ["::{{closure}}", "::{closure#0}", "::{{closure}}::{{closure}}"])
+def test_a_closures_frame_is_its_functions(triage: Triage, inner: str) -> None:
+    # A site inside a closure (`CURRENT.with(|cell| .. panic!(..))`) panics in a frame named
+    # after the closure, under the enclosing function's path: that function is the record's.
+    text = TRACK_CALLER_PASTE.replace(
+        "ResultExt<T,E>>::unwrap_or_panic_in_debug\n",
+        f"ResultExt<T,E>>::unwrap_or_panic_in_debug{inner}\n",
+    )
+    (match,) = triage.analyse(text).panics
+    found = [triage.catalog.records[c.record_id] for c in match.candidates]
+    assert [r.error_message for r in found][:1] == [PLACEHOLDERS]
+    assert "function" in match.candidates[0].evidence

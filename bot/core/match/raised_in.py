@@ -22,6 +22,11 @@ from bot.core.panic import Frame
 _MACHINERY_FRAMES = 12
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MSVC_IMPL = re.compile(r"impl\$\d+")
+# A closure's (or an async block's) frame inside a function: `..::current::{{closure}}`, in the
+# v0 mangling `..::current::{closure#0}`; the code is the enclosing function's.
+_INNER_BODY = re.compile(
+    r"(?:::\{\{?(?:closure|async_block|async_fn|async_closure|async_fn_body)(?:#\d+)?\}?\})+$"
+)
 
 
 def impl_type(impl: str | None) -> str | None:
@@ -49,8 +54,9 @@ def owner_and_name(function: str) -> tuple[str | None, str]:
     -> (`StateWorkingSet`, `get_block_mut`); a trait method `<slab::Slab<T> as
     core::ops::index::Index<usize>>::index` -> (`Slab`, `index`). Windows backtraces (MSVC
     symbols) name an impl block by its number, `nalgebra::base::ops::impl$3::index_mut`: the
-    type is not known, (None, `index_mut`)."""
-    function = strip_symbol_hash(function)
+    type is not known, (None, `index_mut`). A closure's frame is its function's
+    (`actix_rt::system::System::current::{{closure}}` -> (`System`, `current`))."""
+    function = _INNER_BODY.sub("", strip_symbol_hash(function))
     if function.startswith("<") and " as " in function and ">::" in function:
         head, _, name = function.rpartition(">::")
         self_type = head[1:].split(" as ", 1)[0]
