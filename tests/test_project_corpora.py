@@ -182,6 +182,12 @@ MISSES = {
     # old Rust (`<::std::macros::panic macros>:2:4`) ends an old header's message: tuned 4 of 5.
     # The miss is a backtrace without its message.
     "actix-net": (1, 0),
+    # image (image-rs/image, 2026-12-07): 18 texts labelled before they ran, its 0.21-0.25
+    # history with the removed sites; first run tuned 2 of 3, held out 0 of 1, one false answer
+    # in each: the encoders' `Invalid buffer length: ..` is printed word for word by twelve
+    # encoders, and neither text says which (the message alone; a `#[track_caller]` header at
+    # the caller in io/encoder.rs), so one of the twelve was answered. No rule added.
+    "image": (1, 1),
     "winit": (0, 0),  # 20 texts (2026-12-06) with its 0.20-0.30 history, labelled before they ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
@@ -189,7 +195,12 @@ MISSES = {
 # actix-net's: the message alone, with no location, version or frame, which an older crate of
 # another repository (the actix actor crate, whose 0.5/0.6 the prose names) printed word for
 # word before actix-rt existed; nothing in the paste tells it from actix-rt's.
-TUNED_FALSE = {"actix-net": {"007_actix-0-6-message-only-mixed-versions.md"}}
+# image's: a message twelve encoders print word for word, pasted alone; the prose names the PNG
+# encoder, the answer is another of the twelve (its text is the same).
+TUNED_FALSE = {
+    "actix-net": {"007_actix-0-6-message-only-mixed-versions.md"},
+    "image": {"005_invalid-buffer-length-resize-prefixed.md"},
+}
 # False matches allowed on a held-out part: today's count, never raised; every tuned part has 0
 # but those TUNED_FALSE names.
 # (nushell's two, a removed `missing span contents in file cache` answered with `missing span`,
@@ -197,7 +208,7 @@ TUNED_FALSE = {"actix-net": {"007_actix-0-6-message-only-mixed-versions.md"}}
 # (nushell's third-round one, the span message of its removed nu-source crate with the registry
 # path wrapped by the terminal, went with two rules: a wrapped old-format path is joined, and a
 # crate only named like the project's is not one of its releases.)
-HELD_OUT_FALSE: dict[str, int] = {}
+HELD_OUT_FALSE: dict[str, int] = {"image": 1}  # the twelve encoders' message, at the caller
 
 
 def project_triage(project: str) -> Triage:
