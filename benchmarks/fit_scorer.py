@@ -318,7 +318,7 @@ def main() -> int:
         for part in ("held out", "tuned"):
             total, p_sum, hits = bands[part][name]
             cells += (
-                [str(int(total)), f"{p_sum / total:.2f}", f"{hits / total:.0%}"]
+                [str(int(total)), f"{p_sum / total:.2f}", f"{hits / total:.1%}"]
                 if total
                 else ["0", "-", "-"]
             )

@@ -173,3 +173,24 @@ def test_a_stage_that_changes_a_silenced_panics_candidates_keeps_it_silent() -> 
     assert quiet.silenced and not quiet.matched and quiet.best == strong
     (out,) = calibrate([quiet], MODEL, MESSAGES.get)
     assert out.silenced and not out.matched
+
+
+def test_sites_of_one_message_that_tie_are_each_rivalled() -> None:
+    # `a` and `b` print the same message (MESSAGES): scored alike, neither is unrivalled, and
+    # the answer shows less confidence than the same candidate alone would.
+    tie = PanicMatch(
+        _panic(),
+        (_candidate("a", 0.95, "pattern", "header"), _candidate("b", 0.95, "pattern", "header")),
+        True,
+    )
+    ahead = PanicMatch(
+        _panic(),
+        (_candidate("a", 0.95, "pattern", "header"), _candidate("b", 0.9, "pattern", "header")),
+        True,
+    )
+    unrivalled = FEATURES.index("unrivalled")
+    assert [features(tie, i, MESSAGES.get)[unrivalled] for i in (0, 1)] == [0.0, 0.0]
+    assert [features(ahead, i, MESSAGES.get)[unrivalled] for i in (0, 1)] == [1.0, 0.0]
+    (tied,) = calibrate([tie], MODEL, MESSAGES.get)
+    (alone,) = calibrate([ahead], MODEL, MESSAGES.get)
+    assert tied.best.confidence < alone.best.confidence

@@ -1400,3 +1400,11 @@ def test_old_rusts_location_inside_a_std_macro_ends_the_message() -> None:
         assert panic.message == "System is not running"
         assert panic.location is not None and panic.location.kind == "std"
     assert only("thread 'x' panicked at 'boom', <std macros>:1:33\n").message == "boom"
+
+
+def test_an_old_header_cut_after_its_separator_keeps_its_message_whole() -> None:
+    # `panicked at 'MESSAGE', ` with the location cut off: the separator is no part of it.
+    text = "thread '<unnamed>' panicked at 'there is no reactor running', \n\nHas anyone seen it?\n"
+    assert only(text).message == "there is no reactor running"
+    two_lines = "thread 'main' panicked at 'first line\nsecond line', \n"
+    assert only(two_lines).message == "first line second line"

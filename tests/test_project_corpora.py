@@ -52,7 +52,9 @@ MISSES = {
     # odd-backtick rule rust-analyzer's make.rs title cut inside a value, and its title-words
     # rule a tokio title with words before the message (tuned).
     "tokio": (9, 2),  # 185 more texts (four rounds); 53 held-out catalogued panics
-    "helix": (0, 3),  # 118 more texts (three rounds)
+    # An old header cut after its `', ` (the location gone) keeps its message whole since
+    # 2026-12-07, which raised helix's held-out count.
+    "helix": (0, 2),  # 118 more texts (three rounds)
     "nushell": (0, 0),  # with its release history
     "uv": (0, 0),  # 13 more texts, none catalogued held out
     "polars": (0, 0),  # with its release history and the first-sentence rule

@@ -569,7 +569,9 @@ class _Scanner:
             # closing quote, the first line is the message.
             closing = _closing_quote(parts)
             message = " ".join(parts[: closing + 1]).rstrip()
-            if message.endswith("'"):
+            if message.endswith("',"):
+                message = message[:-2]  # `'MESSAGE', ` and the location cut off after it
+            elif message.endswith("'"):
                 message = message[:-1]
             draft = Draft(
                 collapse(message)[:MAX_MESSAGE_CHARS],
@@ -819,13 +821,13 @@ def _old_terminator(line: str) -> tuple[int, Location] | None:
 
 def _closing_quote(parts: list[str]) -> int:
     """Which of an old header's message lines (`parts`: its first, then the lines below it)
-    closes the message with its quote: the first line ending in `'` before a blank line, or
-    the first line (0) when none does."""
+    closes the message with its quote: the first line ending in `'` (or `',`, the location
+    cut after it) before a blank line, or the first line (0) when none does."""
     for position, line in enumerate(parts):
         text = line.rstrip()
         if not text:
             break
-        if text.endswith("'"):
+        if text.endswith(("'", "',")):
             return position
     return 0
 

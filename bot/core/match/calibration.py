@@ -24,6 +24,9 @@ header         the message came with a `panicked at` header
 whole          the record's whole message (its pattern) matched, not a prefix or a fuzzy fit
 quoted         a mention without a header or a location (a title, prose, a code span)
 shared         the share of the other candidates printing the same message
+unrivalled     no other candidate printing the same message scored as high (the sites of a
+               message that several files print alike, nothing in the paste telling them
+               apart, tie: the answer is one of them)
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ FEATURES: tuple[str, ...] = (
     "whole",
     "quoted",
     "shared",
+    "unrivalled",
 )
 
 
@@ -99,6 +103,10 @@ def _vector(match: PanicMatch, index: int, messages: list[str | None]) -> tuple[
         default=0.0,
     )
     same = messages.count(own) - 1
+    rivalled = any(
+        other is not cand and message == own and other.confidence >= cand.confidence
+        for other, message in zip(candidates, messages, strict=True)
+    )
     evidence = cand.evidence
     panic = match.panic
     return (
@@ -114,6 +122,7 @@ def _vector(match: PanicMatch, index: int, messages: list[str | None]) -> tuple[
         float("pattern" in evidence and "prefix" not in evidence),
         float(panic.location is None and not panic.has_header),
         same / max(len(candidates) - 1, 1),
+        float(not rivalled),
     )
 
 
