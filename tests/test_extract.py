@@ -1408,3 +1408,16 @@ def test_an_old_header_cut_after_its_separator_keeps_its_message_whole() -> None
     assert only(text).message == "there is no reactor running"
     two_lines = "thread 'main' panicked at 'first line\nsecond line', \n"
     assert only(two_lines).message == "first line second line"
+
+
+def test_an_old_header_whose_separator_lost_its_space_keeps_its_location() -> None:
+    # A reporter who shortened the path (`[PATH]` for the registry folder) dropped the space.
+    text = (
+        "thread 'main' panicked at 'not implemented: path index.html/',"
+        "[PATH]\\demo-0.1.3\\src\\lib.rs:347:26\n"
+    )
+    panic = only(text)
+    assert panic.message == "not implemented: path index.html/"
+    assert panic.location is not None and panic.location.line == 347
+    # a `',` inside the message, with no location after it, is text
+    assert only("thread 'main' panicked at 'a',b', src/x.rs:1:2\n").message == "a',b"

@@ -190,6 +190,11 @@ MISSES = {
     # encoders, and neither text says which (the message alone; a `#[track_caller]` header at
     # the caller in io/encoder.rs), so one of the twelve was answered. No rule added.
     "image": (1, 1),
+    # dioxus (DioxusLabs/dioxus, 2026-12-07): 15 texts labelled before they ran, its 0.1-0.7
+    # history with the removed sites; first run tuned 2 of 3, held out 1 of 2, 0 false. The tuned
+    # miss: an old header whose `',` lost its space before a shortened path (read since), at
+    # the desktop crate's `unimplemented!("path {}")`, a message too short to answer alone.
+    "dioxus": (1, 1),
     "winit": (0, 0),  # 20 texts (2026-12-06) with its 0.20-0.30 history, labelled before they ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }

@@ -804,8 +804,14 @@ def _old_terminator(line: str) -> tuple[int, Location] | None:
     """Where `', PATH:LINE[:COL]` ends an old-format message on this line, and the location."""
     end = len(line)
     for _ in range(8):
-        # `', ` as std prints it; `': ` as the log-panics crate does.
+        # `', ` as std prints it; `': ` as the log-panics crate does; `',PATH` when the space
+        # went with a path the reporter shortened (`',[PATH]\crate-0.1.3\src\lib.rs:347:26`).
         position = max(line.rfind("', ", 0, end), line.rfind("': ", 0, end))
+        glued = line.rfind("',", 0, end)
+        if glued > position and line[glued + 2 : glued + 3].strip():
+            location = parse_location(line[glued + 2 :])
+            if location is not None and location.path.endswith(".rs"):
+                return glued, location
         if position < 0:
             return None
         location = parse_location(line[position + 3 :])
