@@ -1421,3 +1421,14 @@ def test_an_old_header_whose_separator_lost_its_space_keeps_its_location() -> No
     assert panic.location is not None and panic.location.line == 347
     # a `',` inside the message, with no location after it, is text
     assert only("thread 'main' panicked at 'a',b', src/x.rs:1:2\n").message == "a',b"
+
+
+def test_a_miette_report_with_blank_lines_between_its_lines_is_read() -> None:
+    # A copy that set each line apart: the causes are still the report's.
+    text = (
+        "Error:\n\n  × Main thread panicked.\n\n  ├─▶ at crates/x/src/y.rs:12:5\n\n  ╰─▶ it broke\n"
+    )
+    panic = only(text)
+    assert panic.message == "it broke"
+    assert panic.location is not None and panic.location.line == 12
+    assert extract_panics("  × Main thread panicked.\n\nok then\n") == []

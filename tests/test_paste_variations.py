@@ -1,10 +1,10 @@
 """The same real pastes as users' tools print them: every tuned text of the other projects'
 corpora whose code block holds a panic header, re-printed with each line of that block behind
 a logger's prefix (a plugin host's `[name] `, journald's ticking clock, docker compose's
-service, a CI runner's stamp, env_logger's), the block as one JSON log record, the text in a
-blockquote, indented as a list item's or escaped for HTML, must keep its right answer; and no
-tuned text, negatives included, may gain a wrong one (test_project_corpora's TUNED_FALSE are
-wrong as pasted). Held-out parts are never read here."""
+service, a CI runner's stamp, env_logger's), the block as one JSON log record or double-spaced,
+the text in a blockquote, indented as a list item's or escaped for HTML, must keep its right
+answer; and no tuned text, negatives included, may gain a wrong one (test_project_corpora's
+TUNED_FALSE are wrong as pasted). Held-out parts are never read here."""
 
 from __future__ import annotations
 
@@ -50,6 +50,19 @@ def _json_record(text: str) -> str:
     return re.sub(r"(```[^\n`]*\n)(.*?)```", record, text, flags=re.S)
 
 
+def _double_spaced(text: str) -> str:
+    """A blank line after every line inside a code fence (a copy from a page that sets each
+    line of a log apart)."""
+    out, inside = [], False
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            inside = not inside
+            out.append(line)
+        else:
+            out += [line, ""] if inside else [line]
+    return "\n".join(out)
+
+
 def _escaped(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -64,6 +77,7 @@ VARIATIONS: dict[str, Callable[[str], str]] = {
     "blockquote": lambda text: "\n".join("> " + line for line in text.split("\n")),
     "list item": lambda text: "\n".join(("   " + line).rstrip(" ") for line in text.split("\n")),
     "HTML escaped": _escaped,
+    "double-spaced": _double_spaced,
 }
 
 

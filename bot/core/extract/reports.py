@@ -239,6 +239,9 @@ def miette(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
     location = None
     while probe < limit:
         stripped = reader.view(probe).stripped
+        if not stripped and probe + 1 < limit:
+            probe += 1  # a copy that put a blank line between the report's lines
+            continue
         if stripped.startswith(MIETTE_CAUSE[1]):
             break
         if not stripped.startswith((MIETTE_CAUSE[0], _MIETTE_MORE)):
