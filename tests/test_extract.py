@@ -1432,3 +1432,28 @@ def test_a_miette_report_with_blank_lines_between_its_lines_is_read() -> None:
     assert panic.message == "it broke"
     assert panic.location is not None and panic.location.line == 12
     assert extract_panics("  × Main thread panicked.\n\nok then\n") == []
+
+
+def test_a_path_a_terminal_cut_over_several_lines_is_joined() -> None:
+    # A terminal 80 columns wide cut a long registry path twice, in either header format.
+    old = (
+        "thread 'Worker' panicked at 'invalid offset', /Users/brew/Library/Caches/Homebre\n"
+        "w/cargo_cache/registry/src/index.crates.io-6f17d22bba15001f/line-index-0.1.0-pre\n"
+        ".1/src/lib.rs:148:35\n"
+        "stack backtrace:\n"
+    )
+    panic = only(old)
+    assert panic.message == "invalid offset"
+    assert panic.location is not None and panic.location.crate_path == "src/lib.rs"
+    new = (
+        "thread 'w' panicked at /usr/local/cargo/registry/src/index.crates.io-1949cf8c6b5b557\n"
+        "f/vrl-0.28.1/src/stdlib/dns_look\n"
+        "up.rs:48:22:\n"
+        "can call blocking only when running on the multi-threaded runtime\n"
+    )
+    panic = only(new)
+    assert panic.message == "can call blocking only when running on the multi-threaded runtime"
+    assert panic.location is not None and panic.location.path.endswith("stdlib/dns_lookup.rs")
+    # prose after a cut path is no part of it
+    cut = extract_panics("thread 'm' panicked at src/a.r\ns is where:\nboom\n")
+    assert all(found.location is None for found in cut)

@@ -61,6 +61,7 @@ from bot.core.panic import Frame, Location, Panic, Wrapper
 MAX_LINE = 4000  # characters of a line the scanner looks at
 MAX_FRAMES = 300  # frames kept per panic
 OLD_FORMAT_LOOKAHEAD = 40  # lines searched for the `', PATH:LINE:COL` end of an old header
+_WRAPPED_PATH_LINES = 4  # lines a terminal may have cut one path over
 TRAILER_LOOKAHEAD = 40  # lines searched past a blank line for std's `note:` after a message
 
 # --- markdown around a line -------------------------------------------------------------------
@@ -506,9 +507,15 @@ class _Scanner:
                 return location, "", index
         if index + 1 >= len(self.lines) or " " in rest:
             return None, "", index
-        following = self.view(index + 1).stripped
-        joined = rest + following  # header split by a terminal: path (or its end) below
-        match = _LOC_END.search(joined)
+        # A header split by a terminal: the path (or its end) below, over several lines when
+        # the terminal cut a long path more than once (each cut line one word).
+        joined, last = rest, index
+        for probe in range(index + 1, min(len(self.lines), index + 1 + _WRAPPED_PATH_LINES)):
+            following = self.view(probe).stripped
+            joined, last = joined + following, probe
+            match = _LOC_END.search(joined)
+            if match is not None or not rest or not following or " " in following:
+                break
         if match is None or match.start() <= len(rest):
             return None, "", index
         path = joined[: match.start()]
@@ -519,7 +526,7 @@ class _Scanner:
         location = parse_location(joined[: match.end()])
         if location is None:
             return None, "", index
-        return location, joined[match.end() :].strip(), index + 1
+        return location, joined[match.end() :].strip(), last
 
     def old_header(
         self, index: int, view: View, rest: str, thread: str | None, start: tuple[int, int]
@@ -530,14 +537,13 @@ class _Scanner:
         found = _old_terminator(parts[0])
         if found is None and "', " in parts[0] and index + 1 < len(self.lines):
             # A terminal wrapped the path (`../.car` / `go/registry/../meta.rs:518:9`): the
-            # next line is the rest of it, one word ending in `:LINE:COL`.
-            wrapped = self.view(index + 1).stripped
+            # next lines are the rest of it, one word each, the last ending in `:LINE:COL`.
             head = parts[0].rstrip()
-            joined = _old_terminator(head + wrapped) if wrapped and " " not in wrapped else None
+            joined, through = self.wrapped_path(head, index + 1)
             if joined is not None and joined[0] < len(head):
                 message = collapse(head[: joined[0]])[:MAX_MESSAGE_CHARS]
-                end = (index + 1, len(self.lines[index + 1]))
-                return Draft(message, thread, joined[1], True, False, start, end), index + 2
+                end = (through, len(self.lines[through]))
+                return Draft(message, thread, joined[1], True, False, start, end), through + 1
         limit = min(len(self.lines), index + 1 + OLD_FORMAT_LOOKAHEAD)
         probe = index + 1
         while found is None and probe < limit:
@@ -551,12 +557,13 @@ class _Scanner:
             found = _old_terminator(line)
             if found is None and "', " in line and probe + 1 < limit:
                 # The message's last line, its path wrapped by the terminal onto the next.
-                wrapped = self.view(probe + 1).stripped
                 head = line.rstrip()
-                joined = _old_terminator(head + wrapped) if wrapped and " " not in wrapped else None
+                joined, through = self.wrapped_path(head, probe + 1)
                 if joined is not None and joined[0] < len(head):
-                    parts[-1], found = head + wrapped, joined
-                    probe += 1
+                    rest_lines = range(probe + 1, through + 1)
+                    parts[-1] = head + "".join(self.view(i).stripped for i in rest_lines)
+                    found = joined
+                    probe = through
             last = probe
             probe += 1
         if found is None:
@@ -588,6 +595,21 @@ class _Scanner:
         message = collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
         draft = Draft(message, thread, location, True, False, start, (last, len(self.lines[last])))
         return draft, last + 1
+
+    def wrapped_path(self, head: str, index: int) -> tuple[tuple[int, Location] | None, int]:
+        """`head` (a line ending in `', ` and the start of a path) joined with the lines from
+        `index` on, one word each (a terminal cut the path at its width, maybe more than once),
+        until the old header's terminator reads: (its cut and location, the last line used)."""
+        joined = head
+        for probe in range(index, min(len(self.lines), index + _WRAPPED_PATH_LINES)):
+            wrapped = self.view(probe).stripped
+            if not wrapped or " " in wrapped:
+                break
+            joined += wrapped
+            found = _old_terminator(joined)
+            if found is not None:
+                return found, probe
+        return None, index
 
     def location_below(
         self, index: int, first: str, thread: str | None, start: tuple[int, int]
