@@ -243,9 +243,12 @@ def kind(error_type: str, message: str) -> str:
 
 def test_a_bare_site_says_the_kind_of_check_and_what_it_guards():
     assert kind("assert_eq", "Shapes of lhs {:?} and rhs {:?} differ") == (
-        "An `assert_eq!` on tensor shapes in `burn-tensor` failed: the shapes given do not fit "
+        "An `assert_eq!` on sizes or shapes in `burn-tensor` failed: the values given do not fit "
         "this operation."
     )
+    # words any project's site may use: nothing assumes the domain is tensors
+    for message in ("Invalid buffer length: expected {} got {}", "dtype mismatch", "wrong device"):
+        assert "tensor" not in kind("assert_eq", message).replace("`burn-tensor`", "")
     assert "on data types" in kind("assert", "dtype mismatch")
     assert "on devices" in kind("assert", "tensors must be on the same device")
     assert "not implemented for the data type" in kind("unimplemented", "Unsupported dtype {:?}")

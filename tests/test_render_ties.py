@@ -4,6 +4,7 @@ a tie in the first view with the other sites linked; never one picked in silence
 from __future__ import annotations
 
 import pytest
+from small_catalog import site_row, triage_of
 
 from bot.app import Triage
 from bot.render.answer.build import build_answer
@@ -55,3 +56,14 @@ def test_the_pasted_location_decides_and_no_tie_is_said(triage: Triage) -> None:
 def test_a_message_of_one_site_is_no_tie(triage: Triage) -> None:
     _answer, root = _root(triage, "Can't differentiate interpolate backward.\n")
     assert root.record.id == "cf30438606d06d30" and not root.tie
+
+
+def test_a_tie_counts_every_site_of_the_message_not_only_the_candidates_shown(tmp_path) -> None:
+    # Seven encoders print one message: the matcher keeps its best few candidates, the answer
+    # counts the catalog's seven.
+    message = "Invalid buffer length: expected {} got {}"
+    rows = [site_row(f"src/codecs/format{n}.rs", 10 + n, message) for n in range(7)]
+    seven = triage_of(tmp_path, rows)
+    answer = build_answer(seven.analyse(f"{message.replace('{}', '12')}\n"), seven.catalog)
+    note = "".join(span.text for span in answer.sections[0].version_note or ())
+    assert note.startswith("The same message is raised at 7 sites"), note

@@ -205,12 +205,12 @@ CONTRADICTS_SHORT = (
 )
 
 # --- a bare site: the kind of check, from the macro and the message ------------------------------
-KIND_ASSERT_GUARD = {
-    "shape": "An `{macro}` on tensor shapes in `{crate}` failed: the shapes given do not fit "
+KIND_ASSERT_GUARD = {  # (any project's words: no domain such as tensors is assumed)
+    "shape": "An `{macro}` on sizes or shapes in `{crate}` failed: the values given do not fit "
     "this operation.",
-    "dtype": "An `{macro}` on data types in `{crate}` failed: a tensor's dtype is not the one "
+    "dtype": "An `{macro}` on data types in `{crate}` failed: a value's data type is not the one "
     "this operation expects.",
-    "device": "An `{macro}` on devices in `{crate}` failed: the tensors are not on the device "
+    "device": "An `{macro}` on devices in `{crate}` failed: the values are not on the device "
     "this operation expects.",
 }
 KIND_ASSERT = "An `{macro}` in `{crate}` failed: a condition checked before going on did not hold."

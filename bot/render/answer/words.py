@@ -340,6 +340,18 @@ def tied_sites(item: PanicMatch, record: Record, catalog: CatalogLike | None) ->
             and candidate.message_score >= best.message_score
         ):
             others.append(other)
+    if others:
+        # The candidates are the best few: the catalog's other live sites of the very message
+        # tie as well (nothing pasted tells any of them apart), so the count is the whole.
+        seen = {record.id, *(other.id for other in others)}
+        others += [
+            other
+            for other in catalog.by_message(record.error_message)
+            if other.id not in seen
+            and other.repo == record.repo
+            and other.error_message == record.error_message
+            and other.removed_at is None
+        ]
     return others
 
 
