@@ -11,10 +11,12 @@ import json
 from functools import cache
 
 import pytest
+from test_project_corpora import project_triage
 
 from bot.app import Triage, load_bundled
 from bot.app.match_report import analysis_json
 from bot.core.match.releases import (
+    _quality,
     message_consistent,
     pasted_crate_file,
     version_in_text,
@@ -338,3 +340,27 @@ def test_two_sites_printing_the_pasted_wording_elsewhere_in_the_file_leave_it_un
     # One site alone at another line is still that site's file.
     hit = find_hit(history, pasted, 150, message, "0.1.0")
     assert (history.lineages[hit.lineage].id, hit.how) == ("erased", "file")
+
+
+def test_a_label_many_messages_open_with_is_no_shared_run():
+    # A garbled paste (a terminal cut `cache` as `cach e`) shares only nushell's `internal
+    # error: ` with the site its release had at the pasted line: that says nothing of which.
+    garbled = "internal error: span missing in file contents cach e"
+    assert _quality(garbled, "internal error: missing overlay") == 1  # the label alone, before
+    assert (
+        _quality(garbled, "internal error: missing overlay", frozenset({"internal error: "})) == 0
+    )
+    assert (
+        _quality(
+            "internal error: missing overlay for scope 3",
+            "internal error: missing overlay",
+            frozenset({"internal error: "}),
+        )
+        == 2
+    )
+    nushell = project_triage("nushell")
+    text = (
+        "thread 'main' panicked at 'internal error: span missing in file contents cach e', "
+        "crates/nu-protocol/src/engine/engine_state.rs:380:9\n"
+    )
+    assert not nushell.analyse(text).answered

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import pickle
 import re
+from collections import Counter
 from collections.abc import Container, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from functools import lru_cache
 from typing import Any, Literal, TypeVar, overload
@@ -242,6 +243,9 @@ class ReleaseHistory:
     older_wordings: dict[str, list[_Wording]] | None = field(
         default=None, compare=False, repr=False
     )
+    # Labels many of the project's messages open with (`internal error: `), built on first use:
+    # sharing one says nothing of which message a garbled paste was (`common_labels`).
+    shared_labels: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
     @property
     def newest(self) -> int:
@@ -481,16 +485,44 @@ def message_quality(pasted: str, message: str) -> int:
     return _quality(normalise_message(pasted), message)
 
 
-def _quality(query: str, message: str) -> int:
-    """`message_quality` of a paste already normalised (`query`)."""
+def _quality(query: str, message: str, labels: frozenset[str] = frozenset()) -> int:
+    """`message_quality` of a paste already normalised (`query`). A label many of the
+    project's messages open with (`labels`: `internal error: `), which both open with, is no
+    part of the run a garbled paste must share."""
     parts = _literal_parts(message)
     if not parts or not query:
         return 0
     if _parts_in_order(query, parts):
         return 2
     literal = " ".join(parts)
+    label = _label(literal)
+    if label in labels and query.startswith(label):
+        literal, query = literal[len(label) :], query[len(label) :]
     need = max(12, -(-len(literal) // 2))  # the shortest run that counts
     return 1 if shares_run(literal, query, need) else 0
+
+
+_LABEL = re.compile(r"[^:]{1,40}: ")
+_LABEL_SHARED_BY = 3  # distinct messages opening with a label that make it a common one
+
+
+def _label(text: str) -> str:
+    """What `text` opens with up to its first `: `, if that comes early (`internal error: `)."""
+    found = _LABEL.match(text)
+    return found.group() if found else ""
+
+
+def common_labels(history: ReleaseHistory) -> frozenset[str]:
+    """The labels (`_label`) at least `_LABEL_SHARED_BY` of the history's messages open with."""
+    if history.shared_labels is None:
+        distinct = {message for messages in history.by_crate.values() for message in messages}
+        counts = Counter(
+            label for message in distinct if (label := _label(" ".join(_literal_parts(message))))
+        )
+        history.shared_labels = frozenset(
+            label for label, count in counts.items() if count >= _LABEL_SHARED_BY
+        )
+    return history.shared_labels
 
 
 def shares_run(literal: str, query: str, run: int) -> bool:
@@ -613,6 +645,7 @@ def find_hit(
     unplaced = bool(version) and len(releases) == len(history.releases) > 1
     crate, inner = pasted
     wanted = normalise_message(message)
+    labels = common_labels(history)
     best: tuple[tuple[int, int, int], ReleaseHit] | None = None
     qualities: dict[str, int] = {}
     # Lineages that printed the pasted wording whole in the file, at another line: when two
@@ -628,7 +661,7 @@ def find_hit(
         # A lineage keeps its message over many releases: each wording is weighed once.
         quality = qualities.get(state[2])
         if quality is None:
-            quality = qualities[state[2]] = _quality(wanted, state[2])
+            quality = qualities[state[2]] = _quality(wanted, state[2], labels)
         distance = abs(state[1] - line) if line is not None else 10**6
         if not quality and distance <= NEAR_LINES and version and not _literal_parts(state[2]):
             # A format of placeholders only (`panic!("{e}")`) prints any text: the pasted
