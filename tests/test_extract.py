@@ -1457,3 +1457,21 @@ def test_a_path_a_terminal_cut_over_several_lines_is_joined() -> None:
     # prose after a cut path is no part of it
     cut = extract_panics("thread 'm' panicked at src/a.r\ns is where:\nboom\n")
     assert all(found.location is None for found in cut)
+
+
+def test_a_location_field_a_terminal_cut_is_joined() -> None:
+    # color-eyre's `Location:` line cut at 80 columns, in its report and as fields alone.
+    report = (
+        "The application panicked (crashed).\n"
+        "Message:  A context was found, but it is being shutdown.\n"
+        "Location: /home/runner/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/tokio-1\n"
+        ".45.1/src/runtime/time/entry.rs:557\n"
+        "\n"
+        "Backtrace omitted.\n"
+    )
+    panic = only(report)
+    assert panic.location is not None and panic.location.line == 557
+    assert panic.location.crate_version == "1.45.1"
+    fields = "Message:  boom\nLocation: /home/u/registry/src/x/demo-\n1.0.0/src/lib.rs:12\n"
+    found = only(fields)
+    assert found.message == "boom" and found.location is not None and found.location.line == 12

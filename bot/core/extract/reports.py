@@ -22,6 +22,7 @@ from bot.core.extract.reading import (
     View,
     collapse,
 )
+from bot.core.panic import Location
 
 # burn-train's banner: `=== PANIC ===`, the message, maybe its location, `===` or a blank line.
 BANNER = "=== PANIC ==="
@@ -120,8 +121,7 @@ def eyre(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
     while probe < limit:
         stripped = reader.view(probe).stripped
         if stripped.startswith("Location:"):
-            location = parse_location(stripped[len("Location:") :].replace(" ", ""))
-            last = probe
+            location, last = _location_value(reader, probe, stripped[len("Location:") :])
             break
         if stripped.startswith(FENCE_PREFIXES) or EYRE_HEADER in stripped:
             break
@@ -142,6 +142,7 @@ LOCATION_FIELD = re.compile(r"^(?:[A-Z][a-z]+ )?Location:\s*(?P<value>\S.*)$")
 MESSAGE_FIELD = "Message:"
 _FIELD = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?:(?:\s|$)")  # `Thread Name:`, `Stack Trace:`
 _FIELDS_APART = 4  # lines between the location and the message, at most
+_WRAPPED_VALUE_LINES = 3  # lines a terminal may have cut a location's value over, below it
 
 
 def fields(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
@@ -165,7 +166,7 @@ def fields(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
     if not places:
         return None, index + 1
     _, place, value = min(places)
-    location = parse_location(_unbracketed(value).replace(" ", ""))
+    location, through = _location_value(reader, place, value)
     if location is None or not location.path.endswith(".rs"):
         return None, index + 1
     parts = [reader.view(at).stripped[len(MESSAGE_FIELD) :].strip()]
@@ -180,9 +181,25 @@ def fields(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
     message = _unbracketed(collapse(" ".join(parts)))[:MAX_MESSAGE_CHARS]
     if not message:
         return None, index + 1
-    top, bottom = min(at, place), max(last, place)
+    top, bottom = min(at, place), max(last, through)
     start, end = (top, reader.view(top).column), (bottom, len(reader.lines[bottom]))
     return Draft(message, None, location, True, False, start, end), bottom + 1
+
+
+def _location_value(reader: Reader, place: int, value: str) -> tuple[Location | None, int]:
+    """The location a `Location:` line at `place` holds (`value`), and the last line it took:
+    a terminal may have cut it at its width, the rest below, one word a line."""
+    location = parse_location(_unbracketed(value).replace(" ", ""))
+    through = place
+    for probe in range(place + 1, min(len(reader.lines), place + _WRAPPED_VALUE_LINES + 1)):
+        if location is not None:
+            break
+        below = reader.view(probe).stripped
+        if not below or " " in below or _FIELD.match(below):
+            break
+        value, through = value + below, probe
+        location = parse_location(_unbracketed(value).replace(" ", ""))
+    return (location, through) if location is not None else (None, place)
 
 
 def _unbracketed(value: str) -> str:
