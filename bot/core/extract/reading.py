@@ -3,6 +3,7 @@ report a reader drafts, the line it looks at, and the limits every reader keeps 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Protocol
 
 from bot.catalog.model import field, value_class
@@ -71,3 +72,13 @@ class Reader(Protocol):
 
 def collapse(text: str) -> str:
     return " ".join(text.split())
+
+
+def cut_words(reader: Reader, index: int, most: int) -> Iterator[tuple[int, str]]:
+    """The lines from `index` on that a terminal may have cut one long word over (a path at
+    its width): each one word, none blank, at most `most` of them, with their indices."""
+    for probe in range(index, min(len(reader.lines), index + most)):
+        word = reader.view(probe).stripped
+        if not word or " " in word:
+            return
+        yield probe, word

@@ -21,6 +21,7 @@ from bot.core.extract.reading import (
     Reader,
     View,
     collapse,
+    cut_words,
 )
 from bot.core.panic import Location
 
@@ -191,11 +192,8 @@ def _location_value(reader: Reader, place: int, value: str) -> tuple[Location | 
     a terminal may have cut it at its width, the rest below, one word a line."""
     location = parse_location(_unbracketed(value).replace(" ", ""))
     through = place
-    for probe in range(place + 1, min(len(reader.lines), place + _WRAPPED_VALUE_LINES + 1)):
-        if location is not None:
-            break
-        below = reader.view(probe).stripped
-        if not below or " " in below or _FIELD.match(below):
+    for probe, below in cut_words(reader, place + 1, _WRAPPED_VALUE_LINES):
+        if location is not None or _FIELD.match(below):
             break
         value, through = value + below, probe
         location = parse_location(_unbracketed(value).replace(" ", ""))

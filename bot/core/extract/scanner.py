@@ -41,6 +41,7 @@ from bot.core.extract.reading import (
     Draft,
     View,
     collapse,
+    cut_words,
 )
 from bot.core.extract.reports import BANNER, EYRE_HEADER, HUMAN_PANIC, MIETTE_HEADER
 from bot.core.extract.wrappers import (
@@ -601,10 +602,7 @@ class _Scanner:
         `index` on, one word each (a terminal cut the path at its width, maybe more than once),
         until the old header's terminator reads: (its cut and location, the last line used)."""
         joined = head
-        for probe in range(index, min(len(self.lines), index + _WRAPPED_PATH_LINES)):
-            wrapped = self.view(probe).stripped
-            if not wrapped or " " in wrapped:
-                break
+        for probe, wrapped in cut_words(self, index, _WRAPPED_PATH_LINES):
             joined += wrapped
             found = _old_terminator(joined)
             if found is not None:
