@@ -210,3 +210,8 @@ def test_import_panic_sites(capsys, tmp_path, forced):
     assert "wrote 2 panic sites" in err
     code, _, err = run(capsys, "validate", str(out_dir))
     assert code == 0 and "ok: 2 records" in err
+    # Without --repo: the bundled catalog's own project, read from its first history.
+    code, _, err = run(capsys, "import", str(source), "--out", str(tmp_path / "own"), *extra)
+    assert code == 0, err
+    written = (tmp_path / "own" / "panic_sites.jsonl").read_text().splitlines()
+    assert {json.loads(line)["repo"] for line in written} == {"tracel-ai/burn"}

@@ -1475,3 +1475,24 @@ def test_a_location_field_a_terminal_cut_is_joined() -> None:
     fields = "Message:  boom\nLocation: /home/u/registry/src/x/demo-\n1.0.0/src/lib.rs:12\n"
     found = only(fields)
     assert found.message == "boom" and found.location is not None and found.location.line == 12
+
+
+def test_a_backtrace_cut_with_dots_is_still_read_behind_a_build_logs_prefix() -> None:
+    # A reporter cut the backtrace with `...` lines (typed, so without the build log's clock);
+    # the frames between them are the panic's, and the clock is every logged line's prefix.
+    frames = (
+        "   7:     0x7ff63f888a2f - core::result::unwrap_failed<app::parse::Error>\n"
+        "                        at C:\\rust\\src\\libcore\\macros.rs:29\n"
+        "   8:     0x7ff63f8d46d0 - app::ir::ty::Type::from_node\n"
+        "                        at S:\\src\\app\\src\\ir\\ty.rs:1024\n"
+    )
+    header = (
+        "thread '<unnamed>' panicked at 'Cannot go on: Continue', C:\\rust\\libcore\\result.rs:837"
+    )
+    for clock in ("", " 0:17.10 "):
+        logged = "".join(clock + line + "\n" for line in frames.splitlines())
+        (found,) = extract_panics(f"{clock}{header}\n...\n{logged}...\n")
+        assert found.core_message == "Cannot go on: Continue"
+        assert [f.function for f in found.frames][-1] == "app::ir::ty::Type::from_node"
+        assert found.frames[-1].location is not None
+        assert found.frames[-1].location.path.endswith("src/ir/ty.rs")

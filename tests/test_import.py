@@ -395,9 +395,9 @@ def test_panic_sites_become_skeletons(tmp_path):
     ]
     path = tmp_path / "sites.jsonl"
     write_sites(path, rows)
-    records = import_panic_sites(path)
-    assert len(records) == 5
     repo = "tracel-ai/burn"
+    records = import_panic_sites(path, repo)
+    assert len(records) == 5
     msg = "Should be Float primitive kind"
     # Same file and message: numbered by line (10 -> 0, 20 -> 1, 30 -> 2), whatever the order.
     assert records[1]["id"] == site_id(repo, "crates/burn-tensor/src/a.rs", msg, 0)
@@ -431,8 +431,8 @@ def test_panic_site_ids_are_stable(tmp_path):
     moved = [dict(rows[0], line=99, id="burn-00777"), rows[1]]
     b = tmp_path / "b.jsonl"
     write_sites(b, list(reversed(moved)))
-    before = {r["filePath"]: r["id"] for r in import_panic_sites(a)}
-    after = {r["filePath"]: r["id"] for r in import_panic_sites(b)}
+    before = {r["filePath"]: r["id"] for r in import_panic_sites(a, "o/r")}
+    after = {r["filePath"]: r["id"] for r in import_panic_sites(b, "o/r")}
     assert before == after  # moving a site or renumbering the list keeps its id
     other_repo = import_panic_sites(a, repo="someone/else")
     assert {r["id"] for r in other_repo}.isdisjoint(before.values())
@@ -446,7 +446,7 @@ def test_panic_site_errors_name_the_line(tmp_path):
         encoding="utf-8",
     )
     with pytest.raises(ImportFormatError, match=r"bad\.jsonl:2: `line` must be a whole number"):
-        import_panic_sites(path)
+        import_panic_sites(path, "o/r")
 
 
 # --- the bundled catalog is what the importer makes -----------------------------------------

@@ -230,13 +230,14 @@ def test_uncatalogued_says_what_was_not_found_and_the_next_step(catalog):
     assert "`triage-bot catalog draft GROUP`" in render_text(answer, color=False)
 
 
-def kind(error_type: str, message: str) -> str:
+def kind(error_type: str, message: str, impl: str | None = None) -> str:
     record = Record(
         id="k",
         repo="tracel-ai/burn",
         error_message=message,
         error_type=error_type,
         file_path="crates/burn-tensor/src/x.rs",
+        check={"impl": impl} if impl else None,
     )
     return plain(check_kind_words(record))
 
@@ -253,6 +254,10 @@ def test_a_bare_site_says_the_kind_of_check_and_what_it_guards():
     assert "on devices" in kind("assert", "tensors must be on the same device")
     assert "not implemented for the data type" in kind("unimplemented", "Unsupported dtype {:?}")
     assert "not implemented by this backend" in kind("unimplemented", "not on this backend")
+    # no project's backend names: the message naming the site's `impl .. for TYPE` says it
+    impl, said = "impl ModuleOps<Self> for NdArray<E>", "rfft is not supported for ndarray"
+    assert "not implemented for `NdArray`" in kind("todo", said, impl)
+    assert kind("todo", said).endswith("is not implemented.")
     assert "is poisoned" in kind("expect", "Failed to lock the mutex")
     assert "other end was closed" in kind("expect", "Failed to send to the channel")
     assert "I/O operation" in kind("expect", "Failed to read file")

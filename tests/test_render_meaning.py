@@ -1,5 +1,5 @@
 """What a bare site means and what to try first, from the scan's `check` object, word for word;
-and tensor checks answered with the user's operation, values and call site."""
+and check reports (burn's tensor checks) answered with the operation, values and call site."""
 
 from __future__ import annotations
 
@@ -7,13 +7,15 @@ from pathlib import Path
 
 from bot.app import Triage, load_bundled
 from bot.catalog.model import Record, replace
+from bot.core.panic import Panic
 from bot.render import texts
 from bot.render.answer.build import build_answer
 from bot.render.answer.meaning import (
+    check_report_step,
+    check_report_words,
     filled_message,
     first_step,
     meaning_words,
-    tensor_check_words,
 )
 from bot.render.github import render_comment
 from bot.render.markup import plain
@@ -24,7 +26,7 @@ CASES = Path(__file__).parent / "corpus" / "cases"
 def site(check: dict, *, fn: str = "forward", error_type: str = "panic", **fields) -> Record:
     return Record(
         id="r",
-        repo="tracel-ai/burn",
+        repo=fields.pop("repo", "tracel-ai/burn"),
         error_message=fields.pop("message", "Bad input {}"),
         error_type=error_type,
         file_path=fields.pop("file_path", "crates/burn-nn/src/modules/x.rs"),
@@ -132,7 +134,7 @@ def test_a_tensor_check_names_the_operation_the_values_and_the_users_release() -
     # The matmul check is written up (catalog/burn/writeups/): its write-up leads the section;
     # the sentence from the check stands for checks with none.
     assert section.meaning_text and section.meaning_words is None
-    assert plain(tensor_check_words(section.record, section.match.panic) or ()) == (
+    assert plain(check_report_words(section.record, section.match.panic) or ()) == (
         "`burn-tensor` checks the arguments of `Matmul` before running it, and rejected yours "
         "for the reason above."
     )
@@ -152,6 +154,34 @@ def test_a_tensor_check_names_the_operation_the_values_and_the_users_release() -
     assert "Raised by `panic!`" not in body
 
 
+def test_a_check_report_is_read_with_the_prefix_its_builder_declared() -> None:
+    """Any project's builder: the operation and the reasons come from the record's declared
+    prefix, not from one project's format."""
+    prefix = r"Grid check of (?P<operation>\w+) failed:\s*"
+    record = site(
+        {"kind": "if", "code": "width == 0", "prefix": prefix},
+        message="The width must be positive.",
+        file_path="src/check.rs",
+        repo="acme/grid",
+        tags=("raised-at:src/check.rs:9",),
+    )
+    message = "Grid check of resize failed: 1. The width must be positive. 2. Too many cells."
+    panic = Panic.mentioned(message)
+    assert plain(check_report_words(record, panic) or ()) == (
+        "`grid` checks the arguments of `resize` before running it, and rejected "
+        "yours for 2 reasons; the first is above."
+    )
+    assert check_report_step(record, panic) == (
+        "Change the arguments you pass to `resize` so that the check's `width == 0` is false "
+        "for them."
+    )
+    assert filled_message(record, panic, True) == "resize: The width must be positive."
+    # Without a declared prefix naming the operation, no report is read.
+    plain_record = replace(record, check={"kind": "if", "code": "width == 0"})
+    assert check_report_words(plain_record, panic) is None
+    assert filled_message(plain_record, panic, True) == message
+
+
 def test_a_tensor_check_of_a_record_without_a_crate_names_its_repository() -> None:
     loaded = load_bundled()
     text = (CASES / "078_check-matmul-tensor-op-error.md").read_text(encoding="utf-8")
@@ -159,6 +189,6 @@ def test_a_tensor_check_of_a_record_without_a_crate_names_its_repository() -> No
     section = answer.sections[0]
     # a file outside `crates/` has no crate folder
     record = replace(section.record, file_path="src/tensor.rs", repo="someone/tensors")
-    assert plain(tensor_check_words(record, section.match.panic) or ()).startswith(
+    assert plain(check_report_words(record, section.match.panic) or ()).startswith(
         "`tensors` checks the arguments of `Matmul`"
     )

@@ -822,6 +822,30 @@ prefix = '''Grid check failed:\\s*'''
     assert sites[0].message_pattern.startswith("(?:Grid check failed:\\s*)?The\\s*width")
 
 
+def test_a_builder_prefix_names_the_operation_and_the_record_keeps_it(tmp_path: Path) -> None:
+    setting = tmp_path / "scan.toml"
+    setting.write_text(
+        """[[builder]]
+function = "GridError::new"
+raised_at = "src/check.rs:9"
+prefix = '''Grid check of (?P<operation>\\w+) failed:\\s*'''
+""",
+        encoding="utf-8",
+    )
+    (site,) = scan_tree_source(
+        'fn f() { GridError::new("The width must be positive."); }', load_builders(setting)
+    )
+    # The record's pattern holds no group name (the scorer reads its groups by number); its
+    # check keeps the declared prefix, with the name, for the answer.
+    assert site.message_pattern.startswith("(?:Grid check of (?:\\w+) failed:\\s*)?The")
+    assert dict(site.check)["prefix"] == "Grid check of (?P<operation>\\w+) failed:\\s*"
+    setting.write_text(
+        '[[builder]]\nfunction = "E::new"\nprefix = "at (?P<place>\\\\w+)"\n', encoding="utf-8"
+    )
+    with pytest.raises(BuilderConfigError, match=r"unknown group.*place.*known: operation"):
+        load_builders(setting)
+
+
 def scan_tree_source(source: str, builders) -> list[PanicSite]:
     return scan_source(source, "src/x.rs", context=ScanContext(builders=tuple(builders))).sites
 

@@ -400,6 +400,20 @@ def test_an_old_headers_path_wrapped_onto_the_next_line_is_joined() -> None:
 # --- d. panic hooks -----------------------------------------------------------------------------
 
 
+def test_a_banner_framing_a_std_report_is_no_report_of_its_own() -> None:
+    # A program's banner around the panic, with a notice of its own (where its log is), above
+    # the std report and again below it: one panic, the std one.
+    notice = "=== PANIC ===\nSee the run's log at /tmp/run/output.log\n=============\n"
+    text = f"{notice}thread 'main' panicked at src/batch.rs:44:27:\nthe batch is empty\n{NOTE}\n"
+    for pasted in (text, text + notice):
+        (found,) = extract_panics(pasted)
+        assert found.core_message == "the batch is empty"
+    # A banner with the message and its location is a report.
+    (found,) = extract_panics("=== PANIC ===\nthe batch is empty\nat src/batch.rs:44:27\n")
+    assert found.core_message == "the batch is empty"
+    assert found.location is not None and found.location.line == 44
+
+
 def test_known_hook_headers_are_extracted() -> None:
     cases = {
         "Panicked at crates/x/src/y.rs:12:5 when checking `demo.py`: `the lint broke`": (

@@ -512,7 +512,7 @@ def skeletons_from_sites(sites: Iterable[dict[str, Any]], repo: str) -> list[dic
     ]
 
 
-def import_panic_sites(path: str | Path, repo: str = "tracel-ai/burn") -> list[dict[str, Any]]:
+def import_panic_sites(path: str | Path, repo: str) -> list[dict[str, Any]]:
     """Skeleton records for a panic-site list: JSON lines of `file_path`, `line`, `kind`,
     `message_format` and `commit` (what `catalog scan --format sites` writes)."""
     path = Path(path)

@@ -27,7 +27,7 @@ from bot.catalog.importers import (
     looks_like_panic_sites,
 )
 from bot.catalog.lint import WARNING, lint_catalog
-from bot.catalog.loader import Catalog, CatalogError, load_catalog
+from bot.catalog.loader import Catalog, CatalogError, bundled_catalog_path, load_catalog
 from bot.catalog.model import fields_of, record_from_dict, record_to_dict
 from bot.catalog.validate import DRAFT_TEXT, check_record
 from bot.cli.output import add_json_option, print_json
@@ -35,7 +35,6 @@ from bot.cli.output import add_json_option, print_json
 FORMATS = ("auto", "json", "page", "panic-sites")
 PANIC_SITES_FILE = "panic_sites.jsonl"
 SHOWN_CANDIDATES = 10  # ids listed when a `catalog show` prefix fits several
-DEFAULT_SITES_REPO = "tracel-ai/burn"
 # An id becomes a file name (`DIR/<id>.json`), so it must be a plain name.
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -137,8 +136,9 @@ def register_catalog(sub: argparse._SubParsersAction) -> None:
     imp.add_argument(
         "--repo",
         metavar="OWNER/NAME",
-        help=f"repository of panic-site lists (default {DEFAULT_SITES_REPO}); for JSON and "
-        "pages, which name their repository, a check that they name this one",
+        help="repository of panic-site lists (default: the bundled catalog's own project, the "
+        "repository of its first release history); for JSON and pages, which name their "
+        "repository, a check that they name this one",
     )
     imp.set_defaults(handler=cmd_import)
 
@@ -361,6 +361,20 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def _bundled_own_repo() -> str | None:
+    """The bundled catalog's own project (the repository of its first release history, as
+    bot.app.load_projects reads it), or None when it has no history."""
+    for path in sorted(bundled_catalog_path().rglob("*.ndjson")):
+        try:
+            with path.open(encoding="utf-8") as lines:
+                repo = json.loads(lines.readline() or "{}").get("repo")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(repo, str) and repo:
+            return repo
+    return None
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     problems: list[str] = []
     documents: list[tuple[str, dict[str, Any]]] = []  # (source file, record)
@@ -369,7 +383,11 @@ def cmd_import(args: argparse.Namespace) -> int:
         kind = _detect(file, args.format)
         try:
             if kind == "panic-sites":
-                found = import_panic_sites(file, repo=args.repo or DEFAULT_SITES_REPO)
+                repo = args.repo or _bundled_own_repo()
+                if repo is None:
+                    problems.append(f"{file}: a panic-site list names no repository: pass --repo")
+                    continue
+                found = import_panic_sites(file, repo=repo)
                 sites.extend((file, record) for record in found)
             else:
                 found = import_document(file, kind)

@@ -164,7 +164,7 @@ def register_catalog(catalog_subparsers: argparse._SubParsersAction) -> None:
         metavar="PATTERN",
         help=(
             "regular expression for the tags to scan (default: release tags vX.Y.Z); a tag's "
-            "version is read after a `v` or a name (tokio-1.38.0), also behind a folder "
+            "version is read after a `v` or a name (mycrate-1.38.0), also behind a folder "
             "(cli/v1.9.4) or a package name and @ (@scope/name@2.3.10), or is a calendar "
             "(25.01) or a date (2024-07-01)"
         ),

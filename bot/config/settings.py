@@ -357,7 +357,7 @@ class Settings:
             if not (valid_full_name(part) or _OWNER.fullmatch(part)):
                 raise SettingsError(
                     f"TRIAGE_REPOS: {part!r} is not OWNER/NAME or OWNER "
-                    "(comma-separated, e.g. tracel-ai/burn,my-org)",
+                    "(comma-separated, e.g. acme/engine,my-org)",
                     ("TRIAGE_REPOS",),
                 )
             repos.append(part.lower())

@@ -22,7 +22,7 @@ MATCH_MESSAGE_FUNCTION = (
     "the pasted `{location}` is where an older release kept it."
 )
 MATCH_CHECK_REASON = (
-    "The message matches this tensor check's reason; Rust prints where the check was called, "
+    "The message matches this check's reason; Rust prints where the check was called, "
     "`{location}`."
 )
 MATCH_MESSAGE_AND_CRATE = (
@@ -221,6 +221,9 @@ KIND_UNIMPLEMENTED_DTYPE = (
 KIND_UNIMPLEMENTED_BACKEND = (
     "An `{macro}` in `{crate}`: this operation is not implemented by this backend."
 )
+KIND_UNIMPLEMENTED_FOR = (  # the message names the type of the site's `impl Trait for Type`
+    "An `{macro}` in `{crate}`: this operation is not implemented for `{type}`."
+)
 KIND_UNIMPLEMENTED = "An `{macro}` in `{crate}`: this code path is not implemented."
 KIND_EXPECT_ON = {
     "channel": "An `{macro}` on a channel in `{crate}` failed: the other end was closed, often "
@@ -415,18 +418,19 @@ STEP_NOT_IMPLEMENTED = (
     "`{function}` is not implemented for `{type}`: run that operation on another backend, or "
     "look for a newer {crate} that implements it."
 )
-# A tensor check (`=== Tensor Operation Error ===`): burn-tensor rejected the user's input.
-MEANS_TENSOR_CHECK = (
+# A check's report (a builder's declared prefix naming the operation): the project's check
+# rejected the user's input.
+MEANS_CHECK_REPORT = (
     "`{crate}` checks the arguments of `{operation}` before running it, and rejected yours for "
     "the reason above."
 )
-MEANS_TENSOR_CHECK_MANY = (
+MEANS_CHECK_REPORT_MANY = (
     "`{crate}` checks the arguments of `{operation}` before running it, and rejected yours for "
     "{count} reasons; the first is above."
 )
-STEP_TENSOR_CHECK = (
-    "Change the tensors or arguments you pass to `{operation}` so that the check's `{code}` "
+STEP_CHECK_REPORT = (
+    "Change the arguments you pass to `{operation}` so that the check's `{code}` "
     "is false for them."
 )
-CALLED_AT = "Raised at"  # the pasted location of a tensor check, in the user's release
+CALLED_AT = "Raised at"  # the pasted location of a check report, in the user's release
 CALLED_AT_LABEL = "{crate} {version} {file}:{line}"

@@ -14,7 +14,10 @@ functions those are, so the author names them in a TOML file:
     prefix = '=== Error ===\\s*'    # regex: what the raising site prints before the message
     suffix = '\\s+\\d+\\..*'        # regex: what may follow it (further reasons)
 
-Each builder call with a literal message becomes a site of its own, at the call's line.
+Each builder call with a literal message becomes a site of its own, at the call's line. The
+prefix may name what was checked with a group `(?P<operation>...)` (`Operation: '(?P<operation>
+[^']*)'`): an answer then says which call the check refused, and the reasons the paste lists
+after the prefix (`1. ... 2. ...`) are read apart. The record keeps the prefix in its `check`.
 
 A project's own assertion macros that pass their arguments on to a std one are declared too
 (the message comes through a repetition, `$($t)*`, which the scanner does not follow):
@@ -35,6 +38,7 @@ with the catalog:
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +49,8 @@ from bot.core.extract.hooks import HookFormat, HookFormatError
 from bot.scan.rust.messages import MESSAGE_ARGUMENT
 
 REPORTED_AT = ("caller", "site")
+PREFIX_GROUPS = frozenset({"operation"})  # the named groups a builder's prefix may hold
+_NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_]\w*>")
 _KEYS = {"function", "argument", "append", "raised_at", "reported_at", "prefix", "suffix"}
 
 
@@ -82,12 +88,17 @@ class Builder:
             return ""
         head = f"(?:{self.prefix})?" if self.prefix else ""
         tail = f"(?:{self.suffix})?" if self.suffix else ""
-        pattern = head + format_to_regex(message_format) + tail
+        pattern = _unnamed(head) + format_to_regex(message_format) + tail
         try:
             check_pattern(pattern)
         except PatternError:
             return ""  # too long for a pattern: the message alone is matched
         return pattern
+
+
+def _unnamed(pattern: str) -> str:
+    """`pattern` with its named groups made plain ones: a record's pattern has no names."""
+    return _NAMED_GROUP.sub("(?:", pattern)
 
 
 def load_builders(path: str | Path) -> list[Builder]:
@@ -144,8 +155,15 @@ def load_scan_settings(path: str | Path) -> tuple[list[Builder], dict[str, str]]
             if texts[key]:
                 try:
                     check_pattern(texts[key])
-                except PatternError as exc:
+                    groups = set(re.compile(texts[key]).groupindex)
+                except (PatternError, re.error) as exc:
                     raise BuilderConfigError(f"{where}: `{key}`: {exc}") from None
+                allowed = PREFIX_GROUPS if key == "prefix" else frozenset()
+                if groups - allowed:
+                    raise BuilderConfigError(
+                        f"{where}: `{key}`: unknown group(s) {', '.join(sorted(groups - allowed))}"
+                        f"; known: {', '.join(sorted(allowed)) or 'none'}"
+                    )
         builders.append(
             Builder(
                 function=function.strip().replace(" ", ""),

@@ -12,7 +12,9 @@ _FRAME = re.compile(r"(\d{1,5}):[ \t]+(\S.*)")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{1,20}")
 _FUNCTION_START = re.compile(r"[A-Za-z_<{\[(&*]")
 _AT = re.compile(r"at[ \t]+(\S.*)")
-OMITTED = re.compile(r"\[ ?\.\.\. omitted")
+# Frames left out: `[ ... omitted 2 frames ... ]` (color-eyre), or a line a reporter cut the
+# backtrace with (`...`, `…`, `[...]`).
+OMITTED = re.compile(r"\[ ?\.\.\. omitted|(?:\.{3}|…|\[\.{3}\]|\(\.{3}\))$")
 
 
 @value_class

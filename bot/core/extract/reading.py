@@ -18,9 +18,8 @@ PANICKED = "panicked at"
 # Lines that end a message: std's notes, a test harness's summary, a banner's frame.
 MESSAGE_STOPS = (
     "note:",
-    # burn-train's banner around a panic: `=== PANIC ===` / `A fatal error happened, ...`
+    # a banner framing a report: `=== PANIC ===`, a frame line of `=`
     "=== PANIC ===",
-    "A fatal error happened",
     "=============",
     "stack backtrace:",
     "Stack backtrace:",

@@ -25,8 +25,11 @@ from bot.core.extract.reading import (
 )
 from bot.core.panic import Location
 
-# burn-train's banner: `=== PANIC ===`, the message, maybe its location, `===` or a blank line.
+# A banner: `=== PANIC ===`, the message, maybe its location, `===` or a blank line. Without a
+# location of its own next to a std report, it is a frame around that report (a program's
+# notice such as where its log is), not a report.
 BANNER = "=== PANIC ==="
+_BANNER_FRAMES = 12  # lines around a banner where a std report makes it a frame
 # human-panic's crash report (TOML): `explanation` holds `Panic occurred in file 'PATH' at line
 # N`, a later `cause = '...'` the message.
 HUMAN_PANIC = "Panic occurred in file '"
@@ -99,6 +102,10 @@ def banner(reader: Reader, index: int, view: View) -> tuple[Draft | None, int]:
         probe += 1
     if not parts:
         return None, index + 1
+    if location is None:
+        near = reader.lines[max(0, index - _BANNER_FRAMES) : last + 1 + _BANNER_FRAMES]
+        if any(PANICKED in line for line in near):
+            return None, last + 1  # a frame around a std report
     start = (index, view.column + len(view.text) - len(view.text.lstrip()))
     message = collapse(" ".join(parts))[:MAX_MESSAGE_CHARS]
     end = (last, len(reader.lines[last]))

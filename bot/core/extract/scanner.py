@@ -61,6 +61,7 @@ from bot.core.panic import Frame, Location, Panic, Wrapper
 
 MAX_LINE = 4000  # characters of a line the scanner looks at
 MAX_FRAMES = 300  # frames kept per panic
+_ELISIONS = 2  # `...` lines passed over to find the line after a header
 OLD_FORMAT_LOOKAHEAD = 40  # lines searched for the `', PATH:LINE:COL` end of an old header
 _WRAPPED_PATH_LINES = 4  # lines a terminal may have cut one path over
 TRAILER_LOOKAHEAD = 40  # lines searched past a blank line for std's `note:` after a message
@@ -157,13 +158,24 @@ def _repeated_prefixes(decoded: str) -> tuple[re.Pattern[str], ...]:
             opened = line.rfind(opener, 0, at + len(opener))
             prefix = line[: opened if opened >= 0 else at]
             if prefix.strip() and prefix not in shapes:
-                following_end = decoded.find("\n", end + 1)
-                following = decoded[end + 1 : following_end if following_end >= 0 else None]
+                following = _following_line(decoded, end)
                 shape = prefix_shape(prefix, _without_stamp(_unquote(following)[0]))
                 if shape is not None:
                     shapes[prefix] = shape
             position = decoded.find(needle, end)
     return tuple(shapes.values())
+
+
+def _following_line(decoded: str, end: int) -> str:
+    """The line after the one ending at `end`, past a line a reporter cut the paste with
+    (`...`: it was typed, not logged, so it has no prefix)."""
+    for _ in range(_ELISIONS + 1):
+        following_end = decoded.find("\n", end + 1)
+        following = decoded[end + 1 : following_end if following_end >= 0 else None]
+        if following_end < 0 or not OMITTED.match(following.strip()):
+            break
+        end = following_end
+    return following
 
 
 def _without_stamp(text: str) -> str:

@@ -18,14 +18,14 @@ from bot.core.match.releases import ReleaseHistory, project_name
 from bot.render import texts
 from bot.render.answer.links import full_sha, source_link
 from bot.render.answer.meaning import (
+    check_report_step,
+    check_report_words,
     filled_message,
     first_step,
     impl_type,
     is_check_reason,
     meaning_words,
     subject,
-    tensor_check_step,
-    tensor_check_words,
     user_call_site,
 )
 from bot.render.answer.parts import (
@@ -242,10 +242,10 @@ def _section(
     message = _panic_message(item, best, record)
     specific = None
     if meaning_text is None and not (caution and family is None):
-        specific = tensor_check_words(record, item.panic) or meaning_words(record)
+        specific = check_report_words(record, item.panic) or meaning_words(record)
     step = None if caution and family is None else (solutions[0] if solutions else None)
     if step is None and not caution:
-        step = tensor_check_step(record, item.panic) or first_step(record, message)
+        step = check_report_step(record, item.panic) or first_step(record, message)
     if step is None and not caution:
         origin = "code"  # nothing written says what to do: the step (if any) is the code's
     # A fixed, removed or moved site leads with the release to upgrade to (or where it went).

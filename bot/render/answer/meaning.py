@@ -9,6 +9,7 @@ condition, function or message, so two records of different families never get t
 
 from __future__ import annotations
 
+import functools
 import re
 
 from bot.catalog.model import RAISED_AT_TAG_PREFIX, Record, value_class
@@ -23,12 +24,8 @@ from bot.render.markup import Words, one_line, shorten, shorten_middle, unmarked
 CODE_LIMIT = 160
 UNKNOWN = "…"  # a value the paste did not show
 
-# `=== Tensor Operation Error ===  Operation: 'Cat'  Reason:  1. text 2. text`
-_TENSOR_CHECK = re.compile(
-    r"=== Tensor Operation Error ===\s*Operation:\s*'(?P<op>[^']*)'\s*Reason:\s*(?P<reasons>.*)",
-    re.S,
-)
 _NUMBERED = re.compile(r"(?:^|\s)(\d+)\.\s+")
+_FIRST_NUMBER = re.compile(r"\s*1\.\s+")
 # A catch-all match arm: a binding or `_`, which takes whatever the earlier arms did not.
 _CATCH_ALL = re.compile(r"^(?!(?:true|false)$)(?:_|[a-z_][a-z0-9_]*)$")
 _MISSING = re.compile(r"^(?:None|Err\(.*\))$")  # an arm taken when a value is missing
@@ -49,26 +46,46 @@ def _config_type(impl: str | None, code: str) -> str | None:
 
 
 @value_class(frozen=True)
-class TensorCheck:
-    """A pasted `=== Tensor Operation Error ===`: the operation and its reasons as printed."""
+class CheckReport:
+    """A check's report as pasted, read with the prefix its builder declared (the record's
+    `check.prefix`, bot.scan.builders): the operation it names and the reasons it lists."""
 
     operation: str
     reasons: tuple[str, ...]
 
 
-def tensor_check(panic: Panic) -> TensorCheck | None:
-    found = _TENSOR_CHECK.search(panic.message)
-    if not found:
+@functools.lru_cache(maxsize=64)
+def _prefix_regex(prefix: str) -> re.Pattern[str] | None:
+    try:
+        regex = re.compile(prefix)
+    except re.error:
+        return None  # a hand-edited catalog's prefix: the answer goes without the report
+    return regex if "operation" in regex.groupindex else None
+
+
+def check_report(record: Record, panic: Panic) -> CheckReport | None:
+    """The pasted report of the check `record` is a reason of, when its builder's prefix
+    names the operation and the paste holds that prefix."""
+    if not is_check_reason(record):
         return None
-    reasons = tuple(r for r in _numbered_reasons(found["reasons"]) if r)
-    return TensorCheck(one_line(found["op"]), reasons or (one_line(found["reasons"]),))
+    regex = _prefix_regex(record.site_check.get("prefix", ""))
+    found = regex.search(panic.message) if regex is not None else None
+    if found is None or not found["operation"]:
+        return None
+    rest = panic.message[found.end() :]
+    reasons = tuple(r for r in _numbered_reasons(rest) if r)
+    return CheckReport(one_line(found["operation"]), reasons or (one_line(rest),))
 
 
 def _numbered_reasons(text: str) -> list[str]:
-    """`1. A. 2. B.` -> [A., B.]: a reason starts only at the next number in sequence, so a
-    reason's own `... got 768 and 512. Lhs shape ...` is not taken for a new one."""
-    starts: list[tuple[int, int]] = []  # (where the number starts, where its text starts)
-    expected = 1
+    """`1. A. 2. B.` -> [A., B.], and `A. 2. B.` alike (a prefix that read the first number):
+    a reason starts only at the next number in sequence, so a reason's own `... got 768 and
+    512. Lhs shape ...` is not taken for a new one."""
+    first = _FIRST_NUMBER.match(text)
+    if first is not None:
+        text = text[first.end() :]
+    starts: list[tuple[int, int]] = [(0, 0)]  # (where the number starts, where its text starts)
+    expected = 2
     for found in _NUMBERED.finditer(text):
         if int(found[1]) == expected:
             starts.append((found.start(), found.end()))
@@ -85,7 +102,7 @@ def filled_message(record: Record, panic: Panic | None, by_message: bool) -> str
     """The message as the user saw it: the pasted one when the match rests on the message,
     else the record's with each placeholder shown as `…` (never a raw format string)."""
     if panic is not None:
-        check = tensor_check(panic) if is_check_reason(record) else None
+        check = check_report(record, panic)
         if check is not None:
             reason = _reason_for(record, check)
             return shorten_middle(unmarked_paste(f"{check.operation}: {reason}"), HEADING_LIMIT)
@@ -98,7 +115,7 @@ def filled_message(record: Record, panic: Panic | None, by_message: bool) -> str
     return shorten_middle(one_line(filled), HEADING_LIMIT)
 
 
-def _reason_for(record: Record, check: TensorCheck) -> str:
+def _reason_for(record: Record, check: CheckReport) -> str:
     """The pasted reason this record is about: the one that shares its first literal words."""
     fragments = [f.strip() for f in _literals(record.error_message) if f.strip()]
     head = fragments[0][:30].lower() if fragments else ""
@@ -165,7 +182,7 @@ def meaning_words(record: Record) -> Words | None:
     macro = (record.error_type or "panic").strip()
     values = {"subject": who, "code": code or "", "pattern": pattern or ""}
     if is_check_reason(record):
-        return None  # said by the tensor-check sentence, with the user's values
+        return None  # said by the check report's sentence, with the user's values
     error = _code(check.get("error"))
     if error and code:  # the message is this variant's text (bot.scan.rust.error_enums)
         return words(texts.MEANS_ERROR, error=error, **values)
@@ -219,7 +236,7 @@ def first_step(record: Record, message: str) -> str | None:
     return None
 
 
-# --- tensor checks: the operation, the reason with the user's values, where it was called ------
+# --- check reports: the operation, the reason with the user's values, where it was called -----
 
 
 def user_call_site(panic: Panic, history: ReleaseHistory | None, repo: str) -> SourceLink | None:
@@ -253,22 +270,22 @@ def release_url(location: Location, history: ReleaseHistory | None, repo: str) -
     return f"https://github.com/{repo}/blob/{commit}/{path}#L{location.line}"
 
 
-def tensor_check_words(record: Record, panic: Panic) -> Words | None:
-    check = tensor_check(panic)
-    if check is None or not is_check_reason(record):
+def check_report_words(record: Record, panic: Panic) -> Words | None:
+    check = check_report(record, panic)
+    if check is None:
         return None
     crate = shorten(record.crate or record.repo.rsplit("/", 1)[-1], SHORT_LIMIT)
     operation = shorten(check.operation, SHORT_LIMIT)
     count = len(check.reasons)
-    template = texts.MEANS_TENSOR_CHECK if count == 1 else texts.MEANS_TENSOR_CHECK_MANY
+    template = texts.MEANS_CHECK_REPORT if count == 1 else texts.MEANS_CHECK_REPORT_MANY
     return words(template, crate=crate, operation=operation, count=count)
 
 
-def tensor_check_step(record: Record, panic: Panic) -> str | None:
-    check = tensor_check(panic)
-    if check is None or not is_check_reason(record):
+def check_report_step(record: Record, panic: Panic) -> str | None:
+    check = check_report(record, panic)
+    if check is None:
         return None
     code = _code(record.site_check.get("code"))
     if record.site_check.get("kind") != "if" or not code:
         return None
-    return texts.STEP_TENSOR_CHECK.format(operation=check.operation, code=code)
+    return texts.STEP_CHECK_REPORT.format(operation=check.operation, code=code)

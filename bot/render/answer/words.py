@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from bot.catalog.model import RAISED_AT_TAG_PREFIX, Record
 from bot.core.analysis import Analysis, Candidate, PanicMatch, Verdict
+from bot.core.impl_header import impl_parts
 from bot.core.panic import Location, Panic
 from bot.render import texts
 from bot.render.answer.links import short_sha, source_link
@@ -67,7 +68,19 @@ _RESOURCES = (
     (re.compile(r"\b(?:lock|mutex|rwlock|poison(?:ed)?)\b", re.I), "lock"),
     (re.compile(r"\b(?:file|read|write|open|create|io|directory|path)\b", re.I), "io"),
 )
-_BACKEND = re.compile(r"\b(?:backend|backends|device|wgpu|cuda|ndarray|tch|candle|metal)\b", re.I)
+_BACKEND = re.compile(r"\b(?:backends?|devices?|gpu|cuda|metal)\b", re.I)
+
+
+def _named_impl_type(record: Record, message: str) -> str | None:
+    """The type of the site's `impl .. for TYPE` when the message names it (`rfft is not
+    supported for ndarray` in `impl ModuleOps<Self> for NdArray`)."""
+    impl = record.site_check.get("impl")
+    if not impl:
+        return None
+    kind, trait = impl_parts(one_line(impl))
+    if not trait or len(kind) < 3:
+        return None
+    return kind if re.search(rf"\b{re.escape(kind)}\b", message, re.I) else None
 
 
 def check_kind_words(record: Record) -> Words:
@@ -87,6 +100,9 @@ def check_kind_words(record: Record) -> Words:
             return words(texts.KIND_UNIMPLEMENTED_DTYPE, **values)
         if _BACKEND.search(message):
             return words(texts.KIND_UNIMPLEMENTED_BACKEND, **values)
+        named = _named_impl_type(record, message)
+        if named is not None:
+            return words(texts.KIND_UNIMPLEMENTED_FOR, type=named, **values)
         return words(texts.KIND_UNIMPLEMENTED, **values)
     if kind in ("expect", "unwrap"):
         for regex, resource in _RESOURCES:

@@ -328,6 +328,7 @@ def scan_source(
         pattern: str = "",
         args: Node | None = None,
         error: str = "",
+        prefix: str = "",
     ) -> None:
         if not message.strip():
             return  # `unreachable!("")` says nothing; a record needs a message
@@ -336,6 +337,8 @@ def scan_source(
         check = site_check(anchor, kind, args, source, reparser)
         if error:
             check["error"] = error  # the variant whose text this message is
+        if prefix:
+            check["prefix"] = prefix  # what a builder's raising site prints before it
         scan.sites.append(
             PanicSite(
                 file_path,
@@ -411,7 +414,9 @@ def scan_source(
             builder, root, source, reparser, context.constants
         ):
             if include_tests or not tests.is_test(anchor):
-                add(anchor, "panic!", message, *builder.tags(), pattern=builder.pattern(message))
+                tags = builder.tags()
+                pattern = builder.pattern(message)
+                add(anchor, "panic!", message, *tags, pattern=pattern, prefix=builder.prefix)
     scan.sites.sort()
     return scan
 
