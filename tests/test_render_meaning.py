@@ -180,6 +180,11 @@ def test_a_check_report_is_read_with_the_prefix_its_builder_declared() -> None:
     plain_record = replace(record, check={"kind": "if", "code": "width == 0"})
     assert check_report_words(plain_record, panic) is None
     assert filled_message(plain_record, panic, True) == message
+    # A hand-edited prefix that could run for ever on a crafted paste (a repetition inside a
+    # repetition, on `aaaa…` without the colon) is not run at all, even on a paste it fits.
+    nested = replace(record, check={"kind": "if", "prefix": r"(?P<operation>(\w+)+): "})
+    fitting = Panic.mentioned("resize: The width must be positive.")
+    assert check_report_words(nested, fitting) is None
 
 
 def test_a_tensor_check_of_a_record_without_a_crate_names_its_repository() -> None:

@@ -13,7 +13,7 @@ import functools
 import re
 
 from bot.catalog.model import RAISED_AT_TAG_PREFIX, Record, value_class
-from bot.catalog.patterns import parse_format
+from bot.catalog.patterns import PatternError, check_pattern, parse_format
 from bot.core.impl_header import impl_parts
 from bot.core.match.releases import ReleaseHistory
 from bot.core.panic import Location, Panic
@@ -56,10 +56,14 @@ class CheckReport:
 
 @functools.lru_cache(maxsize=64)
 def _prefix_regex(prefix: str) -> re.Pattern[str] | None:
+    """The prefix compiled, or None when it is unsafe to run on a paste (a hand-edited
+    catalog's: too long, nested repetition, what the linear-time engine refuses) or names no
+    operation: the answer then goes without the report."""
     try:
+        check_pattern(prefix)
         regex = re.compile(prefix)
-    except re.error:
-        return None  # a hand-edited catalog's prefix: the answer goes without the report
+    except (PatternError, re.error):
+        return None
     return regex if "operation" in regex.groupindex else None
 
 
