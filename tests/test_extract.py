@@ -1496,3 +1496,29 @@ def test_a_backtrace_cut_with_dots_is_still_read_behind_a_build_logs_prefix() ->
         assert [f.function for f in found.frames][-1] == "app::ir::ty::Type::from_node"
         assert found.frames[-1].location is not None
         assert found.frames[-1].location.path.endswith("src/ir/ty.rs")
+
+
+def _cut_at(text: str, width: int) -> str:
+    """`text` as a terminal `width` columns wide copies it: each longer line in pieces."""
+    return "\n".join(
+        "\n".join(line[i : i + width] for i in range(0, len(line), width)) if line else line
+        for line in text.split("\n")
+    )
+
+
+def test_lines_a_terminal_cut_at_its_width_are_read_joined() -> None:
+    registry = "/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f"
+    paste = (
+        f"thread 'main' panicked at {registry}/app_ecs-0.11.2/src/system/system_param.rs:516:5:\n"
+        "error[B0002]: ResMut<app::Events<Foo>> in system app::main::{{closure}} conflicts "
+        "with a previous Res<app::Events<Foo>> access. Consider removing the duplicate access.\n"
+        f"note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"
+    )
+    (whole,) = extract_panics(paste)
+    for width in (72, 80):
+        text = "Starting the app:\n```\n" + _cut_at(paste, width) + "```\n"
+        (cut,) = extract_panics(text)
+        assert cut.message == whole.message  # `co` + `nflicts`: one word again
+        assert cut.location == whole.location
+        assert text[cut.start :].startswith("thread 'main' panicked at")
+        assert text[: cut.end].replace("\n", "").endswith("duplicate access.")

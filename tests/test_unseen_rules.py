@@ -891,6 +891,34 @@ def _src_less_history(tmp_path: Path) -> Path:
 FATAL = "Fatal error in :0: Check failed: slot != nullptr."
 
 
+def test_a_crate_that_left_src_for_its_own_folder_is_read_in_todays_layout(tmp_path) -> None:
+    # acme/kit kept its crate in the root's `src/` once (a removed site still says so) and in
+    # `kit/` without `src/` now (`[lib] path = "lib.rs"`): `kit-0.3.0/lib.rs` is `kit/lib.rs`.
+    def site(number: int, path: str, message: str, *tags: str) -> dict:
+        return {
+            "id": f"00000000000000a{number}",
+            "repo": "acme/kit",
+            "errorMessage": message,
+            "errorType": "expect",
+            "filePath": path,
+            "lineNumber": 7,
+            "tags": ["rust", "panic-site", *tags],
+        }
+
+    full, old = "the slot table of the isolate is full", "the legacy loader lost its handle"
+    catalog = tmp_path / "sites.jsonl"
+    rows = [site(1, "src/legacy.rs", old), site(2, "kit/lib.rs", full, "crate:kit")]
+    catalog.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    triage = Triage(load_catalog([catalog]))
+    registry = "/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f"
+    _, top, file = best(triage, header(f"{registry}/kit-0.3.0/lib.rs", 7, full))
+    # (read as another file of the project, the message alone answered it; with a release
+    # history that never placed it there, it was refused)
+    assert file == "kit/lib.rs" and top is not None and {"location", "line"} <= set(top.evidence)
+    # The old layout's files are read as before.
+    assert best(triage, header(f"{registry}/kit-0.1.0/src/legacy.rs", 7, old))[2] == "src/legacy.rs"
+
+
 def test_a_crate_without_src_has_a_history_and_its_old_file_is_its_site(tmp_path) -> None:
     out = _src_less_history(tmp_path)
     sites = [json.loads(line) for line in (out / "panic_sites.jsonl").read_text().splitlines()]

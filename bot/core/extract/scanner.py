@@ -24,6 +24,7 @@ from bot.core.extract.frames import (
     parse_at,
     parse_frame,
 )
+from bot.core.extract.hard_wrap import original_offset, unwrap
 from bot.core.extract.hooks import KNOWN_HOOKS, HookFormat, HookLine, read_hook_line
 from bot.core.extract.log_prefixes import (
     CI_TIMESTAMP,
@@ -994,10 +995,25 @@ def extract_panics(
     `hooks`: a catalog's declared panic-hook formats, read before the known ones.
 
     `start`/`end` are offsets into `text` as given. Where cleaning changed a line (ANSI
-    escapes, control characters), they widen to that line's start or end.
+    escapes, control characters), they widen to that line's start or end. Lines a terminal
+    cut at its width are read joined (bot.core.extract.hard_wrap).
     """
     if not text or max_panics <= 0:
         return []
+    joined = unwrap(text)
+    if joined is None:
+        return _extract_panics(text, max_panics, hooks)
+    return [
+        replace(
+            panic,
+            start=original_offset(joined, panic.start),
+            end=original_offset(joined, panic.end),
+        )
+        for panic in _extract_panics(joined.text, max_panics, hooks)
+    ]
+
+
+def _extract_panics(text: str, max_panics: int, hooks: tuple[HookFormat, ...]) -> list[Panic]:
     cleaned = clean(text)
     scanner = _Scanner(cleaned, (*hooks, *KNOWN_HOOKS))
     drafts = scanner.run(_trigger_lines(cleaned.decoded, hooks), max_panics)

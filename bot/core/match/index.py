@@ -445,12 +445,20 @@ class CatalogIndex:
             # `crates/fiber`): the registry path names the package, not the folder.
             folder = self._folder_under_repo_name(canonical_crate(crate))
         if folder is None:
-            # A crate without `src/`: its one file that ends with the pasted path.
-            ending = "/" + crate_path
-            files = self.crate_files.get(canonical_crate(crate), ())
-            found = [f for f in files if f.endswith(ending)]
-            return found[0] if len(found) == 1 else None
-        return f"{folder}/{crate_path}" if folder else crate_path  # "": the repository's root
+            return self._file_without_src(crate, crate_path)
+        path = f"{folder}/{crate_path}" if folder else crate_path  # "": the repository's root
+        if path not in self.by_file:
+            # The crate's layout changed over its releases (`src/lib.rs` at the repository's
+            # root once, `bindgen/lib.rs` without `src/` now): the file of today's layout.
+            return self._file_without_src(crate, crate_path) or path
+        return path
+
+    def _file_without_src(self, crate: str, crate_path: str) -> str | None:
+        """A crate without `src/`: its one file that ends with the pasted path."""
+        ending = "/" + crate_path
+        files = self.crate_files.get(canonical_crate(crate), ())
+        found = [f for f in files if f.endswith(ending)]
+        return found[0] if len(found) == 1 else None
 
     def _folder_under_repo_name(self, crate: str) -> str | None:
         found = {
