@@ -97,6 +97,29 @@ def test_a_std_message_at_another_file_is_refused(scanned) -> None:
     assert [r["reason"] for r in refused] == ["std-message"]
 
 
+def test_a_print_to_a_broken_stdout_is_stds_own_panic(tmp_path) -> None:
+    # A program that writes its own `panic!("failed printing to stdout: {e}")` repeats what
+    # std's `println!` panics with on a closed stream: printed at std's stdio.rs (the user's
+    # `println!`), it is std's; at the program's own line, the program's.
+    record = {
+        "id": "00000000000000b1",
+        "repo": "acme/shell",
+        "errorMessage": "failed printing to stdout: {e}",
+        "errorType": "panic",
+        "filePath": "src/init.rs",
+        "lineNumber": 56,
+        "tags": ["rust", "panic-site"],
+    }
+    catalog = tmp_path / "sites.jsonl"
+    catalog.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    triage = Triage(load_catalog([catalog]))
+    message = "failed printing to stdout: Broken pipe (os error 32)"
+    old = f"thread 'main' panicked at '{message}', library/std/src/io/stdio.rs:1187:9\n"
+    frames = "stack backtrace:\n   2: std::io::stdio::_print\n   3: shell::init::run\n"
+    assert best(triage, old + frames)[2] is None
+    assert best(triage, header("src/init.rs", 56, message))[2] == "src/init.rs"
+
+
 def test_a_std_message_at_the_records_own_file_is_answered(scanned) -> None:
     triage = scanned("std_message")
     _, top, file = best(triage, header("src/lib.rs", 10, INDEX))

@@ -38,6 +38,10 @@ _STD_SHAPES = (
     r"explicit panic",
     r"not (?:yet )?implemented",
     r"internal error: entered unreachable code",
+    # print!/println!/eprint! on a closed or broken stream (std::io::stdio), and a
+    # thread-local's `with` during or after its destruction (std::thread::LocalKey)
+    rf"failed printing to (?:stdout|stderr): {_V}.*",
+    r"cannot access a Thread Local Storage value during or after destruction(?:: AccessError)?",
 )
 
 
