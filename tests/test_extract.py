@@ -1522,3 +1522,43 @@ def test_lines_a_terminal_cut_at_its_width_are_read_joined() -> None:
         assert cut.location == whole.location
         assert text[cut.start :].startswith("thread 'main' panicked at")
         assert text[: cut.end].replace("\n", "").endswith("duplicate access.")
+
+
+def _xxd(data: bytes) -> str:
+    """`data` as `xxd` prints it: offset, eight groups of two bytes, the printable column."""
+    lines = []
+    for at in range(0, len(data), 16):
+        chunk = data[at : at + 16]
+        groups = " ".join(chunk[i : i + 2].hex() for i in range(0, len(chunk), 2))
+        shown = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        lines.append(f"{at:08x}: {groups:<39}  {shown}")
+    return "\n".join(lines)
+
+
+def _hexdump_c(data: bytes) -> str:
+    """`data` as `hexdump -C` prints it: offset, sixteen bytes in two halves, `|column|`."""
+    lines = []
+    for at in range(0, len(data), 16):
+        chunk = data[at : at + 16]
+        left = " ".join(f"{b:02x}" for b in chunk[:8])
+        right = " ".join(f"{b:02x}" for b in chunk[8:])
+        shown = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        lines.append(f"{at:08x}  {left:<23}  {right:<23}  |{shown}|")
+    return "\n".join(lines)
+
+
+def test_a_panic_in_a_hex_dump_of_the_terminal_is_read() -> None:
+    output = (
+        b"\x1b[35mdoc/passes.texi\x1b[0m\r\nthread 'main' panicked at src/paint.rs:898:17:\r\n"
+        b"String mismatch encountered while superimposing style sections: ' ' vs 'm'\r\n"
+        b"note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\r\n"
+    )
+    for dump in (_xxd(output), _hexdump_c(output)):
+        title = "Title: Panic running `git grep`: thread 'main' panicked at src/paint.rs:898:17\n\n"
+        text = f"{title}The output as a hex dump:\n\n```\n{dump}\n```\n"
+        (found,) = extract_panics(text)  # the title's copy of the header gives way
+        assert found.message == (
+            "String mismatch encountered while superimposing style sections: ' ' vs 'm'"
+        )
+        assert found.location is not None and found.location.line == 898
+        assert text[found.start :].startswith("00000000")

@@ -25,6 +25,7 @@ from bot.core.extract.frames import (
     parse_frame,
 )
 from bot.core.extract.hard_wrap import original_offset, unwrap
+from bot.core.extract.hexdump import dumps
 from bot.core.extract.hooks import KNOWN_HOOKS, HookFormat, HookLine, read_hook_line
 from bot.core.extract.log_prefixes import (
     CI_TIMESTAMP,
@@ -1002,15 +1003,39 @@ def extract_panics(
         return []
     joined = unwrap(text)
     if joined is None:
-        return _extract_panics(text, max_panics, hooks)
-    return [
-        replace(
-            panic,
-            start=original_offset(joined, panic.start),
-            end=original_offset(joined, panic.end),
-        )
-        for panic in _extract_panics(joined.text, max_panics, hooks)
+        panics = _extract_panics(text, max_panics, hooks)
+    else:
+        panics = [
+            replace(
+                panic,
+                start=original_offset(joined, panic.start),
+                end=original_offset(joined, panic.end),
+            )
+            for panic in _extract_panics(joined.text, max_panics, hooks)
+        ]
+    # A hex dump of a terminal's output: its decoded text's panics, placed at the dump. A
+    # header copied above it (a title: `panicked at src/paint.rs:898:17`) read the prose
+    # below as its message; the dump's panic at that place replaces it.
+    decoded = [
+        replace(panic, start=dump.start, end=dump.end)
+        for dump in dumps(text)
+        for panic in _extract_panics(dump.text, max_panics, hooks)
     ]
+    if not decoded:
+        return panics
+    places = {_place(panic) for panic in decoded if panic.has_header}
+    kept = [p for p in panics if not (p.has_header and _place(p) in places)]
+    seen = {(p.message, _place(p)) for p in kept}
+    for panic in decoded:
+        if len(kept) < max_panics and (panic.message, _place(panic)) not in seen:
+            seen.add((panic.message, _place(panic)))
+            kept.append(panic)
+    return sorted(kept, key=lambda panic: panic.start)
+
+
+def _place(panic: Panic) -> tuple[str, int | None] | None:
+    location = panic.location
+    return (location.path, location.line) if location is not None else None
 
 
 def _extract_panics(text: str, max_panics: int, hooks: tuple[HookFormat, ...]) -> list[Panic]:
