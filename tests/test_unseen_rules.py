@@ -437,6 +437,45 @@ def test_a_banner_framing_a_std_report_is_no_report_of_its_own() -> None:
     assert found.location is not None and found.location.line == 44
 
 
+def test_a_hook_printing_panichookinfo_is_a_located_panic_without_its_message(tmp_path) -> None:
+    # Rust 1.81's `PanicHookInfo` printed with `{:?}` holds the location, never the message:
+    # a header whose message was left out (nothing below is taken for it), its frames under
+    # the hook's own `trace:` label; a message quoted in the prose at that file answers it.
+    info = (
+        'PanicHookInfo { payload: Any { .. }, location: Location { file: "asyncgit/src/log.rs", '
+        "line: 186, col: 14 }, can_unwind: true, force_no_backtrace: false }"
+    )
+    frames = "trace:\n   0: app::set_panic_handler::{{closure}}\n   1: app::log::fetch\n"
+    (found,) = extract_panics(f"{info}\n{frames}")
+    assert found.message == "" and found.has_header
+    assert found.location is not None and (found.location.path, found.location.line) == (
+        "asyncgit/src/log.rs",
+        186,
+    )
+    assert [f.function for f in found.frames][-1] == "app::log::fetch"
+    record = {
+        "id": "00000000000000d1",
+        "repo": "acme/app",
+        "errorMessage": "the log worker failed to fetch the history of the branch",
+        "errorType": "expect",
+        "filePath": "asyncgit/src/log.rs",
+        "lineNumber": 186,
+    }
+    catalog = tmp_path / "sites.jsonl"
+    catalog.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    triage = Triage(load_catalog([catalog]))
+    assert best(triage, f"{info}\n{frames}")[0].verdict == "uncatalogued-panic"
+    titled = "Title: the log worker failed to fetch the history of the branch\n\n"
+    assert best(triage, f"{titled}```\n{info}\n{frames}```\n")[2] == "asyncgit/src/log.rs"
+    # `PanicInfo`'s line cut after `, location` keeps its message.
+    cut = (
+        "[ERROR] panic: PanicInfo { payload: Any, message: Some(the log worker stopped), location\n"
+        ': Location { file: "src/x.rs", line: 1, col: 1 } }\n'
+    )
+    (found,) = extract_panics(cut)
+    assert found.message == "the log worker stopped"
+
+
 def test_known_hook_headers_are_extracted() -> None:
     cases = {
         "Panicked at crates/x/src/y.rs:12:5 when checking `demo.py`: `the lint broke`": (

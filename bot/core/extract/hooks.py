@@ -30,6 +30,13 @@ class HookFormat:
     source: str  # where it was declared ("known", or the catalog file)
 
     @classmethod
+    def without_message(cls, pattern: str) -> HookFormat:
+        """A known hook that prints where a panic happened but never its message (Rust 1.81's
+        `PanicHookInfo` printed with `{:?}`): read as a header whose message was left out,
+        nothing below it taken for one."""
+        return cls(re.compile(pattern + r"(?P<message>)(?P<silent>)"), "known")
+
+    @classmethod
     def of(cls, pattern: str, source: str = "known") -> HookFormat:
         if len(pattern) > _MAX_PATTERN:
             raise HookFormatError(f"a hook pattern is at most {_MAX_PATTERN} characters")
@@ -65,6 +72,18 @@ KNOWN_HOOKS = (
         r"location: Location \{ file: \"(?P<path>[^\"\n]{1,500}?\.rs)\", "
         r"line: (?P<line>\d{1,9}), col: (?P<col>\d{1,9}) \}"
     ),
+    # The same line cut by a terminal after `, location` (the location on the next line).
+    HookFormat.of(
+        r"\bPanicInfo \{ payload: Any(?: \{ \.\. \})?, message: Some\((?P<message>.+)\), location$"
+    ),
+    # A hook printing Rust 1.81's `PanicHookInfo` with `{:?}`: `PanicHookInfo { payload: Any {
+    # .. }, location: Location { file: "PATH", line: L, col: C }, can_unwind: ..` (its payload
+    # is opaque: the message is not printed).
+    HookFormat.without_message(
+        r"\bPanicHookInfo \{ payload: Any(?: \{ \.\. \})?, location: Location \{ "
+        r"file: \"(?P<path>[^\"\n]{1,500}?\.rs)\", line: (?P<line>\d{1,9}), "
+        r"col: (?P<col>\d{1,9}) \}"
+    ),
     # pyo3 raises a Rust panic in Python as `PanicException: MESSAGE` (the traceback's last line).
     HookFormat.of(r"(?:^|[\s>#])(?:pyo3_runtime\.)?PanicException: (?P<message>\S.*)$"),
     # A language server answers a request whose handler panicked with an error whose message
@@ -84,6 +103,7 @@ class HookLine:
     message: str
     location: str | None  # `PATH:LINE[:COL]`, as a header would print it
     start: int  # column of the match in the line
+    silent: bool = False  # the hook never prints the message: none is read below it
 
 
 def read_hook_line(line: str, hooks: tuple[HookFormat, ...]) -> HookLine | None:
@@ -101,5 +121,5 @@ def read_hook_line(line: str, hooks: tuple[HookFormat, ...]) -> HookLine | None:
             location = f"{groups['path']}:{groups['line']}"
             if groups.get("col"):
                 location += f":{groups['col']}"
-        return HookLine(message, location, found.start())
+        return HookLine(message, location, found.start(), "silent" in groups)
     return None

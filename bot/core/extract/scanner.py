@@ -196,6 +196,7 @@ _STD_NOTES = ("note: run with `RUST_BACKTRACE", "note: Some details are omitted"
 # A line that is a single code span: one to three backticks, text without any, the same again.
 _WHOLE_LINE_SPAN = re.compile(r"^\s*(`{1,3})(?!\s*$)([^`]+)\1\s*$")
 _BACKTRACE_HEADERS = ("stack backtrace:", "Stack backtrace:", "Backtrace:", "backtrace:")
+_FRAMES_LABEL = re.compile(r"[A-Za-z][A-Za-z ]{0,30}:")  # a label line over frame 0
 _BACKTRACE_AND_NOTE = (*_BACKTRACE_HEADERS, "note:")
 
 
@@ -329,6 +330,10 @@ class _Scanner:
             return True
         if stripped.startswith(FENCE_PREFIXES) or OMITTED.match(stripped):
             return True
+        if not target.frames and _FRAMES_LABEL.fullmatch(stripped) and index + 1 < len(self.lines):
+            # A hook's own label over the frames (`trace:`), frame 0 on the next line.
+            following = parse_frame(self.view(index + 1).stripped)
+            return following is not None and following.index == 0
         frame = parse_frame(stripped)
         if frame is not None:
             if len(target.frames) < MAX_FRAMES:
@@ -422,6 +427,12 @@ class _Scanner:
         the lines below when it has none."""
         location = parse_location(hooked.location) if hooked.location else None
         message, last = hooked.message, index
+        if hooked.silent:
+            # A hook that never prints the message: a header whose message was left out (the
+            # matcher looks for it quoted in the prose).
+            start = (index, view.column + hooked.start)
+            draft = Draft("", None, location, True, False, start, (index, len(self.lines[index])))
+            return draft, index + 1
         if not message:
             more, last = self.message_below(view, index, False)
             if not more:
