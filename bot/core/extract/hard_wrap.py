@@ -77,14 +77,8 @@ def unwrap(text: str) -> Unwrapped | None:
 
 
 def _opens_a_line(cut: str, following: str) -> bool:
-    if _OPENS.match(following):
-        return True
-    shared = 0
-    for a, b in zip(cut, following, strict=False):
-        if a != b:
-            break
-        shared += 1
-    return shared >= _SAME_START
+    shared = len(following) >= _SAME_START and cut[:_SAME_START] == following[:_SAME_START]
+    return shared or bool(_OPENS.match(following))
 
 
 def original_offset(unwrapped: Unwrapped, offset: int) -> int:

@@ -19,12 +19,11 @@ _LINE_BYTES = 16  # bytes a dump's line shows
 MAX_DUMP_CHARS = 1_000_000  # a dump's decoded text read at most (a paste's size limit applies)
 # offset, separator, then 1-16 hex groups of 2, 4 or 8 digits (xxd: `0000: 6f63 2f70`,
 # hexdump -C: `00000010  6f 63 2f 70  ..|oc/p|`), the printable column after.
+_OFFSET = r"^[ \t]*(?:0x)?[0-9a-fA-F]{4,16}(?::|[ \t])[ \t]{0,2}"
 _LINE = re.compile(
-    r"^[ \t]*(?:0x)?[0-9a-fA-F]{4,16}(?::|[ \t])[ \t]{0,2}"
-    r"(?P<hex>(?:[0-9a-fA-F]{2}(?:[0-9a-fA-F]{2}){0,3}[ \t]{1,3}){1,16})",
-    re.M,
+    _OFFSET + r"(?P<hex>(?:[0-9a-fA-F]{2}(?:[0-9a-fA-F]{2}){0,3}[ \t]{1,3}){1,16})", re.M
 )
-_QUICK = re.compile(r"^[ \t]*(?:0x)?[0-9a-fA-F]{4,16}(?::|[ \t])[ \t]{0,2}[0-9a-fA-F]{2}", re.M)
+_QUICK = re.compile(_OFFSET + r"[0-9a-fA-F]{2}", re.M)  # a dump's first byte: worth a look
 
 
 @value_class(frozen=True)

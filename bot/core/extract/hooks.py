@@ -28,13 +28,14 @@ class HookFormat:
 
     regex: re.Pattern[str]
     source: str  # where it was declared ("known", or the catalog file)
+    silent: bool = False  # never prints the message: none is read below its line
 
     @classmethod
     def without_message(cls, pattern: str) -> HookFormat:
         """A known hook that prints where a panic happened but never its message (Rust 1.81's
         `PanicHookInfo` printed with `{:?}`): read as a header whose message was left out,
         nothing below it taken for one."""
-        return cls(re.compile(pattern + r"(?P<message>)(?P<silent>)"), "known")
+        return cls(re.compile(pattern), "known", silent=True)
 
     @classmethod
     def of(cls, pattern: str, source: str = "known") -> HookFormat:
@@ -121,5 +122,5 @@ def read_hook_line(line: str, hooks: tuple[HookFormat, ...]) -> HookLine | None:
             location = f"{groups['path']}:{groups['line']}"
             if groups.get("col"):
                 location += f":{groups['col']}"
-        return HookLine(message, location, found.start(), "silent" in groups)
+        return HookLine(message, location, found.start(), hook.silent)
     return None
