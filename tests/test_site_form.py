@@ -182,56 +182,46 @@ def test_answers_link_full_write_up_with_a_public_url():
     assert texts.FULL_WRITE_UP not in json.dumps(render_message(answer))
 
 
-async def test_webhooks_are_answered_as_fast_while_the_form_is_flooded(harness, fake):
-    harness.app[PAGES].limits = PageLimits(per_minute=10_000)
+async def test_webhooks_are_answered_while_the_form_is_flooded(harness, fake):
+    """Webhooks never wait for a paste's match: with the pages' one thread held and its queue
+    full, deliveries are still answered; the held pastes are answered once the thread is free.
+    Counted, not timed (the time a delivery takes under load is the benchmark's to print)."""
+    service = harness.app[PAGES]
+    service.limits = PageLimits(per_minute=10_000)
     issue = fake.add_issue(REPO, "crash", PANIC)
     payload = issue_payload("opened", issue.number, issue.title, PANIC)
-    loop = asyncio.get_running_loop()
-
-    async def deliveries(count: int) -> list[float]:
-        took = []
-        for _ in range(count):
-            started = loop.time()
-            response = await harness.post("issues", payload)
-            took.append(loop.time() - started)
-            assert response.status in (200, 202)
-        return took
-
-    quiet = await deliveries(5)
-    # a log the size of the cap, many panics in it: each paste is real work for the matcher
-    log = (PANIC * (MAX_PASTE // len(PANIC) - 1)).encode()
     session = harness.session
     assert session is not None and harness.server is not None
     url = harness.server.make_url("/api/match")
+    log = (PANIC * 20).encode()
 
-    pastes: list[tuple[float, float, int]] = []  # (sent, answered, status)
+    gate = threading.Event()
+    held = service.pool().submit(gate.wait, 60)  # the pages' only thread, busy until released
+    pastes: list[int] = []
     stop = asyncio.Event()
 
     async def flooder() -> None:
-        # Pastes again and again until the deliveries are measured: the flood lasts as long.
         while not stop.is_set():
-            sent = loop.time()
             async with session.post(url, data=log) as response:
                 await response.read()
-                pastes.append((sent, loop.time(), response.status))
+                pastes.append(response.status)
+                if response.status == 429:
+                    await asyncio.sleep(0.01)
 
     flood = [asyncio.ensure_future(flooder()) for _ in range(24)]
-    await asyncio.sleep(0.3)
-    busy_from = loop.time()
-    busy = await deliveries(5)
-    busy_to = loop.time()
+    try:
+        while service._pending < service.limits.max_pending or 429 not in pastes:
+            await asyncio.sleep(0.01)  # the queue is full: further pastes are refused
+        for _ in range(5):
+            response = await asyncio.wait_for(harness.post("issues", payload), 30)
+            assert response.status in (200, 202)
+        assert not gate.is_set() and 200 not in pastes  # answered while every paste waited
+    finally:
+        gate.set()
     stop.set()
     await asyncio.gather(*flood)
-    statuses = {status for _, _, status in pastes}
-    assert 429 in statuses and 200 in statuses  # the queue was full: the flood was real
-    # measured while pastes were being matched: one answered paste spans the deliveries
-    assert any(s < busy_to and e > busy_from and st == 200 for s, e, st in pastes), pastes
-    # Webhooks never wait for a paste's match (that would be the queued pastes' sum); they do
-    # share the GIL with the pages' thread: ~10 ms quiet, 0.7 s to 1.6 s under this sustained
-    # flood on a loaded 2-core machine (2026-12-03, 2026-12-07). The bound follows the machine:
-    # less than one match, the quickest paste answered (sent to answer) in the same flood.
-    one_match = min(end - sent for sent, end, status in pastes if status == 200)
-    assert max(busy) < max(1.5, 20 * max(quiet), one_match), (quiet, busy, one_match)
+    held.result()
+    assert 200 in pastes  # the held pastes were matched once the thread was free
 
 
 async def test_the_bot_comment_links_the_page_with_triage_public_url(fake, tmp_path, triage):
