@@ -23,6 +23,9 @@ from test_project_corpora import project_triage
 
 from bot.app import Triage, load_bundled
 from bot.core.match.releases import find_hit, pasted_crate_file
+from bot.render import texts
+from bot.render.answer.build import build_answer
+from bot.render.github import render_comment
 
 HEADER = "thread 'main' panicked at {path}:\n{message}\n"
 REGISTRY = "/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f"
@@ -544,3 +547,36 @@ def test_a_quote_body_is_answered_in_any_crate_a_macro_rules_body_in_its_own(tmp
     assert "proc-macro-output" not in sites[rules]["tags"]
     verdict, answers = _answer(tmp_path, tmp_path / "c", HEADER.format(path=at_sys, message=rules))
     assert verdict != "match", answers
+
+
+def test_the_method_a_text_names_picks_among_many_sites_of_one_message() -> None:
+    # image's encoders print one check's message at twelve sites: more than the candidates a
+    # match lists. A text that names one encoder's method is answered at that encoder's site,
+    # and its answer says why; without a name, the tie is said as before.
+    triage = project_triage("image")
+    message = (
+        "assertion `left == right` failed: Invalid buffer length: expected 400 got 300 for 10x10"
+        " image\n  left: 400\n right: 300\n"
+    )
+
+    def answered(prose: str) -> tuple[str, tuple[str, ...]]:
+        analysis = triage.analyse(f"{prose}\n\n{message}")
+        best = analysis.answered[0].best
+        assert best is not None
+        record = triage.catalog.get(best.record_id)
+        assert record is not None and record.file_path is not None
+        return record.file_path, best.evidence
+
+    for method, path in (
+        ("TiffEncoder::write_image", "src/codecs/tiff.rs"),
+        ("QoiEncoder::write_image", "src/codecs/qoi.rs"),
+        ("PngEncoder<W>::write_image", "src/codecs/png.rs"),
+    ):
+        found, evidence = answered(f"Writing the frame with `{method}` fails with:")
+        assert found == path and "named" in evidence, (method, found)
+    # a method no site is in (`write_all` of the same type), or no name: the catalog's first
+    unnamed = answered("Writing the frame fails with:")[0]
+    assert answered("Writing it with `TiffEncoder::write_all` fails with:")[0] == unnamed
+    assert unnamed != "src/codecs/tiff.rs"
+    analysis = triage.analyse(f"Writing it with `TiffEncoder::write_image` fails with:\n{message}")
+    assert texts.TIE_WHY_NAMED in render_comment(build_answer(analysis, triage.catalog))

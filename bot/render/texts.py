@@ -171,6 +171,7 @@ TIE_MEANING = (
     "raised it; the sites are linked below."
 )
 TIE_WHY_FIRST = "the first in the catalog"
+TIE_WHY_NAMED = "the one whose file or method the text names"
 TIE_MORE = "and {count} more"
 # The same, when the old project's history knows the commit that moved it (burn-import, #4393).
 MOVED_NOTE_CHANGE = (

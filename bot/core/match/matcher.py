@@ -52,7 +52,7 @@ from bot.core.match.index import (
     word_tuple,
 )
 from bot.core.match.projects import Projects
-from bot.core.match.raised_in import owner_and_name, panicked_in, panicking_frame
+from bot.core.match.raised_in import impl_type, owner_and_name, panicked_in, panicking_frame
 from bot.core.match.releases import FILE_HIT_CONFIDENCE, ReleaseHistory, older_wording_record
 from bot.core.match.releases import revise as revise_with_history
 from bot.core.match.scorer import WEIGHTS
@@ -169,6 +169,9 @@ class Matcher:
         self.index.forget_candidates()
         panics = extract_panics(text, hooks=self.hooks)
         matches = [self.match_panic(panic) for panic in panics]
+        if any(self._tied(m) for m in matches):
+            named = _named_in(text)
+            matches = [self._named_site_first(m, *named) if self._tied(m) else m for m in matches]
         if not any(panic.has_header for panic in panics):
             seen = {normalise_message(m.panic.core_message) for m in matches}
             matches.extend(self._quoted_matches(text, seen))
@@ -617,8 +620,7 @@ class Matcher:
         # A pull request or a changelog names messages it changes; only a panic it shows as
         # output (alone in a code block) or says was hit counts there.
         strict = looks_like_change_description(text)
-        # File names the text mentions, read once for all its snippets.
-        named_files = frozenset(_RS_FILE_NAME.findall(text)) if ".rs" in text else frozenset()
+        named = _named_in(text)  # read once for all its snippets
         for snippet in quoted_snippets(text):
             query = normalise_message(snippet.text)[:MAX_QUERY_CHARS]
             if query in seen or not reads_like_report(snippet, strict=strict):
@@ -636,7 +638,8 @@ class Matcher:
                 result = silenced(result)
                 best = None
             else:
-                result = self._named_file_first(result, named_files)
+                in_sentence = snippet.source in _SENTENCE_SOURCES
+                result = self._named_site_first(result, *named, in_sentence)
                 best = result.best
             if best is None or best.confidence < MATCH_THRESHOLD or best.record_id in found_ids:
                 if snippet.wrapper not in (None, "main-error") and not found:
@@ -670,32 +673,68 @@ class Matcher:
             out.append(at_file[0] if len(at_file) == 1 else match)
         return out
 
-    def _named_file_first(self, result: PanicMatch, named: frozenset[str]) -> PanicMatch:
-        """Among sites of one message, the one whose file the text names (`at state.rs:903`),
-        first and marked `named`, which the stages that reorder later keep (`stronger_first`)."""
+    def _tied(self, result: PanicMatch) -> bool:
+        """No location pasted, and another site of the best candidate's message as sure as it."""
         best = result.best
-        if best is None or not named:
+        if best is None or len(result.candidates) < 2 or result.panic.location is not None:
+            return False
+        other = result.candidates[1]
+        literal = self.index.entry(best.record_id).literal
+        return (
+            other.confidence >= best.confidence
+            and self.index.entry(other.record_id).literal == literal
+        )
+
+    def _named_site_first(
+        self,
+        result: PanicMatch,
+        files: frozenset[str],
+        methods: frozenset[tuple[str, str]],
+        in_sentence: bool = False,
+    ) -> PanicMatch:
+        """Among sites of one message, the one whose file (`at state.rs:903`) or method
+        (`PngEncoder::write_image`, its type's and its own name) the text names, first and
+        marked `named`, which the stages that reorder later keep (`stronger_first`)."""
+        best = result.best
+        if best is None or not (files or methods):
             return result
 
-        def file_named(candidate: Candidate) -> bool:
-            path = self.index.entry(candidate.record_id).record.file_path or ""
-            return path.rsplit("/", 1)[-1] in named
+        def site_named(record_id: str) -> bool:
+            record = self.index.entry(record_id).record
+            path = record.file_path or ""
+            if path.rsplit("/", 1)[-1] in files:
+                return True
+            owner = impl_type(record.site_check.get("impl"))
+            return owner is not None and (owner, record.enclosing_fn or "") in methods
 
         literal = self.index.entry(best.record_id).literal
         for position, other in enumerate(result.candidates):
             if (
                 other.confidence >= best.confidence
                 and self.index.entry(other.record_id).literal == literal
-                and file_named(other)
+                and site_named(other.record_id)
             ):
-                marked = with_step(
-                    other,
-                    "the text names its file",
-                    evidence=tuple(dict.fromkeys((*other.evidence, "named"))),
-                )
                 rest = [c for i, c in enumerate(result.candidates) if i != position]
-                return revised(result, (marked, *rest))
+                return revised(result, (_named(other), *rest))
+        # More sites print the message than the candidates hold (twelve encoders' one check):
+        # the one the text names among them, scored as the others were, when it is one.
+        listed = {c.record_id for c in result.candidates}
+        siblings = self.index.sites_of_message(best.record_id)
+        named = [rid for rid in siblings if rid not in listed and site_named(rid)]
+        if len(named) == 1 and result.panic.location is None:
+            query = _Query.of(_clean_query(result.panic.core_message))
+            scored = self._score(result.panic, query, None, self.index.entry(named[0]), in_sentence)
+            if scored is not None and scored[1].confidence >= best.confidence:
+                return revised(result, (_named(scored[1]), *result.candidates))
         return result
+
+
+def _named(candidate: Candidate) -> Candidate:
+    return with_step(
+        candidate,
+        "the text names its file or method",
+        evidence=tuple(dict.fromkeys((*candidate.evidence, "named"))),
+    )
 
 
 def _message_left_out(match: PanicMatch) -> bool:
@@ -704,7 +743,18 @@ def _message_left_out(match: PanicMatch) -> bool:
     return panic.has_header and not panic.core_message.strip() and not match.matched
 
 
+def _named_in(text: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+    """The file names (`state.rs`) and methods (`PngEncoder::write_image`) a text names."""
+    files = frozenset(_RS_FILE_NAME.findall(text)) if ".rs" in text else frozenset()
+    methods = frozenset(_TYPE_METHOD.findall(text)) if "::" in text else frozenset()
+    return files, methods
+
+
 _RS_FILE_NAME = re.compile(r"(?<![\w.-])[A-Za-z0-9_-]+\.rs\b")
+# `PngEncoder::write_image`, `Slab<T>::index`: a type's method, named in the text.
+_TYPE_METHOD = re.compile(
+    r"\b([A-Z][A-Za-z0-9_]{0,80})(?:<[^<>\n]{0,80}>)?::([a-z_][a-z0-9_]{0,80})\b"
+)
 
 _SENTENCE_SOURCES = frozenset({"title", "line", "tail"})
 

@@ -346,7 +346,10 @@ def _own_release_via(projects: Projects | None, repo: str) -> Callable[[str], st
 
 
 def _tied_functions(item: PanicMatch, record: Record, catalog: CatalogLike) -> tuple[str, ...]:
-    """The functions of a tie's sites, when they differ and no pasted frame names one."""
+    """The functions of a tie's sites, when they differ and neither a pasted frame nor the
+    text names one."""
+    if item.best is not None and "named" in item.best.evidence:
+        return ()  # the text names the site's file or method: its own answer
     tied = [record, *tied_sites(item, record, catalog)]
     names = sorted({who for r in tied if (who := subject(r) or r.enclosing_fn)})
     if len(names) < 2 or len({_told_as(r, catalog) for r in tied}) < 2:

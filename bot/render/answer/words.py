@@ -377,11 +377,12 @@ def tie_note(item: PanicMatch, record: Record, catalog: CatalogLike | None) -> W
     others = tied_sites(item, record, catalog)
     if not others:
         return None
-    why = (
-        texts.TIE_WHY_WRITTEN_UP
-        if record.has_write_up and not any(o.has_write_up for o in others)
-        else texts.TIE_WHY_FIRST
-    )
+    if item.best is not None and "named" in item.best.evidence:
+        why = texts.TIE_WHY_NAMED
+    elif record.has_write_up and not any(o.has_write_up for o in others):
+        why = texts.TIE_WHY_WRITTEN_UP
+    else:
+        why = texts.TIE_WHY_FIRST
     links = [
         words("{site}", site=Link(link.label, link.url))
         for other in others[:TIE_LINKS_SHOWN]
