@@ -80,8 +80,9 @@ MISSES = {
     # newer wording than the scan's in another program's own panic report. A last word printed
     # as a value (2026-12-07) lowered its held-out count.
     # A hook's labelled `Location: [..]` / `Message: [..]` lines read (2026-12-07) lowered its tuned
-    # count (a user's own hook printing them, brackets and all).
-    "tauri": (2, 1),
+    # count (a user's own hook printing them, brackets and all). A quoted message matched at
+    # the one location the prose writes (2026-12-07) lowered it again.
+    "tauri": (1, 1),
     # typst (typst/typst with its 0.1-0.15 history, 2026-12-06): 19 texts labelled before they
     # ran, mostly panics no site prints (std's checks, bare assertions, krilla's); the first run
     # missed both catalogued ones: a debug build's assertion after Rust's newer str-slicing
@@ -117,8 +118,9 @@ MISSES = {
     # they ran; first run tuned 1 of 4, held out 0 of 3, 0 false: its panic hook's miette report
     # (`× Thread 'screen' panicked.` / `├─▶ At FILE:L:C` / `╰─▶ MESSAGE`) was not read, and its
     # `fatal()` helper, `#[track_caller]` in the trait only, was not known to print the caller.
-    # Both read since (a miette report naming any thread; the trait's attribute), held out 1 of 3.
-    "zellij": (0, 2),
+    # Both read since (a miette report naming any thread; the trait's attribute), held out 1 of 3;
+    # 3 of 3 since a quoted message is matched at the one location the prose writes.
+    "zellij": (0, 0),
     # rerun (rerun-io/rerun with its 0.10-0.36 history, 2026-12-06): 18 texts labelled before they
     # ran, one catalogued: its hook prints the location alone on the line below the header
     # (read since); `unwrap_debug_or_log_error`'s all-placeholder `{file}:{line} {err}`,
@@ -158,8 +160,9 @@ MISSES = {
     "cargo": (0, 1),
     # rustfmt (rust-lang/rustfmt, 2026-12-07): 18 texts labelled before they ran, its
     # 0.2.10-1.10.0 history with the removed sites; first run tuned 6 of 6, held out 4 of 5,
-    # 0 false; no rule added.
-    "rustfmt": (0, 1),
+    # 0 false; no rule added. Held out 5 of 5 since a quoted message is matched at the one
+    # location the prose writes.
+    "rustfmt": (0, 0),
     # gitoxide (GitoxideLabs/gitoxide, 2026-12-07): 18 texts labelled before they ran, its
     # git-repository/gix history (crates renamed git-* to gix-*, each crate versioned apart)
     # with the removed sites; first run tuned 3 of 4, held out 2 of 2, 0 false. An old

@@ -580,3 +580,36 @@ def test_the_method_a_text_names_picks_among_many_sites_of_one_message() -> None
     assert unnamed != "src/codecs/tiff.rs"
     analysis = triage.analyse(f"Writing it with `TiffEncoder::write_image` fails with:\n{message}")
     assert texts.TIE_WHY_NAMED in render_comment(build_answer(analysis, triage.catalog))
+
+
+def test_a_quoted_message_is_matched_at_the_location_the_prose_writes() -> None:
+    # tauri's `Failed to setup app: {e}` is mostly its placeholder: quoted alone, without a
+    # header, it is too unspecific to answer. The location written elsewhere in the text is
+    # the header's, split off: matched there, it is answered; a location at no site of the
+    # message leaves it unanswered, as do two at its sites (which one?); another location at no
+    # site of it changes nothing.
+    triage = project_triage("tauri")
+    message = "Failed to setup app: error encountered during setup hook: Permission denied"
+
+    def answer(prose: str) -> str | None:
+        analysis = triage.analyse(
+            f"Title: app will not start\n\nThe panic is:\n{message}\n\n{prose}"
+        )
+        if not analysis.answered:
+            return None
+        best = analysis.answered[0].best
+        assert best is not None
+        record = triage.catalog.get(best.record_id)
+        assert record is not None
+        return f"{record.file_path}:{record.line_number}"
+
+    registry = "/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f"
+    assert answer("It happens at launch.") is None
+    at = answer(f"It comes from {registry}/tauri-2.10.3/src/app.rs:1178:11 at launch.")
+    assert at is not None and at.startswith("crates/tauri/src/app.rs:")
+    assert answer("It comes from src/main.rs:12:5 at launch.") is None
+    assert answer(f"Seen at {registry}/tauri-2.10.3/src/app.rs:1178:11 and src/lib.rs:4:1.") == at
+    two = (
+        f"{registry}/tauri-2.10.3/src/app.rs:1178:11 and {registry}/tauri-2.10.3/src/app.rs:1132:9"
+    )
+    assert answer(f"Seen at {two}.") is None

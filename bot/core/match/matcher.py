@@ -28,7 +28,7 @@ from bot.core.analysis import (
     with_step,
 )
 from bot.core.extract.hooks import HookFormat
-from bot.core.extract.paths import is_absolute
+from bot.core.extract.paths import is_absolute, parse_location
 from bot.core.extract.scanner import extract_panics
 from bot.core.match.answer_rule import answers, revised, silenced
 from bot.core.match.calibration import MODEL, Model, calibrate
@@ -621,13 +621,20 @@ class Matcher:
         # output (alone in a code block) or says was hit counts there.
         strict = looks_like_change_description(text)
         named = _named_in(text)  # read once for all its snippets
+        located: list[Location] | None = None
         for snippet in quoted_snippets(text):
             query = normalise_message(snippet.text)[:MAX_QUERY_CHARS]
             if query in seen or not reads_like_report(snippet, strict=strict):
                 continue
             panic = Panic.mentioned(query, snippet.wrapper)
-            result = self.match_panic(panic, in_sentence=snippet.source in _SENTENCE_SOURCES)
+            in_sentence = snippet.source in _SENTENCE_SOURCES
+            result = self.match_panic(panic, in_sentence=in_sentence)
             best = result.best
+            if located is None:
+                located = _locations_in(text)  # read once, for the first mention that asks
+            if located and (best is None or best.confidence < MATCH_THRESHOLD):
+                result = self._at_a_named_location(result, located, in_sentence)
+                best = result.best
             if best is not None and (
                 (best.evidence == ("prefix",) and strict)
                 or names_a_change(snippet.context, text)
@@ -638,7 +645,6 @@ class Matcher:
                 result = silenced(result)
                 best = None
             else:
-                in_sentence = snippet.source in _SENTENCE_SOURCES
                 result = self._named_site_first(result, *named, in_sentence)
                 best = result.best
             if best is None or best.confidence < MATCH_THRESHOLD or best.record_id in found_ids:
@@ -650,6 +656,37 @@ class Matcher:
             seen.add(query)
             found.append(result)
         return [m for m in found if m.matched] or found[:1]
+
+    def _at_a_named_location(
+        self, result: PanicMatch, locations: list[Location], in_sentence: bool
+    ) -> PanicMatch:
+        """A message quoted without a header, its location written elsewhere in the text
+        (`raised at tauri-2.10.3/src/app.rs:1299:11`): matched again at that location, when it
+        is the one location of the text at a candidate's file."""
+        files = {self.index.entry(c.record_id).record.file_path for c in result.candidates}
+        at_a_candidate = {
+            location.raw: location
+            for location in locations
+            if (path := self._repo_path(location)) is not None and path in files
+        }
+        if len(at_a_candidate) != 1:
+            return result
+        [location] = at_a_candidate.values()
+        quoted = result.panic
+        at = Panic(
+            message=quoted.message,
+            core_message=quoted.core_message,
+            wrapper=quoted.wrapper,
+            thread=None,
+            location=location,
+            has_header=False,
+            frames=(),
+            start=quoted.start,
+            end=quoted.end,
+        )
+        again = self.match_panic(at, in_sentence=in_sentence)
+        best = again.best
+        return again if best is not None and "location" in best.evidence else result
 
     def _with_quoted_messages(self, text: str, matches: list[PanicMatch]) -> list[PanicMatch]:
         """A header pasted without its message (the paste stops after `panicked at FILE:..:`),
@@ -741,6 +778,22 @@ def _message_left_out(match: PanicMatch) -> bool:
     """A header whose message line is empty, and nothing answered."""
     panic = match.panic
     return panic.has_header and not panic.core_message.strip() and not match.matched
+
+
+# `src/app.rs:1299:11`, `tauri-2.10.3/src/app.rs:1299`: a location written in the text.
+_PROSE_LOCATION = re.compile(r"(?<![\w./\\-])[\w./\\-]{1,200}\.rs:\d{1,7}(?::\d{1,5})?")
+
+
+def _locations_in(text: str) -> list[Location]:
+    """The locations a text writes (at most a few dozen: a backtrace is not prose)."""
+    if ".rs:" not in text:
+        return []
+    found = []
+    for raw in _PROSE_LOCATION.findall(text, 0, 200_000)[:32]:
+        location = parse_location(raw)
+        if location is not None:
+            found.append(location)
+    return found
 
 
 def _named_in(text: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
