@@ -228,6 +228,10 @@ MISSES = {
     # history with the removed sites (most of its panics are old releases'); first run tuned 1
     # of 1, held out 1 of 2, 0 false. No rule added.
     "vulkano": (0, 1),
+    # tantivy (quickwit-oss/tantivy, 2026-12-07): 15 texts labelled before they ran, its 0.1-0.26
+    # history with the removed sites (most of its reported panics are std's checks inside its
+    # code); first run tuned 2 of 2, held out 1 of 3, 0 false. No rule added.
+    "tantivy": (0, 2),
     "winit": (0, 0),  # 20 texts (2026-12-06) with its 0.20-0.30 history, labelled before they ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
