@@ -232,6 +232,11 @@ MISSES = {
     # history with the removed sites (most of its reported panics are std's checks inside its
     # code); first run tuned 2 of 2, held out 1 of 3, 0 false. No rule added.
     "tantivy": (0, 2),
+    # glium (glium/glium, 2026-12-07): 13 texts labelled before they ran, its 0.4-0.36 history
+    # with the removed sites; first run tuned 1 of 2, held out 2 of 3, 0 false. The tuned miss
+    # is early 2015's debug-callback panic printed from lib.rs, before the first tagged release
+    # moved it to context/mod.rs: another file, which the history cannot place. No rule added.
+    "glium": (1, 1),
     "winit": (0, 0),  # 20 texts (2026-12-06) with its 0.20-0.30 history, labelled before they ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
