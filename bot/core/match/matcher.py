@@ -620,7 +620,8 @@ class Matcher:
         # A pull request or a changelog names messages it changes; only a panic it shows as
         # output (alone in a code block) or says was hit counts there.
         strict = looks_like_change_description(text)
-        named = _named_in(text)  # read once for all its snippets
+        # What the text names and where it writes locations, read once, when a mention asks.
+        named: tuple[frozenset[str], frozenset[tuple[str, str]]] | None = None
         located: list[Location] | None = None
         for snippet in quoted_snippets(text):
             query = normalise_message(snippet.text)[:MAX_QUERY_CHARS]
@@ -630,11 +631,12 @@ class Matcher:
             in_sentence = snippet.source in _SENTENCE_SOURCES
             result = self.match_panic(panic, in_sentence=in_sentence)
             best = result.best
-            if located is None:
-                located = _locations_in(text)  # read once, for the first mention that asks
-            if located and (best is None or best.confidence < MATCH_THRESHOLD):
-                result = self._at_a_named_location(result, located, in_sentence)
-                best = result.best
+            if result.candidates and (best is None or best.confidence < MATCH_THRESHOLD):
+                if located is None:
+                    located = _locations_in(text)
+                if located:
+                    result = self._at_a_named_location(result, located, in_sentence)
+                    best = result.best
             if best is not None and (
                 (best.evidence == ("prefix",) and strict)
                 or names_a_change(snippet.context, text)
@@ -645,7 +647,9 @@ class Matcher:
                 result = silenced(result)
                 best = None
             else:
-                result = self._named_site_first(result, *named, in_sentence)
+                if self._tied(result):
+                    named = named if named is not None else _named_in(text)
+                    result = self._named_site_first(result, *named, in_sentence)
                 best = result.best
             if best is None or best.confidence < MATCH_THRESHOLD or best.record_id in found_ids:
                 if snippet.wrapper not in (None, "main-error") and not found:
@@ -715,11 +719,11 @@ class Matcher:
         best = result.best
         if best is None or len(result.candidates) < 2 or result.panic.location is not None:
             return False
-        other = result.candidates[1]
         literal = self.index.entry(best.record_id).literal
-        return (
+        return any(
             other.confidence >= best.confidence
             and self.index.entry(other.record_id).literal == literal
+            for other in result.candidates[1:]
         )
 
     def _named_site_first(
