@@ -208,10 +208,13 @@ async def test_webhooks_are_answered_while_the_form_is_flooded(harness, fake):
                 if response.status == 429:
                     await asyncio.sleep(0.01)
 
-    flood = [asyncio.ensure_future(flooder()) for _ in range(24)]
-    try:
+    async def queue_full() -> None:
         while service._pending < service.limits.max_pending or 429 not in pastes:
             await asyncio.sleep(0.01)  # the queue is full: further pastes are refused
+
+    flood = [asyncio.ensure_future(flooder()) for _ in range(24)]
+    try:
+        await asyncio.wait_for(queue_full(), 30)
         for _ in range(5):
             response = await asyncio.wait_for(harness.post("issues", payload), 30)
             assert response.status in (200, 202)
