@@ -238,7 +238,6 @@ class CatalogIndex:
         # the repositories' own names (`deno` for denoland/deno): a clone's folder
         self.repo_names: set[str] = set()
         self._files_by_tail: defaultdict[str, list[str]] | None = None  # by last two segments
-        self._by_message: dict[str, list[str]] | None = None  # built when first asked
         folders_seen: set[tuple[str | None, str]] = set()
         tags_read: set[str] = set()  # crate folders whose package tag was read
         all_ids, all_messages, all_paths, all_repos = catalog.site_columns()
@@ -429,18 +428,6 @@ class CatalogIndex:
         """Start a new text: candidate lists are reused within one text only, so a figure
         measured on repeated texts is the cost of a text seen once."""
         self._candidate_cache.clear()
-
-    def sites_of_message(self, record_id: str) -> list[str]:
-        """Every record whose message is `record_id`'s, word for word (whitespace aside), in
-        catalog order: one message raised at several sites."""
-        if self._by_message is None:
-            by_message: dict[str, list[str]] = {}
-            ids, messages, _paths, _repos = self.catalog.site_columns()
-            for rid, message in zip(ids, messages, strict=True):
-                by_message.setdefault(" ".join(message.split()), []).append(rid)
-            self._by_message = by_message
-        message = " ".join(self.catalog.message(record_id).split())
-        return self._by_message.get(message, [record_id])
 
     def entry(self, record_id: str) -> IndexedRecord:
         entry = self._entries.get(record_id)

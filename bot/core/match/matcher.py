@@ -72,6 +72,8 @@ if TYPE_CHECKING:
 W = WEIGHTS  # the scorer's weights (bot/core/match/scorer.json)
 # Confidence at or above which the bot answers. Set for almost no false matches.
 MATCH_THRESHOLD = W.threshold
+# Records searched for the other sites of a tied message (a text naming one of them).
+SIBLING_SEARCH = 64
 # A paste that is word for word an older release's wording of one record (no location).
 OLDER_WORDING_CONFIDENCE = FILE_HIT_CONFIDENCE
 # A record whose message says less than this on its own never matches on the message alone.
@@ -758,12 +760,18 @@ class Matcher:
                 rest = [c for i, c in enumerate(result.candidates) if i != position]
                 return revised(result, (_named(other), *rest))
         # More sites print the message than the candidates hold (twelve encoders' one check):
-        # the one the text names among them, scored as the others were, when it is one.
+        # the one the text names among them, scored as the others were, when it is one. (They
+        # share the message's words, so a wider search of the same words finds them.)
         listed = {c.record_id for c in result.candidates}
-        siblings = self.index.sites_of_message(best.record_id)
-        named = [rid for rid in siblings if rid not in listed and site_named(rid)]
+        text = _clean_query(result.panic.core_message)
+        message = self.catalog.message(best.record_id)
+        named = [
+            rid
+            for rid in self.index.candidates(text, limit=SIBLING_SEARCH)
+            if rid not in listed and self.catalog.message(rid) == message and site_named(rid)
+        ]
         if len(named) == 1 and result.panic.location is None:
-            query = _Query.of(_clean_query(result.panic.core_message))
+            query = _Query.of(text)
             scored = self._score(result.panic, query, None, self.index.entry(named[0]), in_sentence)
             if scored is not None and scored[1].confidence >= best.confidence:
                 return revised(result, (_named(scored[1]), *result.candidates))
