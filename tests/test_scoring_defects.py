@@ -613,3 +613,25 @@ def test_a_quoted_message_is_matched_at_the_location_the_prose_writes() -> None:
         f"{registry}/tauri-2.10.3/src/app.rs:1178:11 and {registry}/tauri-2.10.3/src/app.rs:1132:9"
     )
     assert answer(f"Seen at {two}.") is None
+
+
+def test_a_whole_message_in_a_chat_lines_code_span_is_answered_a_fragment_is_not() -> None:
+    # A chat line that quotes a message in backticks without saying it was hit: answered when
+    # the span holds the message whole (its placeholders filled), not for a fragment of it nor
+    # in a sentence discussing it.
+    triage = Triage.of(load_bundled())
+    catalog = triage.catalog
+
+    def answer(text: str) -> str | None:
+        answered = triage.analyse(text).answered
+        if not answered or answered[0].best is None:
+            return None
+        record = catalog.get(answered[0].best.record_id)
+        return record.file_path if record is not None else None
+
+    whole = "`Server uses Burn Remote protocol version 2, expected 5`"
+    assert answer(f"reinstalled both boxes, still :( {whole}") == (
+        "crates/burn-remote/src/client/service.rs"
+    )
+    assert answer("reinstalled both boxes, still :( `Burn Remote protocol version`") is None
+    assert answer(f"the docs page on remote backends lists {whole} as outdated") is None

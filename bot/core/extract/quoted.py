@@ -272,7 +272,7 @@ def reads_like_report(snippet: Snippet, *, strict: bool = False) -> bool:
     context = snippet.context.replace(snippet.raw, " ")
     if _DISCUSSION.search(context) and not _REPORT.search(context):
         return False
-    if snippet.source == "span" and len(context.strip(" `'\"“”:.,-")) > 12:
+    if _in_a_sentence(snippet, context):
         # Code spans in a sentence name many things; only a sentence about hitting it counts:
         # report words, a std wrapper in the span itself (`not implemented: ...` is output), or
         # chat shorthand for "this gives" (`save_image on RGBA -> `...``).
@@ -282,6 +282,17 @@ def reads_like_report(snippet: Snippet, *, strict: bool = False) -> bool:
             or (bool(_ARROW.search(context)) and not _DISCUSSION.search(context))
         )
     return True
+
+
+def _in_a_sentence(snippet: Snippet, context: str) -> bool:
+    return snippet.source == "span" and len(context.strip(" `'\"“”:.,-")) > 12
+
+
+def bare_span(snippet: Snippet) -> bool:
+    """A code span in a sentence that neither says it was hit nor discusses it (a chat line:
+    `upgraded the client only :) `MESSAGE``): a report only when the span is a message whole."""
+    context = snippet.context.replace(snippet.raw, " ")
+    return _in_a_sentence(snippet, context) and not _DISCUSSION.search(context)
 
 
 # A pull request, a changelog or a release note: conventional-commit titles, PR templates.

@@ -611,6 +611,7 @@ class Matcher:
         # why here: only texts without a header read quoted messages; the module's patterns
         # cost a cold `match` of a header text 14 ms
         from bot.core.extract.quoted import (
+            bare_span,
             looks_like_change_description,
             names_a_change,
             quoted_snippets,
@@ -627,8 +628,15 @@ class Matcher:
         located: list[Location] | None = None
         for snippet in quoted_snippets(text):
             query = normalise_message(snippet.text)[:MAX_QUERY_CHARS]
-            if query in seen or not reads_like_report(snippet, strict=strict):
+            if query in seen:
                 continue
+            # A span in a chat line that does not say it was hit: answered only as a message
+            # the span holds whole (its pattern, no fuzzy fit).
+            whole_only = False
+            if not reads_like_report(snippet, strict=strict):
+                if strict or not bare_span(snippet):
+                    continue
+                whole_only = True
             panic = Panic.mentioned(query, snippet.wrapper)
             in_sentence = snippet.source in _SENTENCE_SOURCES
             result = self.match_panic(panic, in_sentence=in_sentence)
@@ -653,6 +661,8 @@ class Matcher:
                     named = named if named is not None else _named_in(text)
                     result = self._named_site_first(result, *named, in_sentence)
                 best = result.best
+            if whole_only and best is not None and not _whole_pattern(best):
+                result, best = silenced(result), None
             if best is None or best.confidence < MATCH_THRESHOLD or best.record_id in found_ids:
                 if snippet.wrapper not in (None, "main-error") and not found:
                     # `assertion failed: ...` quoted in a title: a std panic, uncatalogued.
@@ -822,6 +832,11 @@ _TYPE_METHOD = re.compile(
 )
 
 _SENTENCE_SOURCES = frozenset({"title", "line", "tail"})
+
+
+def _whole_pattern(best: Candidate) -> bool:
+    """The message fits whole as its pattern (placeholders filled), not fuzzily."""
+    return best.message_score >= 1.0 and "pattern" in best.evidence and "fuzzy" not in best.evidence
 
 
 def _fuzzy_only(best: Candidate) -> bool:
