@@ -42,8 +42,9 @@ def dumps(text: str) -> list[Dump]:
     position = 0
     for line in text.splitlines(keepends=True):
         match = _LINE.match(line)
-        if match is not None and _bytes_of(match["hex"]) is not None:
-            run.append(_Located(match, position, position + len(line.rstrip("\r\n"))))
+        data = _bytes_of(match["hex"]) if match is not None else None
+        if data is not None:
+            run.append(_Located(data, position, position + len(line.rstrip("\r\n"))))
         else:
             _close(run, found)
             run = []
@@ -52,13 +53,13 @@ def dumps(text: str) -> list[Dump]:
     return found
 
 
+@value_class(frozen=True)
 class _Located:
-    """A dump line's match with where the line lies in the paste."""
+    """A dump line's bytes with where the line lies in the paste."""
 
-    def __init__(self, match: re.Match[str], start: int, end: int) -> None:
-        self.hex = match["hex"]
-        self.start = start
-        self.end = end
+    data: bytes
+    start: int
+    end: int
 
 
 def _close(run: list[_Located], found: list[Dump]) -> None:
@@ -66,10 +67,7 @@ def _close(run: list[_Located], found: list[Dump]) -> None:
         return
     data = bytearray()
     for line in run:
-        chunk = _bytes_of(line.hex)
-        if chunk is None:
-            return
-        data += chunk
+        data += line.data
         if len(data) > MAX_DUMP_CHARS:
             break
     decoded = bytes(data).decode("utf-8", "replace")

@@ -16,7 +16,7 @@ from functools import cache
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Protocol
 
-from bot.catalog.model import TRACK_CALLER_TAG, Record, value_class
+from bot.catalog.model import TRACK_CALLER_TAG, Record, replace, value_class
 from bot.catalog.patterns import Regex, RegexMatch, normalise_message, placeholders_fit
 from bot.core.analysis import (
     Analysis,
@@ -171,9 +171,13 @@ class Matcher:
         self.index.forget_candidates()
         panics = extract_panics(text, hooks=self.hooks)
         matches = [self.match_panic(panic) for panic in panics]
-        if any(self._tied(m) for m in matches):
+        tied = [self._tied(m) for m in matches]
+        if any(tied):
             named = _named_in(text)
-            matches = [self._named_site_first(m, *named) if self._tied(m) else m for m in matches]
+            matches = [
+                self._named_site_first(m, *named) if t else m
+                for m, t in zip(matches, tied, strict=True)
+            ]
         if not any(panic.has_header for panic in panics):
             seen = {normalise_message(m.panic.core_message) for m in matches}
             matches.extend(self._quoted_matches(text, seen))
@@ -688,19 +692,7 @@ class Matcher:
         if len(at_a_candidate) != 1:
             return result
         [location] = at_a_candidate.values()
-        quoted = result.panic
-        at = Panic(
-            message=quoted.message,
-            core_message=quoted.core_message,
-            wrapper=quoted.wrapper,
-            thread=None,
-            location=location,
-            has_header=False,
-            frames=(),
-            start=quoted.start,
-            end=quoted.end,
-        )
-        again = self.match_panic(at, in_sentence=in_sentence)
+        again = self.match_panic(replace(result.panic, location=location), in_sentence=in_sentence)
         best = again.best
         return again if best is not None and "location" in best.evidence else result
 
