@@ -200,6 +200,48 @@ def test_a_message_reworded_whole_is_answered_at_todays_site(tmp_path) -> None:
         assert verdict == "match" and answers[0][0] == live["id"], (text, verdict, answers)
 
 
+def test_an_older_wording_pasted_at_its_file_is_that_sites(tmp_path) -> None:
+    """A site reworded in place (`Expected register: {:?}` became `unwrap_reg expected
+    register, found {:?}`: not a prefix, one lineage), in a crate folder that is neither
+    `crates/<name>` nor `<name>/src` (wasmtime's `cranelift/codegen`, published as
+    `cranelift-codegen`, whose files the history keys by their path): the old wording pasted at its file is that site's, answered at today's
+    record; two sites of the file that printed it leave the paste unanswered when its line is
+    neither's."""
+    root = tmp_path / "regs"
+    crate = root / "acme" / "regs"
+    (crate / "src").mkdir(parents=True)
+    (root / "Cargo.toml").write_text('[workspace]\nmembers = ["acme/regs"]\n')
+    wordings = {
+        "0.1.0": ("Expected register: {:?}", "Expected register: {:?}"),
+        "0.2.0": ("unwrap_reg expected register, found {:?}", "take_reg expected register, got {:?}"),
+    }
+    for version, (first, second) in wordings.items():
+        (crate / "Cargo.toml").write_text(
+            f'[package]\nname = "acme-regs"\nversion = "{version}"\n'
+        )
+        (crate / "src" / "lib.rs").write_text(
+            f'pub fn unwrap_reg(v: u32) -> u32 {{\n    if v == 0 {{\n        panic!("{first}", v);'
+            "\n    }\n    v\n}\n\n"
+            f'pub fn spill(v: u32) -> u32 {{\n    if v > 9 {{\n        panic!("{second}", v);'
+            "\n    }\n    v\n}\n"
+        )
+        _release(root, version)
+    argv = ["catalog", "history", str(root), "--repo", "o/regs", "--include-head"]
+    built = run_cli(tmp_path, *argv, "--out", str(tmp_path / "c"))
+    assert built.returncode == 0, built.stderr
+    live = {
+        r["enclosingFn"]: r["id"]
+        for r in map(json.loads, (tmp_path / "c" / "panic_sites.jsonl").open())
+    }
+    text = HEADER.format(path="acme-regs/src/lib.rs:3:9", message="Expected register: Unassigned")
+    verdict, answers = _answer(tmp_path, tmp_path / "c", text)
+    assert verdict == "match" and answers[0][0] == live["unwrap_reg"], answers
+    # Both sites printed those words in 0.1.0: at a line of neither, nothing tells which.
+    text = HEADER.format(path="acme-regs/src/lib.rs:30:9", message="Expected register: Unassigned")
+    verdict, answers = _answer(tmp_path, tmp_path / "c", text)
+    assert verdict != "match", answers
+
+
 STORE_LIB = """pub fn shrink(cap: usize, to: usize) {
     if to > cap {
         panic!("cannot shrink a store of capacity {} to {}", cap, to);

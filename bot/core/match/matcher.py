@@ -53,7 +53,12 @@ from bot.core.match.index import (
 )
 from bot.core.match.projects import Projects
 from bot.core.match.raised_in import impl_type, owner_and_name, panicked_in, panicking_frame
-from bot.core.match.releases import FILE_HIT_CONFIDENCE, ReleaseHistory, older_wording_record
+from bot.core.match.releases import (
+    FILE_HIT_CONFIDENCE,
+    ReleaseHistory,
+    earlier_wording_at,
+    older_wording_record,
+)
 from bot.core.match.releases import revise as revise_with_history
 from bot.core.match.scorer import WEIGHTS
 from bot.core.match.std_messages import is_std_message
@@ -230,6 +235,8 @@ class Matcher:
             found = self._score(panic, prepared, location_path, entry, in_sentence)
             if found is not None:
                 scored.append(found)
+        if location_path and not any("pattern" in c.evidence for _, c in scored):
+            scored = self._with_earlier_wording(panic, prepared, location_path, scored)
         fixed = len(squash(query))
 
         @cache  # (asked by three steps of the ranking, of the same few records)
@@ -247,6 +254,38 @@ class Matcher:
             candidates = self._older_wording_first(query, candidates, limit)
         matched = answers(candidates[0] if candidates else None)
         return PanicMatch(panic=panic, candidates=tuple(candidates), matched=matched)
+
+    def _with_earlier_wording(
+        self,
+        panic: Panic,
+        query: _Query,
+        location_path: str,
+        scored: list[tuple[float, Candidate]],
+    ) -> list[tuple[float, Candidate]]:
+        """No record's wording fits the paste whole, pasted at a file: the site of the file
+        whose lineage printed these words there in an older release (valueloc.rs:44's
+        `Expected register: {:?}`, reworded since), scored on that wording. Several sites
+        printed them: the one the pasted line is at in those releases, when it is one."""
+        found: dict[str, tuple[str, tuple[int, ...]]] = {}
+        for rid in self.index.by_file.get(location_path, ()):
+            history = self._history_of(self.catalog.records[rid])
+            printed = history and earlier_wording_at(history, rid, location_path, query.text)
+            if printed:
+                found[rid] = printed
+        line = panic.location.line if panic.location is not None else None
+        if len(found) > 1 and line is not None:
+            found = {
+                rid: printed
+                for rid, printed in found.items()
+                if any(abs(line - at) <= W.line_near_lines for at in printed[1])
+            }
+        if len(found) != 1:
+            return scored
+        [(rid, printed)] = found.items()
+        again = self._score(panic, query, location_path, self.index.entry(rid), False, printed)
+        if again is None:
+            return scored
+        return [again, *(item for item in scored if item[1].record_id != rid)]
 
     def _raised_in_records(self, panic: Panic) -> list[str]:
         """The records of the function the backtrace's panicking frame names, in that frame's
@@ -327,10 +366,17 @@ class Matcher:
         location_path: str | None,
         entry: IndexedRecord,
         in_sentence: bool,
+        earlier: tuple[str, tuple[int, ...]] | None = None,
     ) -> tuple[float, Candidate] | None:
-        """The candidate and its uncapped score (for ranking), or None when the message differs."""
-        message = _score_message(query, entry, in_sentence)
-        if message.score <= 0:
+        """The candidate and its uncapped score (for ranking), or None when the message differs.
+        `earlier`: an older wording of the record's site, printed at the pasted file, that the
+        paste is whole output of, and the lines the site had there then."""
+        if earlier is not None:
+            # Pasted at the file where the site printed these words in an older release (its
+            # lineage in the release history): that wording's whole output.
+            message = _MessageScore(1.0, ("pattern", "release"))
+            said, shortened_alike = specificity(earlier[0]), False
+        elif (message := _score_message(query, entry, in_sentence)).score <= 0:
             if not (
                 panic.has_header
                 and location_path is not None
@@ -380,15 +426,17 @@ class Matcher:
         record = entry.record
         line_distance = None
         location = panic.location
-        own_file = bool(location_path) and location_path == record.file_path
+        # (an older wording's file is the site's, then)
+        own_file = bool(location_path) and (location_path == record.file_path or bool(earlier))
         refusal: Refusal | None = "near-miss" if shortened_alike else None
         # (a location path comes only from a location: `_repo_path`)
         if location is not None and own_file:
             evidence.append("location")
             confidence += W.add_location
             step("pasted at the record's file")
-            if location.line is not None and record.line_number and line_is_evidence(record):
-                line_distance = abs(location.line - record.line_number)
+            lines = earlier[1] if earlier else (record.line_number,)
+            if location.line is not None and any(lines) and line_is_evidence(record):
+                line_distance = min(abs(location.line - n) for n in lines if n)
                 if line_distance <= W.line_near_lines:
                     evidence.append("line")
                     confidence += W.add_line

@@ -1242,6 +1242,26 @@ def older_wording_record(
     return next(iter(found.values())) if len(found) == 1 else None
 
 
+def earlier_wording_at(
+    history: ReleaseHistory, record_id: str, file: str, pasted: str
+) -> tuple[str, tuple[int, ...]] | None:
+    """The wording the record's site printed at `file` in an older release, when `pasted` is
+    its whole output (valueloc.rs:44's `Expected register: {:?}`, reworded later to
+    `unwrap_reg expected register, found {:?}`), with the lines the site had there in those
+    releases: the site's lineage, not a prefix of today's words, says what the paste was. None
+    when no span of the lineage there fits."""
+    index = history.by_record.get(record_id)
+    if index is None:
+        return None
+    lineage = history.lineages[index]
+    query = normalise_message(pasted)
+    for first, last, at, message, _kind in lineage.spans:
+        if at == file and _says_words(message) and _whole_fit(query, message):
+            lines = tuple(sorted({n for n in lineage.lines[first : last + 1] if n}))
+            return message, lines
+    return None
+
+
 def _removed_wording(
     history: ReleaseHistory, records: Mapping[str, Record], match: PanicMatch
 ) -> PanicMatch | None:
