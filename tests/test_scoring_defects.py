@@ -204,16 +204,19 @@ def test_an_older_wording_pasted_at_its_file_is_that_sites(tmp_path) -> None:
     """A site reworded in place (`Expected register: {:?}` became `unwrap_reg expected
     register, found {:?}`: not a prefix, one lineage), in a crate folder that is neither
     `crates/<name>` nor `<name>/src` (wasmtime's `cranelift/codegen`, published as
-    `cranelift-codegen`, whose files the history keys by their path): the old wording pasted at its file is that site's, answered at today's
-    record; two sites of the file that printed it leave the paste unanswered when its line is
-    neither's."""
+    `cranelift-codegen`, whose files the history keys by their path): the old wording pasted
+    at its file is that site's, answered at today's record; two sites of the file that
+    printed it leave the paste unanswered when its line is neither's."""
     root = tmp_path / "regs"
     crate = root / "acme" / "regs"
     (crate / "src").mkdir(parents=True)
     (root / "Cargo.toml").write_text('[workspace]\nmembers = ["acme/regs"]\n')
     wordings = {
         "0.1.0": ("Expected register: {:?}", "Expected register: {:?}"),
-        "0.2.0": ("unwrap_reg expected register, found {:?}", "take_reg expected register, got {:?}"),
+        "0.2.0": (
+            "unwrap_reg expected register, found {:?}",
+            "take_reg expected register, got {:?}",
+        ),
     }
     for version, (first, second) in wordings.items():
         (crate / "Cargo.toml").write_text(
