@@ -245,6 +245,31 @@ def test_an_older_wording_pasted_at_its_file_is_that_sites(tmp_path) -> None:
     assert verdict != "match", answers
 
 
+OWNERS_LIB = """pub fn owners(name: &str) {
+    panic!(
+        "\\nfailed to get owners for {name}\\n\\nIf this crate is not published yet see\\n\\n  \\
+         https://example.org/adding-crates\\n\\nand follow the steps there\\n"
+    );
+}
+"""
+
+
+def test_a_message_of_several_paragraphs_pasted_to_its_first_blank_line_is_its_sites(
+    tmp_path,
+) -> None:
+    """A message that opens with a line break and holds blank lines (wasmtime's publish
+    tool's `failed to get owners for {name}` and its advice), pasted down to its first blank
+    line at its own file and line: that site, though the line alone says little."""
+    catalog = _scanned_crate(tmp_path, "owners", "0.3.0", OWNERS_LIB, "o/owners")
+    [record] = map(json.loads, next(catalog.glob("scan-*.jsonl")).open())
+    text = HEADER.format(
+        path=f"{REGISTRY}/owners-0.3.0/src/lib.rs:2:5",
+        message="\nfailed to get owners for demo\n\nIf this crate is not published yet see\n",
+    )
+    verdict, answers = _answer(tmp_path, catalog, text)
+    assert verdict == "match" and answers[0][0] == record["id"], answers
+
+
 STORE_LIB = """pub fn shrink(cap: usize, to: usize) {
     if to > cap {
         panic!("cannot shrink a store of capacity {} to {}", cap, to);

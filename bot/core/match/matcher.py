@@ -381,7 +381,10 @@ class Matcher:
                 panic.has_header
                 and location_path is not None
                 and location_path == entry.record.file_path
-                and _older_shorter_wording(query.text, entry)
+                and (
+                    _older_shorter_wording(query.text, entry)
+                    or leading_lines(query.text, entry, at_site=True)
+                )
             ):
                 return None
             # Raised in the record's file, in fewer of its words: an older wording of it,

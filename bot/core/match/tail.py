@@ -97,15 +97,16 @@ def _leading_clauses(segments: tuple[Segment, ...]) -> tuple[tuple[Regex, bool],
     return tuple(out)
 
 
-def leading_lines(query: str, entry: IndexedRecord) -> bool:
+def leading_lines(query: str, entry: IndexedRecord, *, at_site: bool = False) -> bool:
     """Whether `query` is the record's message of several lines cut at one of its line
     breaks (placeholders filled; the matcher compares it in the record's first letter's
     case), the part kept saying enough alone and ending in fixed text: a title or a hook keeps
-    the first line, a paste ends at a blank line."""
+    the first line, a paste ends at a blank line. `at_site`: pasted at the record's own file,
+    where any of its leading lines will do (`failed to get owners for {name}`)."""
     raw = entry.record.error_message or ""
     if "\n" not in raw.strip() or not entry.derived:
         return False
-    for regex in _line_heads(raw.strip()):
+    for regex in _line_heads(raw.strip(), at_site):
         found = regex.fullmatch(query.rstrip())
         if found and placeholders_fit(found):
             return True
@@ -113,12 +114,12 @@ def leading_lines(query: str, entry: IndexedRecord) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _line_heads(message: str) -> tuple[Regex, ...]:
+def _line_heads(message: str, at_site: bool = False) -> tuple[Regex, ...]:
     out = []
     for cut in (m.start() for m in re.finditer(r"\n", message)):
         segments = parse_format(normalise_message(message[:cut]))
         fixed = " ".join(s.text for s in segments if not s.is_placeholder)
-        if segments and not segments[-1].is_placeholder and says_enough(fixed):
+        if segments and (at_site or (not segments[-1].is_placeholder and says_enough(fixed))):
             out.append(compile_safe(format_to_regex(segments)))
     return tuple(out)
 
