@@ -270,6 +270,11 @@ MISSES = {
     # run tuned 9 of 10, held out 5 of 5, none wrong. The miss: a three-word message quoted in
     # prose with no location (`"Invalid private key"`), too generic alone to answer on.
     "rustls": (1, 0),
+    # chrono (chronotope/chrono, 2026-12-07): 11 texts labelled before they ran, its 0.4.0-0.4.45
+    # history with the removed sites; first run tuned 4 of 5, held out 2 of 3, none wrong. The
+    # tuned miss, old Rust's `expect` printed at libcore with the crate's line written in the
+    # prose, went with the rule that such a written location places a std-placed panic.
+    "chrono": (0, 1),
     "winit": (0, 0),  # 20 texts (2026-12-06) with its 0.20-0.30 history, labelled before they ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }

@@ -270,6 +270,40 @@ def test_a_message_of_several_paragraphs_pasted_to_its_first_blank_line_is_its_s
     assert verdict == "match" and answers[0][0] == record["id"], answers
 
 
+TWO_FILES = {
+    "src/date.rs": 'pub fn and_hms(h: u32) -> u32 {\n    checked(h).expect("invalid time")\n}\n',
+    "src/naive.rs": 'pub fn from_hms(h: u32) -> u32 {\n    checked(h).expect("invalid time")\n}\n',
+}
+
+
+def test_an_old_rust_expect_placed_in_libcore_is_placed_at_the_line_the_text_writes(
+    tmp_path,
+) -> None:
+    """Old Rust printed an `expect` panic at libcore's `option.rs`; two files print the
+    message. The line the reporter writes in the prose (`chrono-0.4.0/src/date.rs:2`) is
+    where it was raised, and picks that site."""
+    crate = tmp_path / "dates"
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text('[package]\nname = "dates"\nversion = "0.4.0"\n')
+    lib = "mod date;\nmod naive;\nfn checked(h: u32) -> Option<u32> {\n    Some(h)\n}\n"
+    (crate / "src" / "lib.rs").write_text(lib)
+    for path, source in TWO_FILES.items():
+        (crate / path).write_text(source)
+    argv = ["catalog", "scan", str(crate), "--repo", "o/dates", "--commit", "abcdef12"]
+    built = run_cli(tmp_path, *argv, "--out", str(tmp_path / "catalog"))
+    assert built.returncode == 0, built.stderr
+    ids = {
+        r["filePath"]: r["id"]
+        for r in map(json.loads, next((tmp_path / "catalog").glob("scan-*.jsonl")).open())
+    }
+    text = (
+        "It panics with 'invalid time'; I looked at `dates-0.4.0/src/date.rs:2` but cannot "
+        "tell why.\n\nthread 'main' panicked at 'invalid time', src/libcore/option.rs:874:4\n"
+    )
+    verdict, answers = _answer(tmp_path, tmp_path / "catalog", text)
+    assert verdict == "match" and answers[0][0] == ids["src/date.rs"], answers
+
+
 STORE_LIB = """pub fn shrink(cap: usize, to: usize) {
     if to > cap {
         panic!("cannot shrink a store of capacity {} to {}", cap, to);

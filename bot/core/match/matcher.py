@@ -176,6 +176,14 @@ class Matcher:
         self.index.forget_candidates()
         panics = extract_panics(text, hooks=self.hooks)
         matches = [self.match_panic(panic) for panic in panics]
+        if any(_at_std_unanswered(m) for m in matches):
+            # Old Rust printed an `expect`/`unwrap` panic at libcore's own line: where the
+            # text writes the crate's line instead, that location is the paste's.
+            located = _locations_in(text)
+            matches = [
+                self._at_a_named_location(m, located, False) if _at_std_unanswered(m) else m
+                for m in matches
+            ]
         tied = [self._tied(m) for m in matches]
         if any(tied):
             named = _named_in(text)
@@ -836,6 +844,15 @@ def _named(candidate: Candidate) -> Candidate:
         candidate,
         "the text names its file or method",
         evidence=tuple(dict.fromkeys((*candidate.evidence, "named"))),
+    )
+
+
+def _at_std_unanswered(match: PanicMatch) -> bool:
+    """A panic placed inside the standard library (old Rust's `expect`), not answered, with
+    candidates to place elsewhere."""
+    location = match.panic.location
+    return location is not None and location.kind == "std" and not match.matched and bool(
+        match.candidates
     )
 
 
