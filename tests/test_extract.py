@@ -1562,3 +1562,19 @@ def test_a_panic_in_a_hex_dump_of_the_terminal_is_read() -> None:
         )
         assert found.location is not None and found.location.line == 898
         assert text[found.start :].startswith("00000000")
+
+
+def test_an_old_header_with_more_text_after_its_location_on_the_line() -> None:
+    """An old header quoted inline, the note and the exit status joined onto its line: the
+    message ends at `', ` before the location, and the location at its column."""
+    text = (
+        "Running it stops with \"thread 'main' panicked at 'cannot sample empty range', "
+        r"C:\Users\me\cargo\registry\src\github.com-1ecc6299db9ec823\rand-0.8.3\src\rng.rs:132:9"
+        " note: run with RUST_BACKTRACE=1 environment variable to display a backtrace error: "
+        "process didn't exit successfully (exit code: 101)\"\n"
+    )
+    [panic] = extract_panics(text)
+    assert panic.message == "cannot sample empty range"
+    assert panic.location is not None
+    assert (panic.location.crate, panic.location.crate_version) == ("rand", "0.8.3")
+    assert (panic.location.crate_path, panic.location.line) == ("src/rng.rs", 132)

@@ -105,6 +105,8 @@ _LOC_END = re.compile(r":(\d{1,9}):(\d{1,9})(?::|(?=\s)|$)")
 _JSON_VALUE = re.compile(r'[:\[,][ \t]{0,8}"((?:[^"\\\n]|\\.){1,100000})"')
 _JSON_LINE = 200_000  # characters of a log line read for JSON strings
 # `panicked at burn-ir/src/handle.rs:97:` with the column left out (hand-edited pastes).
+# `PATH.rs:LINE[:COL]` and a space: an old header's location with more text after it
+_LOCATION_THEN_TEXT = re.compile(r"(\S{1,1000}\.rs:\d{1,9}(?::\d{1,9})?)\s")
 _LOC_END_NO_COLUMN = re.compile(r"\.rs:(\d{1,9}):?$")
 _WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
 _THREAD_ID = re.compile(r" \(\d{1,20}\)$")
@@ -860,6 +862,9 @@ def _old_terminator(line: str) -> tuple[int, Location] | None:
         if position < 0:
             return None
         location = parse_location(line[position + 3 :])
+        if location is None and (ends := _LOCATION_THEN_TEXT.match(line, position + 3)):
+            # the location, then more on the line (a `note:` or prose joined onto it)
+            location = parse_location(ends.group(1))
         if location is not None and " " not in location.path.strip():
             return position, location
         if location is not None and (
