@@ -280,6 +280,10 @@ MISSES = {
     # old header quoted inline with the note joined onto its line, went with the rule that an old
     # header's location may have more text after it.
     "rand": (0, 0),
+    # once_cell (matklad/once_cell, 2026-12-07): 6 texts labelled before they ran, its 1.x history
+    # with the removed sites (Lazy's poisoned panic, printed by six sites of one file; std's Once
+    # message beside it); first run tuned 1 of 1, held out 1 of 1, none wrong.
+    "once_cell": (0, 0),
     "winit": (0, 0),  # 20 texts (2026-12-06) with its 0.20-0.30 history, labelled before they ran
     "deno": (2, 5),  # 175 more texts (three rounds); its release history places cli/main.rs
 }
