@@ -62,6 +62,22 @@ def _release(root: Path, version: str) -> None:
     git(root, "tag", f"v{version}")
 
 
+def _release_crate(crate: Path, root: Path, name: str, version: str, source: str) -> None:
+    """Write the crate (`Cargo.toml`, `src/lib.rs` = `source`) and commit `root` as `version`."""
+    (crate / "src").mkdir(parents=True, exist_ok=True)
+    (crate / "Cargo.toml").write_text(f'[package]\nname = "{name}"\nversion = "{version}"\n')
+    (crate / "src" / "lib.rs").write_text(source)
+    _release(root, version)
+
+
+def _history_catalog(tmp_path: Path, root: Path, repo: str) -> Path:
+    """`catalog history` of the releases committed in `root`, HEAD included: its folder."""
+    argv = ["catalog", "history", str(root), "--repo", repo, "--include-head"]
+    built = run_cli(tmp_path, *argv, "--out", str(tmp_path / "c"))
+    assert built.returncode == 0, built.stderr
+    return tmp_path / "c"
+
+
 def test_the_pasted_release_line_picks_among_sites_of_one_message_in_one_file() -> None:
     """wgpu-core's `hal_api.rs` raised `called empty api` at four lines; in 22.1.0 line 20 was
     `create_instance_from_hal`'s, in 0.18.0 line 22 was. Its sibling three lines further down
@@ -178,20 +194,16 @@ def test_a_message_reworded_whole_is_answered_at_todays_site(tmp_path) -> None:
     one lineage and starts another; a paste of the old wording, from the old release or with no
     location, is answered with today's site of the same function and check, not as removed."""
     crate = tmp_path / "widgets"
-    (crate / "src").mkdir(parents=True)
     for version, message in (
         ("0.1.0", "the requested width {} does not fit"),
         ("0.2.0", "width {} is larger than the frame allows"),
     ):
-        (crate / "Cargo.toml").write_text(f'[package]\nname = "widgets"\nversion = "{version}"\n')
-        (crate / "src" / "lib.rs").write_text(
+        source = (
             f'pub fn set_width(w: usize) {{\n    if w > 100 {{\n        panic!("{message}", w);'
             "\n    }\n}\n"
         )
-        _release(crate, version)
-    argv = ["catalog", "history", str(crate), "--repo", "o/widgets", "--include-head"]
-    built = run_cli(tmp_path, *argv, "--out", str(tmp_path / "c"))
-    assert built.returncode == 0, built.stderr
+        _release_crate(crate, crate, "widgets", version, source)
+    _history_catalog(tmp_path, crate, "o/widgets")
     [live] = [json.loads(line) for line in (tmp_path / "c" / "panic_sites.jsonl").open()]
     assert live["errorMessage"].startswith("width")
     old = "the requested width 500 does not fit"
@@ -209,7 +221,7 @@ def test_an_older_wording_pasted_at_its_file_is_that_sites(tmp_path) -> None:
     printed it leave the paste unanswered when its line is neither's."""
     root = tmp_path / "regs"
     crate = root / "acme" / "regs"
-    (crate / "src").mkdir(parents=True)
+    crate.mkdir(parents=True)
     (root / "Cargo.toml").write_text('[workspace]\nmembers = ["acme/regs"]\n')
     wordings = {
         "0.1.0": ("Expected register: {:?}", "Expected register: {:?}"),
@@ -219,19 +231,14 @@ def test_an_older_wording_pasted_at_its_file_is_that_sites(tmp_path) -> None:
         ),
     }
     for version, (first, second) in wordings.items():
-        (crate / "Cargo.toml").write_text(
-            f'[package]\nname = "acme-regs"\nversion = "{version}"\n'
-        )
-        (crate / "src" / "lib.rs").write_text(
+        source = (
             f'pub fn unwrap_reg(v: u32) -> u32 {{\n    if v == 0 {{\n        panic!("{first}", v);'
             "\n    }\n    v\n}\n\n"
             f'pub fn spill(v: u32) -> u32 {{\n    if v > 9 {{\n        panic!("{second}", v);'
             "\n    }\n    v\n}\n"
         )
-        _release(root, version)
-    argv = ["catalog", "history", str(root), "--repo", "o/regs", "--include-head"]
-    built = run_cli(tmp_path, *argv, "--out", str(tmp_path / "c"))
-    assert built.returncode == 0, built.stderr
+        _release_crate(crate, root, "acme-regs", version, source)
+    _history_catalog(tmp_path, root, "o/regs")
     live = {
         r["enclosingFn"]: r["id"]
         for r in map(json.loads, (tmp_path / "c" / "panic_sites.jsonl").open())

@@ -104,9 +104,9 @@ _LOC_END = re.compile(r":(\d{1,9}):(\d{1,9})(?::|(?=\s)|$)")
 # quote, so a line costs linear time).
 _JSON_VALUE = re.compile(r'[:\[,][ \t]{0,8}"((?:[^"\\\n]|\\.){1,100000})"')
 _JSON_LINE = 200_000  # characters of a log line read for JSON strings
-# `panicked at burn-ir/src/handle.rs:97:` with the column left out (hand-edited pastes).
 # `PATH.rs:LINE[:COL]` and a space: an old header's location with more text after it
 _LOCATION_THEN_TEXT = re.compile(r"(\S{1,1000}\.rs:\d{1,9}(?::\d{1,9})?)\s")
+# `panicked at burn-ir/src/handle.rs:97:` with the column left out (hand-edited pastes).
 _LOC_END_NO_COLUMN = re.compile(r"\.rs:(\d{1,9}):?$")
 _WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
 _THREAD_ID = re.compile(r" \(\d{1,20}\)$")

@@ -851,9 +851,8 @@ def _at_std_unanswered(match: PanicMatch) -> bool:
     """A panic placed inside the standard library (old Rust's `expect`), not answered, with
     candidates to place elsewhere."""
     location = match.panic.location
-    return location is not None and location.kind == "std" and not match.matched and bool(
-        match.candidates
-    )
+    at_std = location is not None and location.kind == "std"
+    return at_std and not match.matched and bool(match.candidates)
 
 
 def _message_left_out(match: PanicMatch) -> bool:
