@@ -274,6 +274,8 @@ class Matcher:
         whose lineage printed these words there in an older release (valueloc.rs:44's
         `Expected register: {:?}`, reworded since), scored on that wording. Several sites
         printed them: the one the pasted line is at in those releases, when it is one."""
+        if self.history is None and self.projects is None:
+            return scored  # no release history to ask (a scan alone)
         found: dict[str, tuple[str, tuple[int, ...]]] = {}
         for rid in self.index.by_file.get(location_path, ()):
             history = self._history_of(self.catalog.records[rid])
