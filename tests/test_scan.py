@@ -606,7 +606,7 @@ def test_messages_held_in_a_let_bound_str_of_the_same_function() -> None:
 def test_a_shadowed_or_non_literal_let_is_not_a_message() -> None:
     source = """fn f(v: Vec<u8>) {
     let msg = "the literal";
-    let msg = format!("{} items", v.len());
+    let msg = describe(v.len());
     a.expect(msg);
     let mut text = "may change";
     b.expect(text);
@@ -631,6 +631,46 @@ fn k() {
         (16, "panic!", "{}"),
         (17, "panic!", "{}"),
         (18, "panic!", "{}"),
+    ]
+
+
+def test_a_message_built_with_format_in_a_local_is_its_format_string() -> None:
+    # The shape of openssl-sys's build script before 0.9.104 (find_normal.rs): a `let mut msg =
+    # format!(..)`, paragraphs pushed on for some targets, then `panic!(msg)` (2018 edition);
+    # the panic prints the format string's text first, its placeholders the values.
+    source = """fn find(host: &str) {
+    let mut msg = format!(
+        "
+
+Could not find the installation.
+
+    $HOST = {}
+    version = {}
+",
+        host,
+        env!("CARGO_PKG_VERSION")
+    );
+    if host.contains("mingw") {
+        msg.push_str("It looks like you're compiling for MinGW.");
+    }
+    panic!(msg);
+}
+fn other(path: &str, n: usize) {
+    let msg = format!("bad path {}", path);
+    a.expect(&msg);
+    panic!("{}: {}", msg, n);
+    let inline = format!("no {path} here");
+    panic!("{inline}");
+    let msg = describe(path);
+    panic!("{}", msg);
+}"""
+    text = "\n\nCould not find the installation.\n\n    $HOST = {}\n    version = {}\n"
+    assert _one(source) == [
+        (16, "panic!", text),
+        (20, ".expect", "bad path {}"),
+        (21, "panic!", "bad path {}: {}"),
+        (23, "panic!", "no {path} here"),
+        (25, "panic!", "{}"),
     ]
 
 

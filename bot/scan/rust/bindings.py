@@ -9,7 +9,8 @@ from collections.abc import Iterator
 
 from tree_sitter import Node
 
-from bot.scan.rust.literals import string_value
+from bot.scan.rust.grammar import COMMENTS, macro_name
+from bot.scan.rust.literals import FormatText, string_value
 
 # Ancestors that bind names for what they contain: the field holding the pattern.
 _BINDING_FIELDS = {
@@ -135,11 +136,31 @@ def _error_binding(arm: Node) -> tuple[str, str] | None:
     return ((parts[1].text or b"").decode(), text) if text is not None else None
 
 
+def _format_template(value: Node) -> FormatText | None:
+    """The format string of `format!("..", args)`: what a message built in a local
+    (`let mut msg = format!(..); msg.push_str(..); panic!(msg)`) prints first, even when the
+    local is `mut` (text pushed on later follows it)."""
+    if value.type != "macro_invocation":
+        return None
+    name = value.child_by_field_name("macro")
+    tree = next((c for c in value.named_children if c.type == "token_tree"), None)
+    if name is None or tree is None or macro_name(name) != "format":
+        return None
+    parts = [c for c in tree.children if c.type not in COMMENTS]
+    if len(parts) < 3 or parts[1].type not in ("string_literal", "raw_string_literal"):
+        return None
+    if parts[2].type not in (",", ")"):
+        return None
+    template = string_value(parts[1])
+    return FormatText(template) if template is not None else None
+
+
 def _local_bindings(node: Node) -> dict[str, str | None]:
     """The names bound in `node`'s function before it, nearest first: NAME -> the text of a
-    `let NAME = "..";`, or None for any other binding (another `let`, a closure's parameter,
-    a match arm's pattern, ..), which hides a text bound further out; an `Err(NAME)` arm's
-    NAME stands for the one literal its matched call fails with (`_error_binding`).
+    `let NAME = "..";` (or the format string of a `let [mut] NAME = format!("..", ..);`), or
+    None for any other binding (another `let`, a closure's parameter, a match arm's pattern,
+    ..), which hides a text bound further out; an `Err(NAME)` arm's NAME stands for the one
+    literal its matched call fails with (`_error_binding`).
 
     Only the function's own scopes are read: the walk stops at the innermost `fn`."""
     bound: dict[str, str | None] = {}
@@ -159,9 +180,11 @@ def _local_bindings(node: Node) -> dict[str, str | None]:
                         and pattern.type == "identifier"
                         and value is not None
                         and sibling.child_by_field_name("alternative") is None
-                        and not any(c.type == "mutable_specifier" for c in sibling.children)
                     ):
-                        text = string_value(value)
+                        if not any(c.type == "mutable_specifier" for c in sibling.children):
+                            text = string_value(value)
+                        if text is None:
+                            text = _format_template(value)
                     for name in pattern_names(pattern):
                         bound.setdefault(name, text)
                 sibling = sibling.prev_sibling

@@ -75,6 +75,14 @@ def char_value(node: Node) -> str | None:
     return _decode_escapes(text[1:-1])
 
 
+class FormatText(str):
+    """A text that is a format string already (a `format!` bound to a local: `{}` stands for a
+    value there), so it is never escaped."""
+
+
 def escape_format(text: str) -> str:
-    """Literal text as a format string that prints it as is: `{D}` -> `{{D}}`."""
+    """Literal text as a format string that prints it as is: `{D}` -> `{{D}}` (a FormatText
+    as it is)."""
+    if isinstance(text, FormatText):
+        return str(text)
     return text.replace("{", "{{").replace("}", "}}")
