@@ -938,6 +938,29 @@ def test_old_format_cut_before_its_location_reads_to_the_closing_quote() -> None
     assert only(cut).message == "Unable to find"
 
 
+def test_an_old_header_opening_its_message_below_and_cut_before_the_quote_closes() -> None:
+    # openssl-sys's build script panicked with a message that starts on the line below
+    # `panicked at '` (two newlines first); pastes often end before its `', PATH:LINE`: the
+    # lines below the header are the message, up to the end of the block.
+    text = (
+        "--- stderr\n"
+        "thread 'main' panicked at '\n"
+        "\n"
+        "Could not find directory of the installation, and this crate cannot\n"
+        "proceed without this knowledge.\n"
+        "\n"
+        "    $HOST = x86_64-unknown-linux-gnu\n"
+        "    version = 0.9.13\n"
+        "\n"
+    )
+    panic = only(f"```\n{text}```\nAny idea?\n")
+    assert panic.message == (
+        "Could not find directory of the installation, and this crate cannot proceed without "
+        "this knowledge. $HOST = x86_64-unknown-linux-gnu version = 0.9.13"
+    )
+    assert panic.location is None
+
+
 def test_omitted_frames_marker_and_windows_frames() -> None:
     text = (
         "thread 'main' panicked at src\\main.rs:12:10:\r\n"

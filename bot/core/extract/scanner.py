@@ -601,8 +601,11 @@ class _Scanner:
             # No `', PATH:LINE` anywhere near (the paste was cut before it): the message runs
             # to its closing quote, on the header's line or one of the lines right below it
             # (`assertion failed: `(left == right)`, then `left:`/`right: .. MSG'`); without a
-            # closing quote, the first line is the message.
+            # closing quote, the first line is the message, or, when the header's quote opens a
+            # message that starts below it (`panicked at '`, then the text), the lines below.
             closing = _closing_quote(parts)
+            if closing == 0 and not parts[0].strip():
+                closing = max((i for i, part in enumerate(parts) if part.strip()), default=0)
             message = " ".join(parts[: closing + 1]).rstrip()
             if message.endswith("',"):
                 message = message[:-2]  # `'MESSAGE', ` and the location cut off after it
