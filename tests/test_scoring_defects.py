@@ -746,3 +746,41 @@ def test_a_whole_message_in_a_chat_lines_code_span_is_answered_a_fragment_is_not
     )
     assert answer("reinstalled both boxes, still :( `Burn Remote protocol version`") is None
     assert answer(f"the docs page on remote backends lists {whole} as outdated") is None
+
+
+def test_a_build_scripts_older_wording_is_its_sites_pasted_alone(tmp_path) -> None:
+    """openssl-sys's build script (`openssl-sys/build.rs`, later `build/find_normal.rs`)
+    printed a long message that grew a paragraph in a later release; a paste of the older
+    wording, with no location, is that site's (the release stage did not read a package's
+    build script as its crate's, so its older wordings were nobody's)."""
+    root = tmp_path / "repo"
+    package = root / "demo-sys"
+    (root / "demo-sys" / "src").mkdir(parents=True)
+    (root / "Cargo.toml").write_text('[workspace]\nmembers = ["demo-sys"]\n')
+    (package / "src" / "lib.rs").write_text("pub fn nothing() {}\n")
+    advice = (
+        "Make sure the development packages are installed as well: `libdemo-dev` on one\n"
+        "distribution, `demo-devel` on another, and the headers beside the library itself.\n\n"
+    )
+    for version, extra in (("0.1.0", ""), ("0.2.0", advice)):
+        (package / "Cargo.toml").write_text(
+            f'[package]\nname = "demo-sys"\nversion = "{version}"\nbuild = "build.rs"\n'
+        )
+        (package / "build.rs").write_text(
+            "fn main() {\n    let host = std::env::var(\"HOST\").unwrap();\n"
+            '    panic!("\\n\\nCould not find the directory of the Demo installation, and this\\n'
+            "crate cannot proceed without it. Set the `DEMO_DIR` environment variable to\\n"
+            f"where it is installed.\\n\\n{extra.replace(chr(10), chr(92) + 'n')}"
+            'Host: {}\\n", host);\n}\n'
+        )
+        _release(root, version)
+    catalog = _history_catalog(tmp_path, root, "o/demo")
+    text = (
+        "thread 'main' panicked at '\n\nCould not find the directory of the Demo installation,"
+        " and this\ncrate cannot proceed without it. Set the `DEMO_DIR` environment variable to"
+        "\nwhere it is installed.\n\nHost: x86_64-unknown-linux-gnu\n"
+    )
+    verdict, answers = _answer(tmp_path, catalog, text)
+    [record] = map(json.loads, (catalog / "panic_sites.jsonl").open())  # today's wording
+    assert record["filePath"] == "demo-sys/build.rs"
+    assert verdict == "match" and answers[0][0] == record["id"], answers

@@ -276,13 +276,18 @@ class ReleaseHistory:
         return None
 
 
+# What a package folder's code lives in besides `src/`: its build script (`build.rs`, or a
+# folder a manifest's `build =` names, `build/main.rs`; a `src/build/` is a module).
+_PACKAGE_CODE = frozenset({"build.rs", "build"})
+
+
 def crate_and_inner(file_path: str) -> tuple[str | None, str]:
     """(crate folder, path inside it): `crates/burn-ir/src/handle.rs` -> (burn-ir, src/handle.rs);
-    older layouts kept crates at the top (`burn-tensor/src/..`)."""
+    older layouts kept crates at the top (`burn-tensor/src/..`, `openssl-sys/build.rs`)."""
     parts = file_path.split("/")
     if len(parts) > 2 and parts[0] == "crates":
         return parts[1], "/".join(parts[2:])
-    if len(parts) > 1 and parts[1] == "src":
+    if len(parts) > 1 and (parts[1] == "src" or (parts[0] != "src" and parts[1] in _PACKAGE_CODE)):
         return parts[0], "/".join(parts[1:])
     return None, file_path
 
