@@ -784,3 +784,7 @@ def test_a_build_scripts_older_wording_is_its_sites_pasted_alone(tmp_path) -> No
     [record] = map(json.loads, (catalog / "panic_sites.jsonl").open())  # today's wording
     assert record["filePath"] == "demo-sys/build.rs"
     assert verdict == "match" and answers[0][0] == record["id"], answers
+    # Old Rust printed the path from the crate's root (`', build.rs:3`): no package named, the
+    # same answer.
+    verdict, answers = _answer(tmp_path, catalog, text + "', build.rs:3\n")
+    assert verdict == "match" and answers[0][0] == record["id"], answers

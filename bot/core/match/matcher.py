@@ -258,7 +258,9 @@ class Matcher:
 
         ranked = _rank(_formats_say_less(scored, covers), covers)
         candidates = _settle_ties(ranked, self.index, covers)[:limit]
-        if panic.location is None:  # (a location outside the project is another's code)
+        if panic.location is None or (not location_path and _crate_relative(panic.location)):
+            # (a location outside the project is another's code; old Rust's path from a build
+            # script's package root, `build.rs:150`, names no package to tell)
             candidates = self._older_wording_first(query, candidates, limit)
         matched = answers(candidates[0] if candidates else None)
         return PanicMatch(panic=panic, candidates=tuple(candidates), matched=matched)
@@ -1172,6 +1174,15 @@ def _cut_short(query: str, message: str) -> bool:
 def _before_ellipsis(text: str) -> str:
     """`text` without the ellipsis that says it was cut (`…`, `...`)."""
     return text.removesuffix("…").removesuffix("...")
+
+
+def _crate_relative(location: Location) -> bool:
+    """A build script's path as old Rust printed it from its package's root (`build.rs`,
+    `build/main.rs`): no folder to say whose package it is (std's own files say nothing
+    either). A `src/main.rs` is the user's own crate's."""
+    if location.kind == "std":
+        return True
+    return location.path.replace("\\", "/").split("/")[0] in ("build.rs", "build")
 
 
 def _is_older_wording(query: str, entry: IndexedRecord) -> bool:
