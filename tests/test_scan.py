@@ -663,6 +663,11 @@ fn other(path: &str, n: usize) {
     panic!("{inline}");
     let msg = describe(path);
     panic!("{}", msg);
+}
+fn protoc(hint: &str) {
+    let error_msg = "Could not find `protoc` {here}";
+    let msg = format!("{}{}\n\nFor more information: {url}", error_msg, hint, url = URL);
+    b.expect(&msg);
 }"""
     text = "\n\nCould not find the installation.\n\n    $HOST = {}\n    version = {}\n"
     assert _one(source) == [
@@ -671,6 +676,8 @@ fn other(path: &str, n: usize) {
         (21, "panic!", "bad path {}: {}"),
         (23, "panic!", "no {path} here"),
         (25, "panic!", "{}"),
+        # (prost-build's: a text bound before fills its placeholder, braces kept literal)
+        (32, ".expect", "Could not find `protoc` {{here}}{}\n\nFor more information: {url}"),
     ]
 
 

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 
 from tree_sitter import Node
 
-from bot.scan.rust.grammar import COMMENTS, macro_name
+from bot.scan.rust.grammar import macro_name
 from bot.scan.rust.literals import FormatText, string_value
+from bot.scan.rust.messages import split_top_level, with_constants
 
 # Ancestors that bind names for what they contain: the field holding the pattern.
 _BINDING_FIELDS = {
@@ -146,13 +147,23 @@ def _format_template(value: Node) -> FormatText | None:
     tree = next((c for c in value.named_children if c.type == "token_tree"), None)
     if name is None or tree is None or macro_name(name) != "format":
         return None
-    parts = [c for c in tree.children if c.type not in COMMENTS]
-    if len(parts) < 3 or parts[1].type not in ("string_literal", "raw_string_literal"):
+    chunks = split_top_level(tree)
+    if not chunks or len(chunks[0]) != 1:
         return None
-    if parts[2].type not in (",", ")"):
+    if chunks[0][0].type not in ("string_literal", "raw_string_literal"):
         return None
-    template = string_value(parts[1])
-    return FormatText(template) if template is not None else None
+    template = string_value(chunks[0][0])
+    if template is None:
+        return None
+    found = FormatText(template)
+    # Each argument as one node: a name alone is itself (a text in scope fills its placeholder
+    # then), anything longer its token tree (left a placeholder); `name = value` ones last.
+    found.args = [
+        chunk[0] if len(chunk) == 1 else tree
+        for chunk in chunks[1:]
+        if not (len(chunk) > 1 and chunk[1].type == "=")
+    ]
+    return found
 
 
 def _local_bindings(node: Node) -> dict[str, str | None]:
@@ -226,4 +237,9 @@ def constants_at(node: Node, constants: dict[str, str]) -> dict[str, str]:
             merged.pop(name, None)
         else:
             merged[name] = text
+    for name, text in local.items():
+        if isinstance(text, FormatText) and text.args is not None:
+            # `format!("{}{}", error_msg, hint)`: a text in scope fills its placeholder
+            others = {other: value for other, value in merged.items() if other != name}
+            merged[name] = FormatText(with_constants(text, text.args, others) or text)
     return merged

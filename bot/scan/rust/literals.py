@@ -77,7 +77,10 @@ def char_value(node: Node) -> str | None:
 
 class FormatText(str):
     """A text that is a format string already (a `format!` bound to a local: `{}` stands for a
-    value there), so it is never escaped."""
+    value there), so it is never escaped. `args`: its `format!`'s arguments, when they are yet
+    to be filled in from the names in scope (`bindings.constants_at`)."""
+
+    args: list[Node] | None = None
 
 
 def escape_format(text: str) -> str:
