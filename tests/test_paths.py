@@ -192,6 +192,8 @@ def test_a_versioned_crate_folder_is_a_registry_crate_wherever_the_path_went() -
     for raw in (
         ".../tokio-1.51.1/src/runtime/task/core.rs:422:22",  # the registry's folders elided
         "/nix/store/x-vendor-cargo-deps/tokio-1.51.1/src/runtime/task/core.rs:422:22",
+        # Bazel's rules_rust: the external repository `HUB__NAME-VERSION`
+        "external/crate_index__tokio-1.51.1/src/runtime/task/core.rs:422:22",
     ):
         assert _crate_of(raw) == ("registry", "tokio", "1.51.1", "src/runtime/task/core.rs"), raw
     assert _crate_of("/home/me/myapp/src/main.rs:3:5")[0] == "other"

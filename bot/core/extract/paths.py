@@ -171,7 +171,9 @@ def classify_path(path: str) -> tuple[PathKind, str | None, str | None, str | No
     if match:
         name, version = _split_name_version(match.group(1))
         if version is not None:
-            return "registry", name, version, match.group(2)
+            # Bazel's rules_rust names a crate's external repository `HUB__NAME-VERSION`
+            # (`external/crate_index__prost-build-0.11.9/src/lib.rs`).
+            return "registry", name.rsplit("__", 1)[-1], version, match.group(2)
     return "other", None, None, None
 
 
