@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -679,6 +680,42 @@ fn protoc(hint: &str) {
         # (prost-build's: a text bound before fills its placeholder, braces kept literal)
         (32, ".expect", "Could not find `protoc` {{here}}{}\n\nFor more information: {url}"),
     ]
+
+
+def test_the_calls_of_a_panic_helper_are_sites_printed_at_its_panic() -> None:
+    # cmake's build helper: `fail` panics with its argument between fixed text, so each call's
+    # message is a site of its own (at the call; Rust prints the helper's `panic!` line), and
+    # the helper's own generic site stays.
+    source = """fn run(status: i32, program: &str) {
+    if status == 127 {
+        fail(&format!("command did not execute, is `{}` not installed?", program));
+    }
+    fail("no valid generator found");
+    fail(&reason());
+}
+fn fail(s: &str) -> ! {
+    panic!("\\n{}\\n\\nbuild script failed, must exit now", s)
+}
+fn quiet(s: &str) -> ! {
+    panic!("{}", s)
+}
+fn shout(s: &str) {
+    panic!("loud: {}", s)
+}
+fn g() { quiet("said as is"); shout("not a helper: it may return"); }"""
+    sites = scan_source(source, "src/lib.rs").sites
+    assert [(s.line, s.message_format) for s in sites] == [
+        (3, "command did not execute, is `{}` not installed?"),
+        (5, "no valid generator found"),
+        (9, "\n{}\n\nbuild script failed, must exit now"),
+        (12, "{}"),
+        (15, "loud: {}"),
+    ]
+    helper_calls = [s for s in sites if s.line in (3, 5)]
+    assert all("raised-at:src/lib.rs:9" in s.tags and "macro-body" in s.tags for s in helper_calls)
+    # (as the matcher reads a paste: whitespace runs as one space, the ends trimmed)
+    printed = "\nno valid generator found\n\nbuild script failed, must exit now"
+    assert re.fullmatch(helper_calls[1].message_pattern, " ".join(printed.split()))
 
 
 def test_an_err_arm_of_a_call_failing_with_one_literal_is_that_message() -> None:

@@ -767,7 +767,7 @@ def test_a_build_scripts_older_wording_is_its_sites_pasted_alone(tmp_path) -> No
             f'[package]\nname = "demo-sys"\nversion = "{version}"\nbuild = "build.rs"\n'
         )
         (package / "build.rs").write_text(
-            "fn main() {\n    let host = std::env::var(\"HOST\").unwrap();\n"
+            'fn main() {\n    let host = std::env::var("HOST").unwrap();\n'
             '    panic!("\\n\\nCould not find the directory of the Demo installation, and this\\n'
             "crate cannot proceed without it. Set the `DEMO_DIR` environment variable to\\n"
             f"where it is installed.\\n\\n{extra.replace(chr(10), chr(92) + 'n')}"
@@ -788,3 +788,43 @@ def test_a_build_scripts_older_wording_is_its_sites_pasted_alone(tmp_path) -> No
     # same answer.
     verdict, answers = _answer(tmp_path, catalog, text + "', build.rs:3\n")
     assert verdict == "match" and answers[0][0] == record["id"], answers
+
+
+RUNNER_LIB = """pub fn run(found: bool, status: i32, program: &str) {
+    if !found {
+        fail(&format!("failed to execute command: not found\\nis `{}` not installed?", program));
+    }
+    if status != 0 {
+        fail(&format!("failed to execute command: {}", status));
+    }
+}
+
+fn fail(s: &str) -> ! {
+    panic!("\\n{}\\n\\nbuild script failed, must exit now", s)
+}
+"""
+
+
+def test_a_panic_helpers_reason_is_answered_with_the_call_that_passed_it(tmp_path) -> None:
+    """cmake's `fail` helper panics with the reason its caller passes: each call is a site of
+    its own, printed at the helper's line. Pasted whole there, the call's site answers (its
+    reason and the helper's text cover the paste; the helper's own site, mostly a placeholder,
+    tied with it before); a block holding the reason alone, over two lines, is the call whose
+    reason spans both, not the shorter one its first line fits alone."""
+    catalog = _scanned_crate(tmp_path, "runner", "0.1.45", RUNNER_LIB, "o/runner")
+    records = {
+        r["lineNumber"]: r["id"] for r in map(json.loads, next(catalog.glob("scan-*.jsonl")).open())
+    }
+    header = (
+        "thread 'main' panicked at '\nfailed to execute command: not found\nis `cmake` not "
+        "installed?\n\nbuild script failed, must exit now', "
+        f"{REGISTRY}/runner-0.1.45/src/lib.rs:11:5\n"
+    )
+    verdict, answers = _answer(tmp_path, catalog, header)
+    assert verdict == "match" and answers[0][0] == records[3], answers
+    block = (
+        "CI fails with:\n\n```\nfailed to execute command: not found\n"
+        "is `cmake` not installed?\n```\n"
+    )
+    verdict, answers = _answer(tmp_path, catalog, block)
+    assert verdict == "match" and answers[0][0] == records[3], answers

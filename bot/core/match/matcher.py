@@ -16,7 +16,13 @@ from functools import cache
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Protocol
 
-from bot.catalog.model import TRACK_CALLER_TAG, Record, replace, value_class
+from bot.catalog.model import (
+    RAISED_AT_TAG_PREFIX,
+    TRACK_CALLER_TAG,
+    Record,
+    replace,
+    value_class,
+)
 from bot.catalog.patterns import Regex, RegexMatch, normalise_message, placeholders_fit
 from bot.core.analysis import (
     Analysis,
@@ -250,8 +256,10 @@ class Matcher:
         @cache  # (asked by three steps of the ranking, of the same few records)
         def covers_record(record_id: str) -> bool:
             # the record's fixed text is at least half the paste: not a format of placeholders
-            # (`Command {}: {}`) that any message of its file fits
-            return 2 * len(squash(self.index.entry(record_id).literal)) >= fixed
+            # (`Command {}: {}`) that any message of its file fits; a builder's reason also
+            # prints its raising site's text around it
+            own = len(squash(self.index.entry(record_id).literal))
+            return 2 * (own + self._raiser_literal(record_id)) >= fixed
 
         def covers(candidate: Candidate) -> bool:
             return covers_record(candidate.record_id)
@@ -264,6 +272,21 @@ class Matcher:
             candidates = self._older_wording_first(query, candidates, limit)
         matched = answers(candidates[0] if candidates else None)
         return PanicMatch(panic=panic, candidates=tuple(candidates), matched=matched)
+
+    def _raiser_literal(self, record_id: str) -> int:
+        """How much fixed text the site that raises a builder's reason (`raised-at:FILE:LINE`,
+        a panic helper's `panic!`) prints around it: none for any other record."""
+        tags = self.catalog.records[record_id].tags
+        raised = next(
+            (t[len(RAISED_AT_TAG_PREFIX) :] for t in tags if t.startswith(RAISED_AT_TAG_PREFIX)), ""
+        )
+        file, _, line = raised.rpartition(":")
+        if not file or not line.isdigit():
+            return 0
+        for rid in self.index.by_file.get(file, ()):
+            if self.catalog.records[rid].line_number == int(line):
+                return len(squash(self.index.entry(rid).literal))
+        return 0
 
     def _with_earlier_wording(
         self,
@@ -738,7 +761,8 @@ class Matcher:
             found_ids.add(best.record_id)
             seen.add(query)
             found.append(result)
-        return [m for m in found if m.matched] or found[:1]
+        answered = _without_parts_of_longer([m for m in found if m.matched])
+        return answered or found[:1]
 
     def _at_a_named_location(
         self, result: PanicMatch, locations: list[Location], in_sentence: bool
@@ -1331,6 +1355,22 @@ def _settle_ties(
             _below_the_bar(c, why) if c is best or c.record_id in tied else c for c in candidates
         ]
     return candidates
+
+
+def _without_parts_of_longer(matches: list[PanicMatch]) -> list[PanicMatch]:
+    """Quoted messages answered, less those that are part of a longer one answered with
+    another record (a block's first line read alone, the block read joined): the longer
+    reading explains more of the paste."""
+    queries = [m.panic.message for m in matches]
+    return [
+        m
+        for m, query in zip(matches, queries, strict=True)
+        if not any(
+            query != other and query in other and m.best is not None and o.best is not None
+            and o.best.record_id != m.best.record_id
+            for o, other in zip(matches, queries, strict=True)
+        )
+    ]
 
 
 def _below_the_bar(candidate: Candidate, why: str) -> Candidate:

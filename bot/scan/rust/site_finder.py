@@ -300,7 +300,7 @@ def scan_source(
     # rustc reads CRLF sources as LF: literals spanning lines hold `\n`, and line numbers agree.
     source = source.replace(b"\r\n", b"\n")
     if context is None:
-        context = collect_definitions(source)
+        context = collect_definitions(source, None, file_path)
     parser = Parser(RUST_LANGUAGE)
     tree = parser.parse(source)
     root = tree.root_node
@@ -409,7 +409,7 @@ def scan_source(
             if not shown.other_texts:
                 continue
         add(anchor, kind, message, args=args)
-    for builder in context.builders:
+    for builder in context.all_builders():
         for anchor, message in _builder_messages(
             builder, root, source, reparser, context.constants
         ):

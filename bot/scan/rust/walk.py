@@ -49,7 +49,9 @@ ProgressFn = Callable[[int, int, int], None]  # (files done, files total, sites 
 
 
 # Files worth a first pass for the crate's consts and macros (most files have neither).
-_DEFINES_SOMETHING = re.compile(rb"macro_rules!|(?:const|static)\s+[A-Za-z_][A-Za-z0-9_]*\s*:\s*&")
+_DEFINES_SOMETHING = re.compile(
+    rb"macro_rules!|(?:const|static)\s+[A-Za-z_][A-Za-z0-9_]*\s*:\s*&|\)\s*->\s*!\s*\{"
+)
 
 
 def scan_tree(
@@ -80,7 +82,7 @@ def scan_tree(
     for path in files:
         data = path.read_bytes()
         if _DEFINES_SOMETHING.search(data):
-            collect_definitions(data, context)
+            collect_definitions(data, context, path.relative_to(root).as_posix())
     for done, path in enumerate(files, start=1):
         relative = path.relative_to(root).as_posix()
         if not include_tests and _is_test_path(PurePosixPath(relative)):
