@@ -1547,6 +1547,24 @@ def test_lines_a_terminal_cut_at_its_width_are_read_joined() -> None:
         assert text[: cut.end].replace("\n", "").endswith("duplicate access.")
 
 
+def test_a_header_a_terminal_cut_right_after_panicked_is_joined() -> None:
+    # A log line whose old header the terminal cut just after `panicked`: the rest opens with
+    # ` at '..`, which is the header's, not a backtrace's `at` line.
+    paste = (
+        "Apr 20 14:56:53 host cms[15916]: thread 'tokio-runtime-worker-3' panicked at 'cannot "
+        "find pid 6 in view_for_key, looking for key [105, 116, 101, 109, 58, 56, 98, 49, 50, "
+        "101, 49, 55, 102, 49, 55, 99, 55, 54, 98, 98, 55, 98, 99] in tree', /usr/local/cargo/"
+        "registry/src/github.com-1ecc6299db9ec823/sled-0.29.1/src/tree.rs:1709:9\n"
+    )
+    (whole,) = extract_panics(paste)
+    for width in (73, 74):  # the cut before the space after `panicked`, and after it
+        cut = _cut_at(paste, width)
+        assert cut.split("\n")[0].rstrip().endswith(" panicked")
+        (read,) = extract_panics("```\n" + cut + "```\n")
+        assert read.message == whole.message
+        assert read.location == whole.location
+
+
 def _xxd(data: bytes) -> str:
     """`data` as `xxd` prints it: offset, eight groups of two bytes, the printable column."""
     lines = []

@@ -77,6 +77,8 @@ def unwrap(text: str) -> Unwrapped | None:
 
 
 def _opens_a_line(cut: str, following: str) -> bool:
+    if cut.rstrip().endswith(" panicked"):
+        return False  # a header cut before its ` at ..`: not a backtrace's `at` line
     shared = len(following) >= _SAME_START and cut[:_SAME_START] == following[:_SAME_START]
     return shared or bool(_OPENS.match(following))
 
