@@ -1565,6 +1565,26 @@ def test_a_header_a_terminal_cut_right_after_panicked_is_joined() -> None:
         assert read.location == whole.location
 
 
+def test_an_old_header_a_terminal_cut_over_two_lines_joins_the_cut_word() -> None:
+    # Two lines at an 80-column terminal's width are too few for the block's cut to show
+    # (bot.core.extract.hard_wrap), but inside an old header's quote a line as long as the
+    # header's was cut there: `f` + `or changeset` is one word.
+    paste = (
+        "thread 'main' panicked at 'Positions [(1, After), (1, After)] are out of range for "
+        "changeset len 2!', /var/home/mo/code/helix/helix-core/src/transaction.rs:413:9\n"
+    )
+    (whole,) = extract_panics(paste)
+    cut = _cut_at(paste, 80)
+    assert [len(line) for line in cut.split("\n")[:2]] == [80, 80]
+    (read,) = extract_panics("```\n" + cut + "note: run with `RUST_BACKTRACE=1`\n```\n")
+    assert read.message == whole.message
+    assert read.location is not None and whole.location is not None
+    assert (read.location.path, read.location.line) == (whole.location.path, whole.location.line)
+    # A writer's own line break inside the quote keeps its space.
+    broken = "thread 'main' panicked at 'Positions are out of range\nfor x', a.rs:1:1\n"
+    assert only(broken).message == "Positions are out of range for x"
+
+
 def _xxd(data: bytes) -> str:
     """`data` as `xxd` prints it: offset, eight groups of two bytes, the printable column."""
     lines = []
