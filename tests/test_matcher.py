@@ -164,6 +164,26 @@ def test_a_message_alone_in_a_code_block_is_answered(triage):
     assert record.error_message == "Should have handle for tensor {id:?}"
 
 
+def test_a_message_a_terminal_cut_over_two_lines_of_a_block_is_read_whole(tmp_path):
+    # An 80-column terminal cut the message mid-word (`a` + `dded`); two lines are too few for
+    # the block's cut to show, so the block is also read with the cut word whole.
+    message = "Error adding plugin {}: plugin was already added in application and may not be again"
+    record = {
+        "id": "dup",
+        "repo": "o/r",
+        "errorMessage": message,
+        "filePath": "crates/app/src/app.rs",
+        "lineNumber": 9,
+    }
+    (tmp_path / "c.json").write_text(json.dumps(record))
+    triage = Triage(load_catalog([tmp_path]))
+    printed = message.replace("{}", "demo::wire::WireframePlugin")
+    assert len(printed) > 80 and printed[79].isalpha() and printed[80].isalpha()
+    text = f"It says:\n```\n{printed[:80]}\n{printed[80:]}\n```\n"
+    _, found = top(triage, text)
+    assert found is not None and found.id == "dup"
+
+
 def test_a_caller_location_in_the_project_does_not_sink_a_full_match(triage):
     # #[track_caller] assertions report the caller (a backend's test module), not compare.rs.
     text = header(

@@ -14,6 +14,7 @@ from typing import Literal
 
 from bot.catalog.model import value_class
 from bot.core.extract.clean import clean_text
+from bot.core.extract.hard_wrap import MIN_WIDTH as MIN_CUT_WIDTH
 from bot.core.extract.log_prefixes import strip_log_prefix
 from bot.core.extract.wrappers import split_wrapper
 from bot.core.panic import PANIC_WRAPPERS, Wrapper
@@ -154,6 +155,7 @@ def quoted_snippets(text: str) -> list[Snippet]:
     # A code block's lines, while each may be a message's: a message the terminal (or the
     # writer) wrapped over lines is read joined as well.
     block: list[str] | None = None
+    raws: list[str] = []  # the block's lines as pasted
     for raw_line in without_tool_output(clean_text(text)).split("\n"):
         if len(out) >= MAX_SNIPPETS:
             break
@@ -162,8 +164,12 @@ def quoted_snippets(text: str) -> list[Snippet]:
             if in_fence and block is not None and len(block) > 1:
                 joined = " ".join(block)
                 add(joined, "code", joined)
+                cut = _cut_by_a_terminal(block, raws)
+                if cut != joined:
+                    add(cut, "code", cut)
             in_fence = not in_fence
             block = [] if in_fence else None
+            raws = []
             continue
         if not stripped:
             continue
@@ -193,6 +199,7 @@ def quoted_snippets(text: str) -> list[Snippet]:
                 add(line, "code", line)
                 if block is not None:
                     block.append(line)
+                    raws.append(raw_line.rstrip("\r"))
                 if _PROSE_LINE.match(line):
                     # prose quoted in a block (`it panics with `MESSAGE` when ..`): its spans
                     for span in _spans(line):
@@ -216,6 +223,25 @@ def quoted_snippets(text: str) -> list[Snippet]:
                 # banner)
                 add(_MARKERS.sub("", tail, count=1), "tail", line)
                 break
+    return out
+
+
+def _cut_by_a_terminal(block: list[str], raws: list[str]) -> str:
+    """A block's lines joined as a terminal cut them: a line as long as the block's longest,
+    a width of MIN_CUT_WIDTH or more, ending in a word that the next line, not indented, goes
+    on with, is joined to it with nothing between (`was already a` + `dded`); the block's other
+    reading keeps a space at every break."""
+    width = max(map(len, raws), default=0)
+    out = block[0]
+    for i, line in enumerate(block[1:], start=1):
+        before, after = raws[i - 1], raws[i]
+        tight = (
+            width >= MIN_CUT_WIDTH
+            and len(before) == width
+            and before[-1:].isalnum()
+            and after[:1].isalnum()
+        )
+        out += line if tight else " " + line
     return out
 
 
