@@ -68,6 +68,9 @@ def _tried(record: Record) -> bool:
         # (as the matcher reads it: without std's wrapper, which a message of the project's
         # own may copy, `assertion failed: {dyn_size} <= {concrete_size}`)
         and specificity(split_wrapper(message)[1]) >= SAYS_ENOUGH
+        # (and as today's header is read: down to the first blank line, so a message that
+        # opens with a value and a blank line, `\n{}\n\nbuild script failed`, says nothing)
+        and specificity(message.strip().split("\n\n")[0]) >= SAYS_ENOUGH
     )
 
 
