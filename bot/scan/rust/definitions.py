@@ -117,8 +117,11 @@ def _panic_helper(
     body = [c for c in captures["body"][0].named_children if c.type not in COMMENTS]
     if len(body) != 1:
         return None
-    panic = body[0].named_children[0] if body[0].type == "expression_statement" else body[0]
-    name_node = panic.child_by_field_name("macro") if panic.type == "macro_invocation" else None
+    statement = body[0]
+    panic = statement.named_child(0) if statement.type == "expression_statement" else statement
+    if panic is None or panic.type != "macro_invocation":
+        return None
+    name_node = panic.child_by_field_name("macro")
     tree = next((c for c in panic.named_children if c.type == "token_tree"), None)
     if name_node is None or tree is None or macro_name(name_node) != "panic":
         return None
