@@ -184,6 +184,30 @@ def test_a_message_a_terminal_cut_over_two_lines_of_a_block_is_read_whole(tmp_pa
     assert found is not None and found.id == "dup"
 
 
+def test_a_report_quoted_with_escaped_line_breaks_on_a_log_line_is_read(tmp_path):
+    # An editor's log prints a language server's stderr as one quoted value, its line breaks
+    # escaped (gleam's crash report inside nvim's LSP log): the string is read as its lines.
+    record = {
+        "id": "lsp",
+        "repo": "o/r",
+        "errorMessage": "Receiving LSP message",
+        "filePath": "crates/core/src/messages.rs",
+        "lineNumber": 180,
+    }
+    (tmp_path / "c.json").write_text(json.dumps(record))
+    triage = Triage(load_catalog([tmp_path]))
+    report = (
+        "error: Fatal compiler bug!\\n\\nPlease report this crash.\\n\\n"
+        "Panic: crates/core/src/messages.rs:180\\n\\tReceiving LSP message: RecvError\\n"
+    )
+    text = (
+        'The LSP log:\n\n[ERROR][2025-10-21 10:54:01] ...p/_transport.lua:36     "rpc"   '
+        f'"/opt/homebrew/bin/tool"       "stderr"       "{report}"\n'
+    )
+    _, found = top(triage, text)
+    assert found is not None and found.id == "lsp"
+
+
 def test_a_caller_location_in_the_project_does_not_sink_a_full_match(triage):
     # #[track_caller] assertions report the caller (a backend's test module), not compare.rs.
     text = header(

@@ -8,6 +8,7 @@ snippet therefore carries the sentence around it, so the matcher can tell "I get
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Literal
@@ -121,6 +122,28 @@ def without_tool_output(text: str) -> str:
     return _TOOL_OUTPUT.sub("\n", "\n" + text)[1:]
 
 
+# A double-quoted string holding escaped line breaks on a log line (an editor's log printing a
+# process's stderr as one quoted value: `"stderr"  "error: ..\n\nPanic: ..\n\tMESSAGE\n"`).
+_ESCAPED_STRING = re.compile(r'"((?:[^"\\\n]|\\.){0,20000}?\\n(?:[^"\\\n]|\\.){0,20000})"')
+
+
+def _with_escaped_strings_opened(text: str) -> list[str]:
+    """The text's lines, each quoted string with escaped line breaks (`\\n`, `\\t`, `\\"`)
+    on them read as the lines it stands for, after the line (its report quoted one line)."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        out.append(line)
+        if "\\n" not in line:
+            continue
+        for found in _ESCAPED_STRING.finditer(line):
+            try:
+                decoded = json.loads(f'"{found.group(1)}"')
+            except ValueError:
+                continue
+            out.extend(decoded.split("\n"))
+    return out
+
+
 def quoted_snippets(text: str) -> list[Snippet]:
     """Candidate messages in a text that has no `panicked at` header, in order, deduplicated."""
     out: list[Snippet] = []
@@ -156,7 +179,7 @@ def quoted_snippets(text: str) -> list[Snippet]:
     # writer) wrapped over lines is read joined as well.
     block: list[str] | None = None
     raws: list[str] = []  # the block's lines as pasted
-    for raw_line in without_tool_output(clean_text(text)).split("\n"):
+    for raw_line in _with_escaped_strings_opened(without_tool_output(clean_text(text))):
         if len(out) >= MAX_SNIPPETS:
             break
         stripped = raw_line.strip()
