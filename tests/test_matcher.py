@@ -164,19 +164,24 @@ def test_a_message_alone_in_a_code_block_is_answered(triage):
     assert record.error_message == "Should have handle for tensor {id:?}"
 
 
+def _one_record(tmp_path, rid: str, message: str, file_path: str, line: int) -> Triage:
+    """A catalog of one record (a site of `file_path` printing `message`), matched against."""
+    record = {
+        "id": rid,
+        "repo": "o/r",
+        "errorMessage": message,
+        "filePath": file_path,
+        "lineNumber": line,
+    }
+    (tmp_path / "c.json").write_text(json.dumps(record))
+    return Triage(load_catalog([tmp_path]))
+
+
 def test_a_message_a_terminal_cut_over_two_lines_of_a_block_is_read_whole(tmp_path):
     # An 80-column terminal cut the message mid-word (`a` + `dded`); two lines are too few for
     # the block's cut to show, so the block is also read with the cut word whole.
     message = "Error adding plugin {}: plugin was already added in application and may not be again"
-    record = {
-        "id": "dup",
-        "repo": "o/r",
-        "errorMessage": message,
-        "filePath": "crates/app/src/app.rs",
-        "lineNumber": 9,
-    }
-    (tmp_path / "c.json").write_text(json.dumps(record))
-    triage = Triage(load_catalog([tmp_path]))
+    triage = _one_record(tmp_path, "dup", message, "crates/app/src/app.rs", 9)
     printed = message.replace("{}", "demo::wire::WireframePlugin")
     assert len(printed) > 80 and printed[79].isalpha() and printed[80].isalpha()
     text = f"It says:\n```\n{printed[:80]}\n{printed[80:]}\n```\n"
@@ -187,15 +192,9 @@ def test_a_message_a_terminal_cut_over_two_lines_of_a_block_is_read_whole(tmp_pa
 def test_a_report_quoted_with_escaped_line_breaks_on_a_log_line_is_read(tmp_path):
     # An editor's log prints a language server's stderr as one quoted value, its line breaks
     # escaped (gleam's crash report inside nvim's LSP log): the string is read as its lines.
-    record = {
-        "id": "lsp",
-        "repo": "o/r",
-        "errorMessage": "Receiving LSP message",
-        "filePath": "crates/core/src/messages.rs",
-        "lineNumber": 180,
-    }
-    (tmp_path / "c.json").write_text(json.dumps(record))
-    triage = Triage(load_catalog([tmp_path]))
+    triage = _one_record(
+        tmp_path, "lsp", "Receiving LSP message", "crates/core/src/messages.rs", 180
+    )
     report = (
         "error: Fatal compiler bug!\\n\\nPlease report this crash.\\n\\n"
         "Panic: crates/core/src/messages.rs:180\\n\\tReceiving LSP message: RecvError\\n"
@@ -218,15 +217,7 @@ def test_a_caller_location_in_the_project_does_not_sink_a_full_match(triage):
 
 
 def test_an_unfilled_placeholder_only_record_never_wins(tmp_path):
-    record = {
-        "id": "any",
-        "repo": "o/r",
-        "errorMessage": "{}",
-        "filePath": "crates/x/src/lib.rs",
-        "lineNumber": 3,
-    }
-    (tmp_path / "c.json").write_text(json.dumps(record))
-    triage = Triage(load_catalog([tmp_path]))
+    triage = _one_record(tmp_path, "any", "{}", "crates/x/src/lib.rs", 3)
     analysis = triage.analyse(header("crates/x/src/lib.rs", 3, "anything at all"))
     assert analysis.verdict == "uncatalogued-panic"
 
