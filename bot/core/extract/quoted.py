@@ -129,10 +129,14 @@ _ESCAPED_STRING = re.compile(r'"((?:[^"\\\n]|\\.){0,20000}?\\n(?:[^"\\\n]|\\.){0
 
 def _with_escaped_strings_opened(text: str) -> list[str]:
     """The text's lines, each quoted string with escaped line breaks (`\\n`, `\\t`, `\\"`)
-    on them read as the lines it stands for, after the line (its report quoted one line)."""
+    on them read as the lines it stands for, after the line, as a code block of its own (a
+    fence around it: inside a block, the block's lines so far end there and go on after)."""
     out: list[str] = []
+    in_fence = False
     for line in text.split("\n"):
         out.append(line)
+        if line.strip().lstrip("> ").startswith(("```", "~~~")):
+            in_fence = not in_fence
         if "\\n" not in line:
             continue
         for found in _ESCAPED_STRING.finditer(line):
@@ -140,7 +144,10 @@ def _with_escaped_strings_opened(text: str) -> list[str]:
                 decoded = json.loads(f'"{found.group(1)}"')
             except ValueError:
                 continue
-            out.extend(decoded.split("\n"))
+            # (inside a block: the block closed, the string's own opened and closed, the block
+            # opened again)
+            around = ["```", "```"] if in_fence else ["```"]
+            out.extend([*around, *decoded.split("\n"), *around])
     return out
 
 
