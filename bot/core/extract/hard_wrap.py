@@ -76,6 +76,15 @@ def unwrap(text: str) -> Unwrapped | None:
     return Unwrapped("".join(out), tuple(joins), tuple(removed))
 
 
+def rejoined(parts: list[str], cut: list[bool]) -> str:
+    """`parts` (lines) as one text: nothing after a part a terminal cut (`cut[i]`), where the
+    next goes on mid-word, a space after the others (a writer's own line breaks)."""
+    out = parts[0] if parts else ""
+    for i, part in enumerate(parts[1:], start=1):
+        out += part if cut[i - 1] else " " + part
+    return out
+
+
 def _opens_a_line(cut: str, following: str) -> bool:
     if cut.rstrip().endswith(" panicked"):
         return False  # a header cut before its ` at ..`: not a backtrace's `at` line

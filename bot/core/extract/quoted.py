@@ -16,6 +16,7 @@ from typing import Literal
 from bot.catalog.model import value_class
 from bot.core.extract.clean import clean_text
 from bot.core.extract.hard_wrap import MIN_WIDTH as MIN_CUT_WIDTH
+from bot.core.extract.hard_wrap import rejoined
 from bot.core.extract.log_prefixes import strip_log_prefix
 from bot.core.extract.wrappers import split_wrapper
 from bot.core.panic import PANIC_WRAPPERS, Wrapper
@@ -127,6 +128,11 @@ def without_tool_output(text: str) -> str:
 _ESCAPED_STRING = re.compile(r'"((?:[^"\\\n]|\\.){0,20000}?\\n(?:[^"\\\n]|\\.){0,20000})"')
 
 
+def _is_fence(line: str) -> bool:
+    """A code fence's line (`` ``` ``, `~~~`), blockquoted or not."""
+    return line.strip().lstrip("> ").startswith(("```", "~~~"))
+
+
 def _with_escaped_strings_opened(text: str) -> list[str]:
     """The text's lines, each quoted string with escaped line breaks (`\\n`, `\\t`, `\\"`)
     on them read as the lines it stands for, after the line, as a code block of its own (a
@@ -135,7 +141,7 @@ def _with_escaped_strings_opened(text: str) -> list[str]:
     in_fence = False
     for line in text.split("\n"):
         out.append(line)
-        if line.strip().lstrip("> ").startswith(("```", "~~~")):
+        if _is_fence(line):
             in_fence = not in_fence
         if "\\n" not in line:
             continue
@@ -190,7 +196,7 @@ def quoted_snippets(text: str) -> list[Snippet]:
         if len(out) >= MAX_SNIPPETS:
             break
         stripped = raw_line.strip()
-        if stripped.lstrip("> ").startswith(("```", "~~~")):
+        if _is_fence(stripped):
             if in_fence and block is not None and len(block) > 1:
                 joined = " ".join(block)
                 add(joined, "code", joined)
@@ -262,17 +268,14 @@ def _cut_by_a_terminal(block: list[str], raws: list[str]) -> str:
     on with, is joined to it with nothing between (`was already a` + `dded`); the block's other
     reading keeps a space at every break."""
     width = max(map(len, raws), default=0)
-    out = block[0]
-    for i, line in enumerate(block[1:], start=1):
-        before, after = raws[i - 1], raws[i]
-        tight = (
-            width >= MIN_CUT_WIDTH
-            and len(before) == width
-            and before[-1:].isalnum()
-            and after[:1].isalnum()
-        )
-        out += line if tight else " " + line
-    return out
+    cut = [
+        width >= MIN_CUT_WIDTH
+        and len(before) == width
+        and before[-1:].isalnum()
+        and after[:1].isalnum()
+        for before, after in zip(raws, [*raws[1:], ""], strict=True)
+    ]
+    return rejoined(block, cut)
 
 
 _SENTENCE_START = re.compile(r"(?<=[a-z)][.!?]) +(?=[A-Z])")

@@ -24,7 +24,7 @@ from bot.core.extract.frames import (
     parse_at,
     parse_frame,
 )
-from bot.core.extract.hard_wrap import MIN_WIDTH, original_offset, unwrap
+from bot.core.extract.hard_wrap import MIN_WIDTH, original_offset, rejoined, unwrap
 from bot.core.extract.hexdump import dumps
 from bot.core.extract.hooks import KNOWN_HOOKS, HookFormat, HookLine, read_hook_line
 from bot.core.extract.log_prefixes import (
@@ -632,15 +632,10 @@ class _Scanner:
         text: a line as long as the header's, a terminal's width, was cut there and goes on in
         the next with nothing between (`out of range f` + `or changeset`); the others were
         broken by the writer, a space between."""
-        width = len(self.lines[index].rstrip("\r"))
-        cut = width >= MIN_WIDTH and any(
-            len(self.lines[index + i].rstrip("\r")) == width for i in range(1, len(parts))
-        )
-        out = parts[0]
-        for i, part in enumerate(parts[1:], start=1):
-            at_width = cut and len(self.lines[index + i - 1].rstrip("\r")) == width
-            out += part if at_width else " " + part
-        return out
+        lengths = [len(self.lines[index + i].rstrip("\r")) for i in range(len(parts))]
+        width = lengths[0]
+        cut = width >= MIN_WIDTH and width in lengths[1:]
+        return rejoined(parts, [cut and n == width for n in lengths])
 
     def wrapped_path(self, head: str, index: int) -> tuple[tuple[int, Location] | None, int]:
         """`head` (a line ending in `', ` and the start of a path) joined with the lines from

@@ -1366,7 +1366,10 @@ def _without_parts_of_longer(matches: list[PanicMatch]) -> list[PanicMatch]:
         m
         for m, query in zip(matches, queries, strict=True)
         if not any(
-            query != other and query in other and m.best is not None and o.best is not None
+            query != other
+            and query in other
+            and m.best is not None
+            and o.best is not None
             and o.best.record_id != m.best.record_id
             for o, other in zip(matches, queries, strict=True)
         )
