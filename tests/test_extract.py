@@ -844,6 +844,20 @@ def test_odd_unicode_and_lone_surrogates_do_not_raise() -> None:
     assert panic.location.path == "src/mäin.rs"
 
 
+def test_typographic_quotes_read_as_the_ascii_ones_rust_printed() -> None:
+    # A paste that went through a word processor or a chat client: the old header's quotes and
+    # the message's apostrophe curled.
+    text = (
+        "thread \u2018main\u2019 panicked at \u2018can\u2019t open \u201cconfig.toml\u201d\u2019, "
+        "src/main.rs:4:5\n"
+    )
+    panic = only(text)
+    assert panic.thread == "main"
+    assert panic.message == "can't open \"config.toml\""
+    assert panic.location is not None
+    assert (panic.location.path, panic.location.line) == ("src/main.rs", 4)
+
+
 def test_offsets_with_crlf_are_in_the_original_text() -> None:
     text = "intro\r\n\r\nthread 'main' panicked at src/main.rs:4:5:\r\nboom\r\nnote: x\r\n"
     panic = only(text)

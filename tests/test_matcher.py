@@ -177,6 +177,18 @@ def _one_record(tmp_path, rid: str, message: str, file_path: str, line: int) -> 
     return Triage(load_catalog([tmp_path]))
 
 
+def test_a_site_whose_message_has_typographic_quotes_matches_the_ascii_paste(tmp_path):
+    # The source wrote a curly apostrophe; a paste (or a terminal's font) shows it straight.
+    message = "can\u2019t open the \u201cconfig\u201d file"
+    triage = _one_record(tmp_path, "curly", message, "src/cfg.rs", 7)
+    text = "thread 'main' panicked at src/cfg.rs:7:9:\ncan't open the \"config\" file\n"
+    analysis, found = top(triage, text)
+    assert found is not None and found.id == "curly"
+    # the message itself, word for word, not a near fit
+    best = analysis.answered[0].best
+    assert "pattern" in best.evidence and "fuzzy" not in best.evidence
+
+
 def test_a_message_a_terminal_cut_over_two_lines_of_a_block_is_read_whole(tmp_path):
     # An 80-column terminal cut the message mid-word (`a` + `dded`); two lines are too few for
     # the block's cut to show, so the block is also read with the cut word whole.

@@ -2,9 +2,10 @@
 corpora whose code block holds a panic header, re-printed with each line of that block behind
 a logger's prefix (a plugin host's `[name] `, journald's ticking clock, docker compose's
 service, a CI runner's stamp, env_logger's), the block as one JSON log record or double-spaced,
-the text in a blockquote, indented as a list item's or escaped for HTML, must keep its right
-answer; and no tuned text, negatives included, may gain a wrong one (test_project_corpora's
-TUNED_FALSE are wrong as pasted). Held-out parts are never read here."""
+the text in a blockquote, indented as a list item's, escaped for HTML or with its quotes curled
+as a word processor types them, must keep its right answer; and no tuned text, negatives
+included, may gain a wrong one (test_project_corpora's TUNED_FALSE are wrong as pasted).
+Held-out parts are never read here."""
 
 from __future__ import annotations
 
@@ -63,6 +64,13 @@ def _double_spaced(text: str) -> str:
     return "\n".join(out)
 
 
+def _curled(text: str) -> str:
+    """Quotes as a word processor or a chat client types them: an opening `'` after a space or
+    a bracket as \u2018, every other `'` (closing quotes, apostrophes) as \u2019."""
+    opened = re.sub(r"(^|[\s(\[])'", "\\1\u2018", text, flags=re.M)
+    return opened.replace("'", "\u2019")
+
+
 def _escaped(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -78,6 +86,7 @@ VARIATIONS: dict[str, Callable[[str], str]] = {
     "list item": lambda text: "\n".join(("   " + line).rstrip(" ") for line in text.split("\n")),
     "HTML escaped": _escaped,
     "double-spaced": _double_spaced,
+    "typographic quotes": lambda text: _curled(text),
 }
 
 

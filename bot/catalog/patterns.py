@@ -106,8 +106,26 @@ def literal_fragments(fmt: str) -> list[str]:
 _WHITESPACE = re.compile(r"\s+")
 
 
+# Typographic quotes (what a word processor, a chat client or a web page makes of `'` and `"`)
+# as the ASCII quotes Rust prints.
+TYPOGRAPHIC_QUOTES = {
+    "\u2018": "'",
+    "\u2019": "'",
+    "\u201a": "'",
+    "\u201b": "'",
+    "\u201c": '"',
+    "\u201d": '"',
+    "\u201e": '"',
+    "\u201f": '"',
+}
+_FOLD_QUOTES = str.maketrans(TYPOGRAPHIC_QUOTES)
+
+
 def normalise_message(text: str) -> str:
-    """Whitespace runs collapsed to one space, ends trimmed: how messages are compared."""
+    """Whitespace runs collapsed to one space, ends trimmed, typographic quotes made ASCII:
+    how messages are compared."""
+    if not text.isascii():
+        text = text.translate(_FOLD_QUOTES)
     return " ".join(text.split())
 
 

@@ -1,9 +1,10 @@
 """Text cleaning: what a paste holds besides its text, removed before the scanner reads it.
 
 ANSI escapes (also with the ESC lost or shown as a glyph), C0 and C1 controls, zero-width
-characters, odd spaces, CRLF and CR line ends, `<details>`/`<summary>` and similar tags, the
-entities of a text that went through HTML escaping (`&lt;`, `&gt;`, `&quot;`, `&amp;`). The
-result keeps one line per line of the input, so positions found in it map back to the paste.
+characters, odd spaces, typographic quotes, CRLF and CR line ends, `<details>`/`<summary>` and
+similar tags, the entities of a text that went through HTML escaping (`&lt;`, `&gt;`, `&quot;`,
+`&amp;`). The result keeps one line per line of the input, so positions found in it map back to
+the paste.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import re
 
 from bot.catalog.model import value_class
+from bot.catalog.patterns import TYPOGRAPHIC_QUOTES
 
 # Cleaning works on UTF-8 bytes: `bytes.translate` drops C0 controls at C speed, and decoding
 # with errors="ignore" drops lone surrogates (encoded with "surrogatepass"), so a huge binary
@@ -43,6 +45,9 @@ _INVISIBLE = tuple(
 _SPACE_LIKE = tuple(
     (char, char.encode()) for char in ("\xa0", "\u2028", "\u2029", "\u202f", "\u3000")
 )
+# Typographic quotes (a text that went through a word processor or a chat client): the ASCII
+# quotes Rust printed, so `panicked at \u2018..\u2019` and `can\u2019t` read as printed.
+_QUOTES = tuple((char, char.encode(), ascii) for char, ascii in TYPOGRAPHIC_QUOTES.items())
 _ESCAPED = (
     (b"&lt;", b"<"),
     (b"&gt;", b">"),
@@ -104,6 +109,7 @@ def clean_uncached(text: str) -> Cleaned:
     c1 = False
     invisible: list[str] = []
     space_like: list[str] = []
+    quotes: list[tuple[str, str]] = []
     if not data.isascii():
         # The non-ASCII bytes alone (whole characters, still aligned) are usually a short
         # string: test it first, and rewrite the text only when something is there.
@@ -113,6 +119,7 @@ def clean_uncached(text: str) -> Cleaned:
         c1 = b"\xc2" in high and _C1_BYTES.search(high) is not None
         invisible = [char for char, seq in _INVISIBLE if seq in high]
         space_like = [char for char, seq in _SPACE_LIKE if seq in high]
+        quotes = [(char, ascii) for char, seq, ascii in _QUOTES if seq in high]
     if b"<" in data:
         data = _HTML_TAG.sub(b"", data)
     if b"&lt;" in data or b"&gt;" in data or b"&quot;" in data:
@@ -126,6 +133,8 @@ def clean_uncached(text: str) -> Cleaned:
         decoded = decoded.replace(char, "")
     for char in space_like:
         decoded = decoded.replace(char, " ")
+    for char, ascii in quotes:
+        decoded = decoded.replace(char, ascii)
     return Cleaned(decoded, decoded.split("\n"), c1)
 
 
