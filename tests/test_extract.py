@@ -853,9 +853,67 @@ def test_typographic_quotes_read_as_the_ascii_ones_rust_printed() -> None:
     )
     panic = only(text)
     assert panic.thread == "main"
-    assert panic.message == "can't open \"config.toml\""
+    assert panic.message == 'can\'t open "config.toml"'
     assert panic.location is not None
     assert (panic.location.path, panic.location.line) == ("src/main.rs", 4)
+
+
+def test_a_paste_that_lost_its_line_breaks_keeps_the_old_headers_location() -> None:
+    # The backtrace joined onto the header's line: the first `.rs:LINE:COL` after `', ` is
+    # the header's, not the last one of the line.
+    text = (
+        "thread 'main' panicked at 'index 9 out of range', /home/u/.cargo/registry/src/"
+        "github.com-1ecc6299db9ec823/tui-0.15.0/src/buffer.rs:217:9 stack backtrace: "
+        "0: rust_begin_unwind at /rustc/abc/library/std/src/panicking.rs:515:5 "
+        "1: tui::buffer::Buffer::index_of at /home/u/src/app/src/main.rs:21:9\n"
+    )
+    panic = only(text)
+    assert panic.message == "index 9 out of range"
+    assert panic.location is not None
+    assert (panic.location.crate, panic.location.crate_path) == ("tui", "src/buffer.rs")
+    assert panic.location.line == 217
+
+
+def test_std_notes_and_backtrace_joined_onto_a_message_are_cut_off() -> None:
+    text = (
+        "thread 'main' panicked at src/view.rs:62:9: content must not fill its axis "
+        "stack backtrace:\n"
+    )
+    assert only(text).message == "content must not fill its axis"
+    text = (
+        "thread '<unnamed>' panicked at src/vocab.rs:428:22: bad split note: run with "
+        "`RUST_BACKTRACE=1` environment variable to display a backtrace\n"
+    )
+    assert only(text).message == "bad split"
+
+
+def test_html_line_breaks_inside_a_line_separate_its_words() -> None:
+    text = (
+        "thread 'main' panicked at src/x.rs:1:2:<br>boom went the thing<br/>"
+        "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"
+    )
+    panic = only(text)
+    assert panic.message == "boom went the thing"
+    assert panic.location is not None and panic.location.path == "src/x.rs"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "**thread 'main' panicked at src/x.rs:1:2:**\n**boom went the thing**\n",
+        "**thread 'main' panicked at src/x.rs:1:2:**\nboom went the thing\n",
+        "**thread 'main' panicked at 'boom went the thing', src/x.rs:1:2**\n",
+        "It says: **thread 'main' panicked at 'boom went the thing', src/x.rs:1:2**\n",
+        "_thread 'main' panicked at 'boom went the thing', src/x.rs:1:2_\n",
+        "* thread 'main' panicked at src/x.rs:1:2:\n* boom went the thing\n",
+    ],
+)
+def test_markdown_emphasis_around_a_header_is_no_part_of_it(text: str) -> None:
+    # a header set in bold or italics in prose (and a list's markers, a prefix of every line)
+    panic = only(text)
+    assert panic.message == "boom went the thing"
+    assert panic.location is not None
+    assert (panic.location.path, panic.location.line) == ("src/x.rs", 1)
 
 
 def test_offsets_with_crlf_are_in_the_original_text() -> None:

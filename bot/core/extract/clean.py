@@ -56,7 +56,10 @@ _ESCAPED = (
     (b"&#x27;", b"'"),
     (b"&amp;", b"&"),
 )
-_HTML_TAG = re.compile(rb"</?(?:details|summary|pre|code|br|kbd)\b[^<>\n]{0,200}>", re.IGNORECASE)
+_HTML_TAG = re.compile(rb"</?(?:details|summary|pre|code|kbd)\b[^<>\n]{0,200}>", re.IGNORECASE)
+# A line break written as HTML inside a line (`<br>`, `<br/>`): a space, so the two lines it
+# stood between stay two words apart (the text keeps one line per line of the input).
+_HTML_BREAK = re.compile(rb"<br\s{0,4}/?>", re.IGNORECASE)
 
 
 @value_class(frozen=True)
@@ -122,6 +125,7 @@ def clean_uncached(text: str) -> Cleaned:
         quotes = [(char, ascii) for char, seq, ascii in _QUOTES if seq in high]
     if b"<" in data:
         data = _HTML_TAG.sub(b"", data)
+        data = _HTML_BREAK.sub(b" ", data)
     if b"&lt;" in data or b"&gt;" in data or b"&quot;" in data:
         # A text escaped for HTML (a mail, a web page's source): `&` stands for itself
         # elsewhere (`&{}`, a URL's `&param`), so only these entities are decoded, `&amp;` last.

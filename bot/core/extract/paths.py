@@ -93,9 +93,10 @@ def parse_location(raw: str) -> Location | None:
     text = raw.strip()
     if len(text) > _MAX_RAW:
         return None
-    # Tolerate what surrounds a location in prose: backticks, quotes, a trailing `:` or `,`.
-    text = text.strip("`\"'")
-    text = text.rstrip(":,.;)")
+    # Tolerate what surrounds a location in prose: backticks, quotes, markdown emphasis, a
+    # trailing `:` or `,`.
+    text = text.strip("`\"'*")
+    text = text.rstrip(":,.;)*_")
     text = text.strip()
     match = _TAIL.search(text)
     if not match:

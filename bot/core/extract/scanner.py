@@ -106,6 +106,9 @@ _JSON_VALUE = re.compile(r'[:\[,][ \t]{0,8}"((?:[^"\\\n]|\\.){1,100000})"')
 _JSON_LINE = 200_000  # characters of a log line read for JSON strings
 # `PATH.rs:LINE[:COL]` and a space: an old header's location with more text after it
 _LOCATION_THEN_TEXT = re.compile(r"(\S{1,1000}\.rs:\d{1,9}(?::\d{1,9})?)\s")
+# The first `PATH.rs:LINE[:COL]` from here (the path may hold spaces), then the line's end, a
+# space or punctuation: an old header's location, when the line goes on after it.
+_FIRST_LOCATION = re.compile(r"(.{1,1000}?\.rs:\d{1,9}(?::\d{1,9})?)(?=[\s,;)]|$)")
 # `panicked at burn-ir/src/handle.rs:97:` with the column left out (hand-edited pastes).
 _LOC_END_NO_COLUMN = re.compile(r"\.rs:(\d{1,9}):?$")
 _WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
@@ -161,7 +164,8 @@ def _repeated_prefixes(decoded: str) -> tuple[re.Pattern[str], ...]:
             at = line.find(needle)
             opened = line.rfind(opener, 0, at + len(opener))
             prefix = line[: opened if opened >= 0 else at]
-            if prefix.strip() and prefix not in shapes:
+            # (emphasis glued to the text, `**thread ..`, is no logger's prefix)
+            if prefix.strip() and prefix.lstrip() not in _EMPHASIS and prefix not in shapes:
                 following = _following_line(decoded, end)
                 shape = prefix_shape(prefix, _without_stamp(_unquote(following)[0]))
                 if shape is not None:
@@ -192,11 +196,22 @@ def _without_stamp(text: str) -> str:
 _SERVICE_HEADER = re.compile(
     r"^([ \t]{0,8}[^\s|>#`][^|\n]{0,80}?[ \t]*\| )(?:thread '[^'\n]{0,200}' |panicked at )", re.M
 )
-# `MESSAGE Backtrace:    0: ...` printed on one line: the backtrace is no part of the message.
-_GLUED_BACKTRACE = re.compile(r"\s+(?:[Ss]tack )?[Bb]acktrace:\s+0: ")
+# `MESSAGE Backtrace:    0: ...` printed on one line, or a paste whose line breaks were lost
+# (`MESSAGE stack backtrace:`, `MESSAGE note: run with RUST_BACKTRACE..`): std's backtrace and
+# notes are no part of the message.
+_GLUED_BACKTRACE = re.compile(
+    r"\s+(?:(?:[Ss]tack )?[Bb]acktrace:\s+0: |stack backtrace:\s*$"
+    r"|note: run with `RUST_BACKTRACE|note: Some details are omitted)"
+)
 _STD_NOTES = ("note: run with `RUST_BACKTRACE", "note: Some details are omitted")
 # A line that is a single code span: one to three backticks, text without any, the same again.
 _WHOLE_LINE_SPAN = re.compile(r"^\s*(`{1,3})(?!\s*$)([^`]+)\1\s*$")
+_EMPHASIS = ("*", "**", "_", "__")
+# A line set in bold or italics whole (`**thread 'main' panicked at ..**`, `_.._`): its text.
+# (A run of more markers, `*** Shape Check Failed ***`, is a banner's text, kept.)
+_WHOLE_LINE_EMPHASIS = re.compile(
+    r"^\s*(\*\*|__|\*|_)(?![\s*_])((?:(?!\1).){0,2000}[^\s*_])\1\s*$"
+)
 _BACKTRACE_HEADERS = ("stack backtrace:", "Stack backtrace:", "Backtrace:", "backtrace:")
 _FRAMES_LABEL = re.compile(r"[A-Za-z][A-Za-z ]{0,30}:")  # a label line over frame 0
 _BACKTRACE_AND_NOTE = (*_BACKTRACE_HEADERS, "note:")
@@ -252,6 +267,12 @@ class _Scanner:
             # A line that is one code span (`..`, ```..``` on one line): its text, verbatim;
             # its backticks are no fence, and no line below continues it.
             text, column = span.group(2), column + span.start(2)
+        elif text[:1] in "*_" or text.lstrip()[:1] in "*_":
+            emphasis = _WHOLE_LINE_EMPHASIS.match(text)
+            if emphasis is not None:
+                # Markdown emphasis around a whole line (a header set in bold in prose, the
+                # message below it): the text inside.
+                text, column = emphasis.group(2), column + emphasis.start(2)
         result = View(text, text.strip(), column, quoted, span is not None)
         if len(self.views) > 256:
             self.views.clear()
@@ -878,6 +899,14 @@ def _old_terminator(line: str) -> tuple[int, Location] | None:
         if location is None and (ends := _LOCATION_THEN_TEXT.match(line, position + 3)):
             # the location, then more on the line (a `note:` or prose joined onto it)
             location = parse_location(ends.group(1))
+        elif (
+            location is not None
+            and any(char.isspace() for char in location.path)
+            and (first := _FIRST_LOCATION.match(line, position + 3))
+        ):
+            # a location whose "path" runs on to a later `.rs:LINE`: the first one is the
+            # header's (a paste whose line breaks were lost joined its backtrace onto it)
+            location = parse_location(first.group(1)) or location
         if location is not None and " " not in location.path.strip():
             return position, location
         if location is not None and (
