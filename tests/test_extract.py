@@ -916,6 +916,23 @@ def test_markdown_emphasis_around_a_header_is_no_part_of_it(text: str) -> None:
     assert (panic.location.path, panic.location.line) == ("src/x.rs", 1)
 
 
+def test_a_tasks_panic_carried_in_a_join_error_is_a_panic_of_its_own() -> None:
+    # tokio's JoinError as `{:?}` prints the task's panic message: that panic came first, and
+    # was raised elsewhere (the header is the unwrap's, at the user's file).
+    text = (
+        "thread 'main' panicked at src/main.rs:9:5:\n"
+        'called `Result::unwrap()` on an `Err` value: JoinError::Panic(Id(18), "pool \\"db\\" '
+        'exhausted after 3 retries", ...)\n'
+    )
+    task, unwrap = extract_panics(text)
+    assert task.message == 'pool "db" exhausted after 3 retries'
+    assert task.location is None and not task.has_header
+    assert unwrap.has_header and unwrap.location is not None
+    # a payload left out is no panic of its own
+    elided = "thread 'main' panicked at src/main.rs:9:5:\nJoinError::Panic(Id(1), ...)\n"
+    assert len(extract_panics(elided)) == 1
+
+
 def test_offsets_with_crlf_are_in_the_original_text() -> None:
     text = "intro\r\n\r\nthread 'main' panicked at src/main.rs:4:5:\r\nboom\r\nnote: x\r\n"
     panic = only(text)

@@ -189,6 +189,17 @@ def test_a_site_whose_message_has_typographic_quotes_matches_the_ascii_paste(tmp
     assert "pattern" in best.evidence and "fuzzy" not in best.evidence
 
 
+def test_a_tasks_panic_inside_the_join_error_an_unwrap_printed_is_answered(tmp_path):
+    triage = _one_record(tmp_path, "pool", "pool exhausted after {} retries", "src/pool.rs", 40)
+    text = (
+        "thread 'main' panicked at src/main.rs:9:5:\n"
+        "called `Result::unwrap()` on an `Err` value: "
+        'JoinError::Panic(Id(18), "pool exhausted after 3 retries", ...)\n'
+    )
+    _, found = top(triage, text)
+    assert found is not None and found.id == "pool"
+
+
 def test_a_message_a_terminal_cut_over_two_lines_of_a_block_is_read_whole(tmp_path):
     # An 80-column terminal cut the message mid-word (`a` + `dded`); two lines are too few for
     # the block's cut to show, so the block is also read with the cut word whole.

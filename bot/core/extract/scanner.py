@@ -209,9 +209,7 @@ _WHOLE_LINE_SPAN = re.compile(r"^\s*(`{1,3})(?!\s*$)([^`]+)\1\s*$")
 _EMPHASIS = ("*", "**", "_", "__")
 # A line set in bold or italics whole (`**thread 'main' panicked at ..**`, `_.._`): its text.
 # (A run of more markers, `*** Shape Check Failed ***`, is a banner's text, kept.)
-_WHOLE_LINE_EMPHASIS = re.compile(
-    r"^\s*(\*\*|__|\*|_)(?![\s*_])((?:(?!\1).){0,2000}[^\s*_])\1\s*$"
-)
+_WHOLE_LINE_EMPHASIS = re.compile(r"^\s*(\*\*|__|\*|_)(?![\s*_])((?:(?!\1).){0,2000}[^\s*_])\1\s*$")
 _BACKTRACE_HEADERS = ("stack backtrace:", "Stack backtrace:", "Backtrace:", "backtrace:")
 _FRAMES_LABEL = re.compile(r"[A-Za-z][A-Za-z ]{0,30}:")  # a label line over frame 0
 _BACKTRACE_AND_NOTE = (*_BACKTRACE_HEADERS, "note:")
@@ -1128,20 +1126,43 @@ def _extract_panics(text: str, max_panics: int, hooks: tuple[HookFormat, ...]) -
         else:
             wrapper, core = split_wrapper(draft.message)
         seen[key] = len(result)
-        result.append(
-            Panic(
-                message=draft.message,
-                core_message=core,
-                wrapper=wrapper,
-                thread=draft.thread,
-                location=location,
-                has_header=draft.has_header,
-                frames=tuple(draft.frames),
-                start=_offset(text, cleaned, spans, draft.start, False),
-                end=_offset(text, cleaned, spans, draft.end, True),
-            )
+        panic = Panic(
+            message=draft.message,
+            core_message=core,
+            wrapper=wrapper,
+            thread=draft.thread,
+            location=location,
+            has_header=draft.has_header,
+            frames=tuple(draft.frames),
+            start=_offset(text, cleaned, spans, draft.start, False),
+            end=_offset(text, cleaned, spans, draft.end, True),
         )
+        payload = _join_error_payload(core)
+        if payload and payload not in header_messages and len(result) + 1 < max_panics:
+            # A task's panic carried into the `JoinError` its handle returned: the task's own
+            # message, raised somewhere else (no location, no header of its own here) and
+            # before the unwrap that printed it, so it comes first.
+            result.append(replace(Panic.mentioned(payload), start=panic.start, end=panic.end))
+            seen[key] = len(result)
+        result.append(panic)
     return result
+
+
+# tokio's `JoinError` as `{:?}` prints it, a task's panic message inside:
+# `JoinError::Panic(Id(18), "MESSAGE", ...)` (the message as a Rust string literal).
+_JOIN_ERROR_PANIC = re.compile(r'JoinError::Panic\(Id\(\d{1,20}\), "((?:[^"\\]|\\.){1,2000})"')
+
+
+def _join_error_payload(message: str) -> str | None:
+    """The task's panic message a `JoinError::Panic(..)` in `message` carries, unescaped."""
+    if "JoinError::Panic(" not in message:
+        return None
+    found = _JOIN_ERROR_PANIC.search(message)
+    if found is None:
+        return None
+    literal = found.group(1)
+    unescaped = re.sub(r"\\(.)", lambda m: {"n": " ", "t": " "}.get(m[1], m[1]), literal)
+    return collapse(unescaped) or None
 
 
 def _without_title_headers(drafts: list[Draft]) -> list[Draft]:
