@@ -38,6 +38,7 @@ from bot.catalog.loader import (
     DRAFT_SUFFIX,
     DRAFTS_ANSWER_FILE,
     DRAFTS_DIR,
+    HOOK_FILE,
     PROJECT_FILE,
     Catalog,
     catalog_files,
@@ -91,21 +92,23 @@ _SAMPLE = 4096  # bytes read from each end of a catalog file for its quick key
 
 def _inputs(paths: list[Path]) -> list[Path]:
     """The files the cached objects depend on: the catalog files, and in folders the history
-    and project files (they decide the cached histories) and the drafts (which answer when
-    the folder's switch says so)."""
+    and project files (they decide the cached histories), the drafts (which answer when the
+    folder's switch says so) and the hook formats (the cached catalog lists them; beside a
+    catalog file too)."""
     files: list[Path] = []
     for given in paths:
         folder = Path(given)
-        extra = (
-            [
+        if folder.is_dir():
+            extra = [
                 *folder.rglob("*.ndjson"),
                 *folder.rglob(PROJECT_FILE),
                 *folder.rglob(f"*{DRAFT_SUFFIX}"),
                 *folder.glob(f"{DRAFTS_DIR}/{DRAFTS_ANSWER_FILE}"),
+                *folder.rglob(HOOK_FILE),
             ]
-            if folder.is_dir()
-            else []
-        )
+        else:
+            beside = folder.parent / HOOK_FILE
+            extra = [beside] if beside.is_file() else []
         files.extend([*catalog_files(folder), *sorted(extra)])
     return files
 

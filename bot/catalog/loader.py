@@ -313,6 +313,10 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
             history_files.extend(sorted(path.rglob("*.ndjson")))
             project_files.extend(sorted(path.rglob(PROJECT_FILE)))
             hook_files.extend(sorted(path.rglob(HOOK_FILE)))
+        elif (beside := path.parent / HOOK_FILE).is_file() and beside not in hook_files:
+            # `catalog scan --out DIR` writes a scan and its hooks side by side: naming the
+            # scan file alone keeps its project's hook formats
+            hook_files.append(beside)
         for file in catalog_files(path):
             if path.is_dir() and WRITEUPS_DIR in file.relative_to(path).parts[:-1]:
                 overlays.append(file)

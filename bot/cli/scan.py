@@ -39,6 +39,7 @@ from bot.scan.lineages import (
     release_tags,
     version_key,
 )
+from bot.scan.rust.panic_hooks import hooks_in_tree
 from bot.scan.rust.skeletons import skeletons
 from bot.scan.rust.walk import package_names, rust_files, scan_tree
 from bot.scan.update import (
@@ -287,8 +288,15 @@ def cmd_scan(args: argparse.Namespace) -> int:
         name = "panic_sites" if args.format == "sites" else "scan"
         target = out / f"{name}-{args.commit[:12]}.jsonl"
         target.write_text(text, encoding="utf-8")
-        if hooks:  # the project's panic-hook formats travel with its catalog
-            (out / HOOK_FILE).write_text(hooks_toml(hooks), encoding="utf-8")
+        # The project's panic-hook formats travel with its catalog: the --config file's, then
+        # those drafted from its own `set_hook` code.
+        notes = {pattern: f"from {args.config}" for pattern in hooks}
+        for hook in hooks_in_tree(root, include_tests=args.include_tests):
+            if hook.pattern not in notes and is_runtime_path(hook.file_path):
+                hooks.append(hook.pattern)
+                notes[hook.pattern] = f"drafted from the panic hook at {hook.file_path}:{hook.line}"
+        if hooks:
+            (out / HOOK_FILE).write_text(hooks_toml(hooks, notes), encoding="utf-8")
         _err(f"scan: {len(rows)} sites in {elapsed:.1f}s, written to {target}")
     else:
         sys.stdout.write(text)

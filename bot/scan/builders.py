@@ -205,11 +205,17 @@ def load_hooks(path: str | Path, data: dict[str, object] | None = None) -> list[
     return patterns
 
 
-def hooks_toml(patterns: list[str]) -> str:
-    """`hooks.toml` for a catalog folder: the patterns as TOML literal strings."""
-    out = ["# Panic-hook formats, copied by `catalog scan` from its --config file."]
+def hooks_toml(patterns: list[str], notes: dict[str, str] | None = None) -> str:
+    """`hooks.toml` for a catalog folder: the patterns as TOML strings, each with its note (where
+    it came from) as a comment above it."""
+    out = [
+        "# Panic-hook formats, written by `catalog scan`: its --config file's, and those drafted",
+        "# from the project's own `set_hook` code (check them; a wrong one is edited or deleted).",
+    ]
     for pattern in patterns:
-        out += ["", "[[hook]]", f"pattern = {json.dumps(pattern, ensure_ascii=False)}"]
+        note = (notes or {}).get(pattern)
+        out += ["", *([f"# {note}"] if note else []), "[[hook]]"]
+        out.append(f"pattern = {json.dumps(pattern, ensure_ascii=False)}")
     return "\n".join(out) + "\n"
 
 
