@@ -7,9 +7,11 @@ where the argument is) count as literal; anything else (`panic!(msg)`) does not.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from tree_sitter import Node
 
-from bot.catalog.patterns import parse_format
+from bot.catalog.patterns import Segment, parse_format
 from bot.scan.rust.grammar import COMMENTS, Reparser, macro_name
 from bot.scan.rust.literals import char_value, escape_format, string_value
 
@@ -80,13 +82,9 @@ def literal_message(
     return None
 
 
-def with_constants(fmt: str, args: list[Node], constants: dict[str, str] | None) -> str | None:
-    """`fmt` with each placeholder whose argument is a `const` `&str` filled in with its text.
-
-    `("{}: {}", MSG, x)` -> `"<MSG's text>: {}"`; `"{MSG}"` (an inline name) likewise.
-    """
-    if not constants:
-        return fmt
+def split_arguments(args: list[Node]) -> tuple[list[Node], dict[str, Node]]:
+    """A format macro's arguments after its format string: the positional ones, and the
+    `name = value` ones by name."""
     positional = [a for a in args if a.type != "assignment_expression"]
     named: dict[str, Node] = {}
     for given in args:
@@ -94,16 +92,22 @@ def with_constants(fmt: str, args: list[Node], constants: dict[str, str] | None)
             left, right = given.child_by_field_name("left"), given.child_by_field_name("right")
             if left is not None and right is not None and left.text is not None:
                 named[left.text.decode()] = right
-    out: list[str] = []
+    return positional, named
+
+
+def placeholders(
+    fmt: str, positional: list[Node], named: dict[str, Node]
+) -> Iterator[tuple[Segment, str, str, Node | None]]:
+    """Each piece of `fmt`; a placeholder with its name (`""` for `{}`), its spec and the
+    argument Rust prints there (`{}` the next positional one, `{N}` the Nth, `{name}` the named
+    one; None when the macro has none, as for a variable captured by an inline name)."""
     next_positional = 0
-    filled = False
-    arg: Node | None
     for segment in parse_format(fmt):
         if not segment.is_placeholder:
-            out.append(escape_format(segment.text))
+            yield segment, "", "", None
             continue
-        inner = segment.text[1:-1]
-        name, _, spec = inner.partition(":")
+        name, _, spec = segment.text[1:-1].partition(":")
+        arg: Node | None
         if name == "":
             arg = positional[next_positional] if next_positional < len(positional) else None
             next_positional += 1
@@ -112,10 +116,26 @@ def with_constants(fmt: str, args: list[Node], constants: dict[str, str] | None)
             arg = positional[index] if index < len(positional) else None
         else:
             arg = named.get(name)
-            if arg is None and name in constants and not spec:
-                out.append(escape_format(constants[name]))
-                filled = True
-                continue
+        yield segment, name, spec, arg
+
+
+def with_constants(fmt: str, args: list[Node], constants: dict[str, str] | None) -> str | None:
+    """`fmt` with each placeholder whose argument is a `const` `&str` filled in with its text.
+
+    `("{}: {}", MSG, x)` -> `"<MSG's text>: {}"`; `"{MSG}"` (an inline name) likewise.
+    """
+    if not constants:
+        return fmt
+    out: list[str] = []
+    filled = False
+    for segment, name, spec, arg in placeholders(fmt, *split_arguments(args)):
+        if not segment.is_placeholder:
+            out.append(escape_format(segment.text))
+            continue
+        if arg is None and name and not name.isdigit() and name in constants and not spec:
+            out.append(escape_format(constants[name]))
+            filled = True
+            continue
         value = None
         if arg is not None and not spec and arg.type in ("identifier", "scoped_identifier"):
             const_name = macro_name(arg)

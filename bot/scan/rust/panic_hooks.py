@@ -22,10 +22,10 @@ from pathlib import Path
 from tree_sitter import Node, Parser
 
 from bot.catalog.model import value_class
-from bot.catalog.patterns import parse_format
 from bot.core.extract.hooks import HookFormat, HookFormatError
 from bot.scan.rust.grammar import COMMENTS, RUST_LANGUAGE, Reparser, macro_name
 from bot.scan.rust.literals import string_value
+from bot.scan.rust.messages import placeholders, split_arguments
 from bot.scan.rust.walk import rust_files
 
 # Macros whose first string argument is a format string printed somewhere.
@@ -48,7 +48,6 @@ _PRINTING = frozenset(
         "log_eprintln",
     }
 )
-_PLACEHOLDER_NAME = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+)?")
 _DEPTH = 3  # `let` values followed into, nested
 _MIN_LETTERS = 4  # letters of the hook's own text on the pattern's line
 
@@ -195,34 +194,12 @@ def _expanded(
     fmt = string_value(args[at])
     if fmt is None:
         return None
-    positional: list[Node] = []
-    named: dict[str, Node] = {}
-    for arg in args[at + 1 :]:
-        if arg.type == "assignment_expression":
-            left, right = arg.child_by_field_name("left"), arg.child_by_field_name("right")
-            if left is not None and right is not None:
-                named[_text(left)] = right
-                continue
-        positional.append(arg)
     tokens: list[Token] = []
-    next_positional = 0
-    for segment in parse_format(fmt):
-        if not segment.is_placeholder:
-            tokens.append(("text", segment.text))
-            continue
-        key = _PLACEHOLDER_NAME.match(segment.text)
-        name = key.group(1) if key else None
-        value: Node | None = None
-        label = name or ""
-        if name is None:
-            value = positional[next_positional] if next_positional < len(positional) else None
-            next_positional += 1
-        elif name.isdigit():
-            index = int(name)
-            value = positional[index] if index < len(positional) else None
+    for segment, name, _spec, value in placeholders(fmt, *split_arguments(args[at + 1 :])):
+        if segment.is_placeholder:
+            tokens += _role(value, name, source, reparser, bindings, depth)
         else:
-            value = named.get(name)
-        tokens += _role(value, label, source, reparser, bindings, depth)
+            tokens.append(("text", segment.text))
     return tokens
 
 
