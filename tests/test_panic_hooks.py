@@ -72,6 +72,20 @@ fn report(info: &std::panic::PanicHookInfo<'_>) {
     assert panic.location is not None and panic.location.path == "core/src/eval.rs"
 
 
+def test_a_no_std_panic_handler_and_names_given_to_the_parts() -> None:
+    code = """
+#[panic_handler]
+fn on_panic(info: &core::panic::PanicInfo) -> ! {
+    let (file, line) = info.location().map(|l| (l.file(), l.line())).unwrap_or(("?", 0));
+    log::error!("KERNEL PANIC [{}:{}] {}", file, line, info.message());
+    loop {}
+}
+"""
+    [pattern] = _patterns(code)
+    line = "[ERROR] KERNEL PANIC [kernel/src/mm/frame.rs:77] frame allocator exhausted"
+    assert _read(pattern, line) == ("frame allocator exhausted", "kernel/src/mm/frame.rs:77")
+
+
 def test_hooks_that_print_no_place_no_message_or_too_little_draft_nothing() -> None:
     place_only = """
 fn main() {

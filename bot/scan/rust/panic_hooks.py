@@ -64,6 +64,23 @@ _MESSAGE_T: Token = ("message", "")
 _ANY_T: Token = ("any", "")
 
 
+# What a placeholder prints, by the name of the variable printed, then by the code computing it.
+_NAMED_ROLES: tuple[tuple[str, list[Token]], ...] = (
+    (r"file(?:name)?", [_PATH_T]),
+    (r"line", [_LINE_T]),
+    (r"col(?:umn)?", [_COL_T]),
+    (r"msg|message|payload|reason|cause", [_MESSAGE_T]),
+)
+_CODE_ROLES: tuple[tuple[str, list[Token]], ...] = (
+    (r"\.file\(\)", [_PATH_T]),
+    (r"\.line\(\)", [_LINE_T]),
+    (r"\.col(?:umn)?\(\)", [_COL_T]),
+    # a `Location` printed whole: `file:line:col`
+    (r"\.location\(\)(?!.*unwrap_or)", [_PATH_T, ("text", ":"), _LINE_T, ("text", ":"), _COL_T]),
+    (r"payload|downcast_ref|\.message\(\)", [_MESSAGE_T]),
+)
+
+
 @value_class(frozen=True)
 class DerivedHook:
     pattern: str
@@ -80,7 +97,7 @@ def hooks_in_tree(root: Path, *, include_tests: bool = False) -> list[DerivedHoo
             source = file.read_bytes()
         except OSError:
             continue
-        if b"set_hook" not in source:
+        if b"set_hook" not in source and b"panic_handler" not in source:
             continue
         relative = file.name if root.is_file() else file.relative_to(root).as_posix()
         for hook in derived_hooks(source, relative):
@@ -90,7 +107,7 @@ def hooks_in_tree(root: Path, *, include_tests: bool = False) -> list[DerivedHoo
 
 def derived_hooks(source: bytes, file_path: str) -> list[DerivedHook]:
     """The hook patterns the `set_hook` calls of one file's code print (usually none)."""
-    if b"set_hook" not in source:
+    if b"set_hook" not in source and b"panic_handler" not in source:
         return []
     root = Parser(RUST_LANGUAGE).parse(source).root_node
     functions = {
@@ -102,12 +119,16 @@ def derived_hooks(source: bytes, file_path: str) -> list[DerivedHook]:
     }
     reparser = Reparser()
     found: dict[str, DerivedHook] = {}
-    for call in _descendants(root):
-        if call.type != "call_expression" or not _text(
-            call.child_by_field_name("function")
-        ).endswith("set_hook"):
-            continue
-        for body in _hook_bodies(call, functions):
+    hooks: list[list[Node]] = [
+        _hook_bodies(call, functions)
+        for call in _descendants(root)
+        if call.type == "call_expression"
+        and _text(call.child_by_field_name("function")).endswith("set_hook")
+    ]
+    # A `#[panic_handler]` function (a `no_std` program's): it prints the panic itself.
+    hooks += [[body] for body in _panic_handlers(root)]
+    for bodies in hooks:
+        for body in bodies:
             bindings = _bindings(body)
             for macro in _descendants(body):
                 if macro.type != "macro_invocation":
@@ -116,6 +137,21 @@ def derived_hooks(source: bytes, file_path: str) -> list[DerivedHook]:
                 if pattern is not None and pattern not in found:
                     found[pattern] = DerivedHook(pattern, file_path, macro.start_point[0] + 1)
     return list(found.values())
+
+
+def _panic_handlers(root: Node) -> list[Node]:
+    """The bodies of the file's `#[panic_handler]` functions."""
+    out = []
+    for node in _descendants(root):
+        if node.type != "function_item" or (body := node.child_by_field_name("body")) is None:
+            continue
+        before = node.prev_named_sibling
+        while before is not None and before.type in ("attribute_item", *COMMENTS):
+            if before.type == "attribute_item" and "panic_handler" in _text(before):
+                out.append(body)
+                break
+            before = before.prev_named_sibling
+    return out
 
 
 def _hook_bodies(call: Node, functions: dict[str, Node]) -> list[Node]:
@@ -161,8 +197,14 @@ def _bindings(body: Node) -> dict[str, Node]:
         if node.type != "let_declaration":
             continue
         pattern, value = node.child_by_field_name("pattern"), node.child_by_field_name("value")
-        if pattern is not None and value is not None and pattern.type == "identifier":
+        if pattern is None or value is None:
+            continue
+        if pattern.type == "identifier":
             out[_text(pattern)] = value
+        elif pattern.type == "tuple_pattern":  # `let (file, line) = ..`: each name, the value
+            for name in pattern.named_children:
+                if name.type == "identifier":
+                    out[_text(name)] = value
     return out
 
 
@@ -215,9 +257,9 @@ def _role(
     if value is None and label in bindings:  # `{location}` naming a variable in scope
         value = bindings[label]
         label = ""
-    if value is not None and value.type == "identifier" and _text(value) in bindings:
+    if value is not None and value.type == "identifier":  # a variable: its name, its value
         label = _text(value)
-        value = bindings[label]
+        value = bindings.get(label, value)
     text = _text(value) if value is not None else ""
     if value is not None and depth > 0:
         inner = [n for n in _descendants(value) if n.type == "macro_invocation"]
@@ -228,17 +270,12 @@ def _role(
             expanded = _expanded(formats[0], source, reparser, bindings, depth - 1)
             if expanded:
                 return expanded
-    words = f"{label} {text}"
-    if re.search(r"\.file\(\)|\bfile(?:name)?\b", words):
-        return [_PATH_T]
-    if re.search(r"\.line\(\)", words) or label == "line":
-        return [_LINE_T]
-    if re.search(r"\.col(?:umn)?\(\)", words) or label in ("col", "column"):
-        return [_COL_T]
-    if re.search(r"\.location\(\)", text) and "unwrap_or" not in text:
-        return [_PATH_T, ("text", ":"), _LINE_T, ("text", ":"), _COL_T]
-    if re.search(r"payload|downcast_ref|\.message\(\)|\b(?:msg|message|reason|cause)\b", words):
-        return [_MESSAGE_T]
+    for names, role in _NAMED_ROLES:  # a variable's name says most
+        if re.fullmatch(names, label):
+            return role
+    for code, role in _CODE_ROLES:
+        if re.search(code, text):
+            return role
     return [_ANY_T]
 
 
