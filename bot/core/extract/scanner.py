@@ -265,7 +265,7 @@ class _Scanner:
             # A line that is one code span (`..`, ```..``` on one line): its text, verbatim;
             # its backticks are no fence, and no line below continues it.
             text, column = span.group(2), column + span.start(2)
-        elif text[:1] in "*_" or text.lstrip()[:1] in "*_":
+        elif text.lstrip()[:1] in ("*", "_"):
             emphasis = _WHOLE_LINE_EMPHASIS.match(text)
             if emphasis is not None:
                 # Markdown emphasis around a whole line (a header set in bold in prose, the
