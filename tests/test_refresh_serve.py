@@ -136,8 +136,10 @@ async def _serving(session: aiohttp.ClientSession, url: str, head: str = "") -> 
 
 
 async def _failed(session: aiohttp.ClientSession, url: str) -> dict | None:
+    # (the timer may start the next attempt before health is read: its state is `running`
+    # then, so wait for the moment the last attempt is reported failed)
     found = await health(session, url)
-    return found if "error" in found else None
+    return found if "error" in found and found["refresh"]["state"] == "failed" else None
 
 
 async def _comments(fake, number: int) -> list:
