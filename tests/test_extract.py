@@ -933,6 +933,17 @@ def test_a_tasks_panic_carried_in_a_join_error_is_a_panic_of_its_own() -> None:
     assert len(extract_panics(elided)) == 1
 
 
+def test_pyo3s_panic_exception_as_pythons_repr_prints_it() -> None:
+    # A `PyErr`'s `{:?}` (or a logged exception) shows the exception as Python's repr does.
+    text = (
+        "PyErr { type: <class 'pyo3_runtime.PanicException'>, value: "
+        "PanicException('the pool was closed twice: PoolError(())'), traceback: None }"
+    )
+    assert only(text).message == "the pool was closed twice: PoolError(())"
+    assert only('raised PanicException("can\'t open the index")').message == "can't open the index"
+    assert extract_panics("except PanicException(err): pass") == []
+
+
 def test_offsets_with_crlf_are_in_the_original_text() -> None:
     text = "intro\r\n\r\nthread 'main' panicked at src/main.rs:4:5:\r\nboom\r\nnote: x\r\n"
     panic = only(text)

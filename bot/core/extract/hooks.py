@@ -87,6 +87,9 @@ KNOWN_HOOKS = (
     ),
     # pyo3 raises a Rust panic in Python as `PanicException: MESSAGE` (the traceback's last line).
     HookFormat.of(r"(?:^|[\s>#])(?:pyo3_runtime\.)?PanicException: (?P<message>\S.*)$"),
+    # The same exception as Python's `repr` prints it (a `PyErr`'s `{:?}`, a logged exception):
+    # `PanicException('MESSAGE')`, or with double quotes when the message holds a `'`.
+    HookFormat.of(r"\bPanicException\((['\"])(?P<message>(?:(?!\1)[^\\\n]|\\.){1,2000})\1\)"),
     # A language server answers a request whose handler panicked with an error whose message
     # is `request handler panicked: MESSAGE` (an editor's log or notification shows it).
     HookFormat.of(r"(?:^|[\s>#:\"])[Rr]equest handler panicked: (?P<message>\S.*)$"),

@@ -958,6 +958,7 @@ _TRIGGERS = (
     "Location:",
     BANNER,
     "PanicException: ",  # pyo3's (bot.core.extract.hooks)
+    "PanicException(",  # pyo3's as Python's repr prints it (bot.core.extract.hooks)
     HUMAN_PANIC,
     "equest handler panicked: ",  # a language server's (bot.core.extract.hooks)
     "anicked when checking `",  # a checker's hook without a location (bot.core.extract.hooks)
