@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from fixture_scan import scan_fixture
 
@@ -11,6 +12,9 @@ from bot.app import Triage
 from bot.catalog.loader import HOOK_FILE, load_catalog
 from bot.core.extract.hooks import HookFormat, read_hook_line
 from bot.scan.rust.panic_hooks import derived_hooks
+
+FIXTURE = Path(__file__).parent / "fixtures" / "own_hook"
+MANIFEST = '[package]\nname = "journald-lite"\nversion = "0.4.0"\nedition = "2021"\n'
 
 
 def _patterns(code: str) -> list[str]:
@@ -133,3 +137,19 @@ def test_catalog_scan_writes_the_drafted_hook_and_the_bot_reads_it(tmp_path) -> 
         record = triage.catalog.get(answer.best.record_id)
         assert record.error_message == "the journal file could not be opened"
         assert "location" in answer.best.evidence
+
+
+def test_catalog_history_drafts_the_hook_of_its_newest_release(tmp_path) -> None:
+    from git_project import Project, catalog_history  # why: these tests alone build a git project
+
+    hook = (FIXTURE / "src" / "lib.rs").read_text(encoding="utf-8")
+    project = Project(tmp_path / "p")
+    project.commit("first", {"Cargo.toml": MANIFEST, "src/lib.rs": hook}, tag="v0.1.0")
+    out = catalog_history(project, "acme/journald-lite", tmp_path / "catalog")
+    hooks = (out / HOOK_FILE).read_text(encoding="utf-8")
+    assert "# drafted from the panic hook at src/lib.rs:17" in hooks
+    from bot.scan.builders import load_hooks  # why: this test alone
+
+    [pattern] = load_hooks(out / HOOK_FILE)
+    line = "journald-lite crashed in src/lib.rs:6:22 -> the journal file could not be opened"
+    assert _read(pattern, line) == ("the journal file could not be opened", "src/lib.rs:6:22")

@@ -13,6 +13,7 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -33,13 +34,14 @@ from bot.scan.lineages import (
     Release,
     attach_records,
     build_history,
+    extract_tree,
     history_lines,
     is_runtime_path,
     lineage_records,
     release_tags,
     version_key,
 )
-from bot.scan.rust.panic_hooks import hooks_in_tree
+from bot.scan.rust.panic_hooks import DerivedHook, hooks_in_tree
 from bot.scan.rust.skeletons import skeletons
 from bot.scan.rust.walk import package_names, rust_files, scan_tree
 from bot.scan.update import (
@@ -288,20 +290,28 @@ def cmd_scan(args: argparse.Namespace) -> int:
         name = "panic_sites" if args.format == "sites" else "scan"
         target = out / f"{name}-{args.commit[:12]}.jsonl"
         target.write_text(text, encoding="utf-8")
-        # The project's panic-hook formats travel with its catalog: the --config file's, then
-        # those drafted from its own `set_hook` code.
-        notes = {pattern: f"from {args.config}" for pattern in hooks}
-        for hook in hooks_in_tree(root, include_tests=args.include_tests):
-            if hook.pattern not in notes and is_runtime_path(hook.file_path):
-                hooks.append(hook.pattern)
-                notes[hook.pattern] = f"drafted from the panic hook at {hook.file_path}:{hook.line}"
-        if hooks:
-            (out / HOOK_FILE).write_text(hooks_toml(hooks, notes), encoding="utf-8")
+        _write_hooks(out, hooks, args.config, hooks_in_tree(root, include_tests=args.include_tests))
         _err(f"scan: {len(rows)} sites in {elapsed:.1f}s, written to {target}")
     else:
         sys.stdout.write(text)
         _err(f"scan: {len(rows)} sites in {elapsed:.1f}s")
     return 0
+
+
+def _write_hooks(
+    out: Path, declared: list[str], config: str | None, drafted: list[DerivedHook]
+) -> None:
+    """The project's panic-hook formats travel with its catalog (`DIR/hooks.toml`): the
+    --config file's, then those drafted from its own `set_hook` code, each noted with where it
+    came from. Nothing is written when there are none."""
+    patterns = list(declared)
+    notes = {pattern: f"from {config}" for pattern in patterns}
+    for hook in drafted:
+        if hook.pattern not in notes and is_runtime_path(hook.file_path):
+            patterns.append(hook.pattern)
+            notes[hook.pattern] = f"drafted from the panic hook at {hook.file_path}:{hook.line}"
+    if patterns:
+        (out / HOOK_FILE).write_text(hooks_toml(patterns, notes), encoding="utf-8")
 
 
 def cmd_update(args: argparse.Namespace) -> int:
@@ -430,6 +440,13 @@ def git_failure(exc: subprocess.CalledProcessError) -> str:
     return f"`{command}` exited with status {exc.returncode}"
 
 
+def _drafted_at(repo_dir: Path, commit: str, paths: list[str] | None) -> list[DerivedHook]:
+    """The panic-hook patterns drafted from the code of `commit` (the newest release scanned)."""
+    with tempfile.TemporaryDirectory(prefix="triage-hooks-") as folder:
+        extract_tree(repo_dir, commit, Path(folder), paths or ())
+        return hooks_in_tree(Path(folder))
+
+
 def cmd_history(args: argparse.Namespace) -> int:
     if not _REPO.match(args.repo):
         _err(f"error: --repo must be OWNER/NAME, not `{args.repo}`")
@@ -508,6 +525,14 @@ def cmd_history(args: argparse.Namespace) -> int:
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         (out / name).write_text(text, encoding="utf-8")
     replaced = _replace_scans(out, args.repo)
+    try:
+        newest = history.releases[-1].commit if history.releases else None
+        drafted = _drafted_at(repo_dir, newest, args.paths) if newest else []
+        declared = load_hooks(args.config) if args.config else []
+    except (OSError, subprocess.CalledProcessError, BuilderConfigError) as exc:
+        _err(f"warning: panic-hook formats not drafted: {exc}")
+    else:
+        _write_hooks(out, declared, args.config, drafted)
     elapsed = time.monotonic() - started
     _err(
         f"history: {len(history.releases)} releases, {len(history.lineages)} lineages "
