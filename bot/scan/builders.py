@@ -209,9 +209,9 @@ def hooks_toml(patterns: list[str], notes: dict[str, str] | None = None) -> str:
     """`hooks.toml` for a catalog folder: the patterns as TOML strings, each with its note (where
     it came from) as a comment above it."""
     out = [
-        "# Panic-hook formats, written by `catalog scan` or `catalog history`: the --config file's,",
-        "# and those drafted from the project's own `set_hook` code (check them; edit or delete",
-        "# a wrong one).",
+        "# Panic-hook formats, written by `catalog scan` or `catalog history`: the --config",
+        "# file's, and those drafted from the project's own `set_hook` code (check them; edit or",
+        "# delete a wrong one).",
     ]
     for pattern in patterns:
         note = (notes or {}).get(pattern)
