@@ -25,58 +25,49 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "tests"))
 
 from corpus_scoring import accepted  # noqa: E402
-from test_paste_variations import _FENCED_HEADER, VARIATIONS, _top, _tuned  # noqa: E402
+from test_paste_variations import (  # noqa: E402
+    _FENCED_HEADER,
+    VARIATIONS,
+    _block_lines,
+    _top,
+    _tuned,
+)
 from test_project_corpora import NAMES, TUNED_FALSE  # noqa: E402
 
 _BLOCK = re.compile(r"(```[^\n`]*\n)(.*?)```", re.S)
 
 
 def _blocks(join: Callable[[list[str]], str]) -> Callable[[str], str]:
+    """Each code block's lines, joined back by `join`."""
+
     def apply(text: str) -> str:
         return _BLOCK.sub(lambda m: m[1] + join(m[2].rstrip("\n").split("\n")) + "\n```", text)
 
     return apply
 
 
-def _lines(change: Callable[[str], str]) -> Callable[[str], str]:
-    """`change` applied to each line inside a code fence."""
-
-    def apply(text: str) -> str:
-        out, inside = [], False
-        for line in text.split("\n"):
-            if line.lstrip().startswith("```"):
-                inside = not inside
-                out.append(line)
-            else:
-                out.append(change(line) if inside else line)
-        return "\n".join(out)
-
-    return apply
+def _each_line(change: Callable[[str], list[str]]) -> Callable[[str], str]:
+    """Each line inside a code fence replaced by the lines `change` makes of it."""
+    return _block_lines(lambda _number, line: change(line))
 
 
 def _cut(width: int) -> Callable[[str], list[str]]:
     return lambda line: [line[i : i + width] for i in range(0, len(line), width)] or [""]
 
 
-def _header_in_bold_prose(text: str) -> str:
-    out, inside = [], False
-    for line in text.split("\n"):
-        if line.lstrip().startswith("```"):
-            inside = not inside
-            out.append(line)
-        elif inside and "panicked at" in line:
-            out += ["```", "", f"**{line.strip()}**", "", "```"]
-        else:
-            out.append(line)
-    return "\n".join(out)
+def _header(change: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    return lambda line: change(line) if "panicked at" in line else [line]
 
 
 EXTRA: dict[str, Callable[[str], str]] = {
     "one line": _blocks(lambda lines: " ".join(line.strip() for line in lines if line.strip())),
     "<br> joined": _blocks("<br>".join),
-    "80 columns": _lines(lambda line: "\n".join(_cut(80)(line))),
-    "bold header": _lines(lambda line: f"**{line}**" if "panicked at" in line else line),
-    "header in bold prose": _header_in_bold_prose,
+    "80 columns": _each_line(_cut(80)),
+    "bold header": _each_line(_header(lambda line: [f"**{line}**"])),
+    # the header out of its block, into a bold line of prose between two blocks
+    "header in bold prose": _each_line(
+        _header(lambda line: ["```", "", f"**{line.strip()}**", "", "```"])
+    ),
 }
 
 

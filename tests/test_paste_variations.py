@@ -23,9 +23,8 @@ from bot.app import Triage
 _FENCED_HEADER = re.compile(r"```[^`]*panicked at[^`]*```", re.S)
 
 
-def _in_blocks(prefix: Callable[[int], str]) -> Callable[[str], str]:
-    """Each line inside a code fence behind `prefix(line number)` (a blank one keeps no trailing
-    space, as logs are copied)."""
+def _block_lines(change: Callable[[int, str], list[str]]) -> Callable[[str], str]:
+    """Each line inside a code fence replaced by the lines `change(line number, line)` makes."""
 
     def apply(text: str) -> str:
         out, inside = [], False
@@ -34,10 +33,16 @@ def _in_blocks(prefix: Callable[[int], str]) -> Callable[[str], str]:
                 inside = not inside
                 out.append(line)
             else:
-                out.append((prefix(number) + line).rstrip(" ") if inside else line)
+                out.extend(change(number, line) if inside else [line])
         return "\n".join(out)
 
     return apply
+
+
+def _in_blocks(prefix: Callable[[int], str]) -> Callable[[str], str]:
+    """Each line inside a code fence behind `prefix(line number)` (a blank one keeps no trailing
+    space, as logs are copied)."""
+    return _block_lines(lambda number, line: [(prefix(number) + line).rstrip(" ")])
 
 
 def _json_record(text: str) -> str:
@@ -54,14 +59,7 @@ def _json_record(text: str) -> str:
 def _double_spaced(text: str) -> str:
     """A blank line after every line inside a code fence (a copy from a page that sets each
     line of a log apart)."""
-    out, inside = [], False
-    for line in text.split("\n"):
-        if line.lstrip().startswith("```"):
-            inside = not inside
-            out.append(line)
-        else:
-            out += [line, ""] if inside else [line]
-    return "\n".join(out)
+    return _block_lines(lambda _number, line: [line, ""])(text)
 
 
 def _curled(text: str) -> str:
