@@ -38,10 +38,10 @@ from bot.catalog.loader import (
     DRAFT_SUFFIX,
     DRAFTS_ANSWER_FILE,
     DRAFTS_DIR,
-    HOOK_FILE,
     PROJECT_FILE,
     Catalog,
     catalog_files,
+    hook_files_of,
 )
 from bot.catalog.model import RecordTable, collector_paused, value_class
 from bot.core.match.index import CatalogIndex
@@ -104,12 +104,10 @@ def _inputs(paths: list[Path]) -> list[Path]:
                 *folder.rglob(PROJECT_FILE),
                 *folder.rglob(f"*{DRAFT_SUFFIX}"),
                 *folder.glob(f"{DRAFTS_DIR}/{DRAFTS_ANSWER_FILE}"),
-                *folder.rglob(HOOK_FILE),
             ]
         else:
-            beside = folder.parent / HOOK_FILE
-            extra = [beside] if beside.is_file() else []
-        files.extend([*catalog_files(folder), *sorted(extra)])
+            extra = []
+        files.extend([*catalog_files(folder), *sorted(extra), *hook_files_of(folder)])
     return files
 
 

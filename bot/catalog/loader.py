@@ -292,6 +292,16 @@ def load_catalog(paths: Sequence[str | Path]) -> Catalog:
         return _load_catalog(paths)
 
 
+def hook_files_of(path: Path) -> list[Path]:
+    """The panic-hook format files (`hooks.toml`) read with the catalog at `path`: a folder's,
+    anywhere in it; a catalog file's, beside it (`catalog scan --out DIR` writes a scan and
+    its hooks side by side, so naming the scan file alone keeps them)."""
+    if path.is_dir():
+        return sorted(path.rglob(HOOK_FILE))
+    beside = path.parent / HOOK_FILE
+    return [beside] if beside.is_file() else []
+
+
 def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
     errors: list[Problem] = []
     warnings: list[Problem] = []
@@ -312,11 +322,7 @@ def _load_catalog(paths: Sequence[str | Path]) -> Catalog:
         if path.is_dir():
             history_files.extend(sorted(path.rglob("*.ndjson")))
             project_files.extend(sorted(path.rglob(PROJECT_FILE)))
-            hook_files.extend(sorted(path.rglob(HOOK_FILE)))
-        elif (beside := path.parent / HOOK_FILE).is_file() and beside not in hook_files:
-            # `catalog scan --out DIR` writes a scan and its hooks side by side: naming the
-            # scan file alone keeps its project's hook formats
-            hook_files.append(beside)
+        hook_files.extend(f for f in hook_files_of(path) if f not in hook_files)
         for file in catalog_files(path):
             if path.is_dir() and WRITEUPS_DIR in file.relative_to(path).parts[:-1]:
                 overlays.append(file)
